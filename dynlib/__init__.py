@@ -1,0 +1,45 @@
+"""dynlib: rigid-body dynamics of URDF robots (the library behind the `dyn` command).
+
+    import dynlib
+    model = dynlib.load("robots/arm6.urdf")
+    tau = dynlib.rnea(model, q, v, a)
+
+Importing dynlib is cheap: the compiled kernels load on first use.
+"""
+from importlib import import_module
+
+__version__ = "0.1.0"
+
+_PUBLIC = {
+    "load": "urdf",
+    "Model": "model",
+    "Data": "model",
+    "rnea": "algorithms.rnea",
+    "nonlinear_effects": "algorithms.rnea",
+    "gravity_torques": "algorithms.rnea",
+    "crba": "algorithms.crba",
+    "aba": "algorithms.aba",
+    "forward_dynamics": "algorithms.forward",
+    "coriolis_matrix": "algorithms.coriolis",
+    "frame_placement": "algorithms.kinematics",
+    "frame_jacobian": "algorithms.jacobians",
+    "frame_jacobian_dot_times_v": "algorithms.jacobians",
+    "task_space_inertia": "algorithms.task_space",
+    "kinetic_energy": "algorithms.energy",
+    "potential_energy": "algorithms.energy",
+    "integrate": "algorithms.configuration",
+    "difference": "algorithms.configuration",
+    "random_configuration": "algorithms.configuration",
+}
+
+__all__ = sorted(_PUBLIC) + ["errors", "__version__"]
+
+
+def __getattr__(name):
+    if name in _PUBLIC:
+        value = getattr(import_module(f".{_PUBLIC[name]}", __name__), name)
+        globals()[name] = value
+        return value
+    if name == "errors":
+        return import_module(".errors", __name__)
+    raise AttributeError(f"module 'dynlib' has no attribute {name!r}")

@@ -1,0 +1,1 @@
+"""The dynamics algorithms, one module each (see STYLE.md)."""

@@ -1,0 +1,78 @@
+"""Argument checking at the public boundary: shapes, finiteness, batch dimension.
+
+Kernels assume valid input; every public wrapper passes its arguments through
+here first, so a bad argument is an `InputError` naming it, never a crash in
+compiled code.
+"""
+import numpy as np
+
+from ..errors import InputError
+
+
+def vectors(model, **named):
+    """Check state arguments and give them as C-contiguous (N, n) float arrays.
+
+    Each keyword is ``name=(array, size)``. All arrays must share the batch
+    dimension (or have none). Returns ``(list_of_2d_arrays, batched, N)``.
+    """
+    out, batched, n_rows = [], None, None
+    for name, (x, size) in named.items():
+        try:
+            arr = np.asarray(x, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise InputError(f"{name} must be an array of numbers, got {type(x).__name__}") from None
+        if arr.ndim == 1:
+            b = False
+            arr = arr.reshape(1, -1)
+        elif arr.ndim == 2:
+            b = True
+        else:
+            raise InputError(f"{name} must have shape ({size},) or (N, {size}), got {arr.shape}")
+        if arr.shape[1] != size:
+            raise InputError(f"{name} must have {size} entries for robot '{model.name}' "
+                             f"(shape ({size},) or (N, {size})), got shape {np.shape(x)}")
+        if batched is None:
+            batched, n_rows = b, arr.shape[0]
+        elif b != batched or arr.shape[0] != n_rows:
+            raise InputError(f"{name} has shape {np.shape(x)}, which does not match the other arguments' batch size {n_rows if batched else 'none'}")
+        if not np.all(np.isfinite(arr)):
+            bad = np.argwhere(~np.isfinite(arr))[0]
+            where = f"row {bad[0]}, " if b else ""
+            raise InputError(f"{name} has a non-finite value at {where}index {bad[1]}")
+        out.append(np.ascontiguousarray(arr))
+    return out, bool(batched), n_rows
+
+
+def external_forces(model, f_ext, n_rows, batched):
+    """f_ext as an (N or 1, nb, 6) array of body-frame wrenches (zeros when None)."""
+    nb = model.nb
+    if f_ext is None:
+        return np.zeros((1, nb, 6))
+    arr = np.asarray(f_ext, dtype=np.float64)
+    if arr.shape == (nb, 6):
+        arr = arr.reshape(1, nb, 6)
+    elif not (batched and arr.shape == (n_rows, nb, 6)):
+        raise InputError(f"f_ext must have shape ({nb}, 6) (one wrench per body, body frame)"
+                         f"{f' or ({n_rows}, {nb}, 6)' if batched else ''}, got {arr.shape}")
+    if not np.all(np.isfinite(arr)):
+        raise InputError("f_ext has a non-finite value")
+    return np.ascontiguousarray(arr)
+
+
+REFERENCES = {"world": 0, "local": 1, "local_world_aligned": 2}
+
+
+def reference(ref):
+    try:
+        return REFERENCES[ref]
+    except KeyError:
+        raise InputError(f"reference must be one of {', '.join(REFERENCES)}, got {ref!r}") from None
+
+
+def frame(model, frame):
+    """A frame index from a name or an index."""
+    if isinstance(frame, (int, np.integer)):
+        if not 0 <= frame < model.nframes:
+            raise InputError(f"frame index {frame} is out of range (robot '{model.name}' has {model.nframes} frames)")
+        return int(frame)
+    return model.frame_id(frame)

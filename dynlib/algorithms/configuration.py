@@ -1,0 +1,62 @@
+"""Configuration-space operations: q ⊕ v, q1 ⊖ q0, random configurations.
+
+The joint-level maps are in `dynlib.joints` (SE(3) exponential for the
+free-flyer, SE(2) for the planar joint, sums otherwise); these wrappers apply
+them to whole configurations, with the optional batch dimension.
+"""
+import numpy as np
+from numba import njit
+
+from .. import joints as J
+from . import _args
+
+
+@njit(cache=True)
+def _integrate_batch(jtype, idx_q, idx_v, Q, V, out):
+    for n in range(Q.shape[0]):
+        J.integrate_kernel(jtype, idx_q, idx_v, Q[n], V[n if V.shape[0] > 1 else 0], out[n])
+
+
+@njit(cache=True)
+def _difference_batch(jtype, idx_q, idx_v, Q0, Q1, out):
+    for n in range(Q0.shape[0]):
+        J.difference_kernel(jtype, idx_q, idx_v, Q0[n if Q0.shape[0] > 1 else 0], Q1[n], out[n])
+
+
+def integrate(model, q, v_dt):
+    """q ⊕ v_dt: the configuration reached from q moving with velocity v_dt for unit time."""
+    (Q, V), batched, n = _args.vectors(model, q=(q, model.nq), v_dt=(v_dt, model.nv))
+    m = model.arrays
+    out = np.empty((n, model.nq))
+    _integrate_batch(m.jtype, m.idx_q, m.idx_v, Q, V, out)
+    return out if batched else out[0]
+
+
+def difference(model, q0, q1):
+    """The v_dt with q0 ⊕ v_dt = q1 (shortest rotation for quaternions)."""
+    (Q0, Q1), batched, n = _args.vectors(model, q0=(q0, model.nq), q1=(q1, model.nq))
+    m = model.arrays
+    out = np.empty((n, model.nv))
+    _difference_batch(m.jtype, m.idx_q, m.idx_v, Q0, Q1, out)
+    return out if batched else out[0]
+
+
+def random_configuration(model, rng=None, scale=np.pi):
+    """A random configuration: joint values uniform within the limits (or ±scale when
+    unbounded), free-flyer positions in [-1, 1]^3 with a uniformly random unit quaternion."""
+    rng = np.random.default_rng(rng)
+    q = np.empty(model.nq)
+    lo = np.where(np.isfinite(model.lower), model.lower, -scale)
+    hi = np.where(np.isfinite(model.upper), model.upper, scale)
+    q[:] = rng.uniform(lo, hi)
+    m = model.arrays
+    for i in range(model.nb):
+        iq = m.idx_q[i]
+        if m.jtype[i] == J.FREEFLYER:
+            q[iq:iq + 3] = rng.uniform(-1, 1, 3)
+            quat = rng.normal(size=4)
+            q[iq + 3:iq + 7] = quat / np.linalg.norm(quat)
+        elif m.jtype[i] == J.PLANAR:
+            q[iq:iq + 2] = rng.uniform(-1, 1, 2)
+            q[iq + 2] = rng.uniform(-np.pi, np.pi)
+    return q

@@ -1,0 +1,70 @@
+"""Kinetic and potential energy.
+
+``T = 1/2 sum_i v_i^T I_i v_i`` (body frame) and ``U = -sum_i m_i g^T c_i`` with
+c_i the body's centre of mass in the world (zero at the world origin, as in
+Pinocchio; links fixed to the world do not count). O(n).
+"""
+import numpy as np
+from numba import njit
+
+from ..spatial import matvec6
+from . import _args
+from .kinematics import placements, motion
+
+_jit = njit(cache=True)
+
+
+@_jit
+def kinetic_kernel(m, d, q, v):
+    placements(m, d, q)
+    d.tmp6[2, :] = 0.0
+    motion(m, d, v, d.zeros_v, d.tmp6[2])
+    T = 0.0
+    for i in range(m.parent.shape[0]):
+        matvec6(m.inertia[i], d.v[i], d.tmp6[0])
+        for r in range(6):
+            T += 0.5 * d.v[i, r] * d.tmp6[0, r]
+    return T
+
+
+@_jit
+def potential_after_placements(m, d, gravity):
+    U = 0.0
+    for i in range(m.parent.shape[0]):
+        I = m.inertia[i]
+        mass = I[0, 0]
+        # m c, read off the spatial inertia's [m c]x block
+        mc0, mc1, mc2 = I[5, 1], I[3, 2], I[4, 0]
+        for r in range(3):
+            wc = d.oR[i, r, 0] * mc0 + d.oR[i, r, 1] * mc1 + d.oR[i, r, 2] * mc2 + mass * d.op[i, r]
+            U -= gravity[r] * wc
+    return U
+
+
+@_jit
+def _kinetic_batch(m, d, Q, V, out):
+    for n in range(Q.shape[0]):
+        out[n] = kinetic_kernel(m, d, Q[n], V[n])
+
+
+@_jit
+def _potential_batch(m, d, Q, gravity, out):
+    for n in range(Q.shape[0]):
+        placements(m, d, Q[n])
+        out[n] = potential_after_placements(m, d, gravity)
+
+
+def kinetic_energy(model, q, v):
+    """T(q, v) = 1/2 v^T M(q) v, in joules; (N,) for a batch."""
+    (Q, V), batched, n = _args.vectors(model, q=(q, model.nq), v=(v, model.nv))
+    out = np.empty(n)
+    _kinetic_batch(model.arrays, model.workspace, Q, V, out)
+    return out if batched else float(out[0])
+
+
+def potential_energy(model, q):
+    """U(q) = -sum m_i g^T c_i, in joules; (N,) for a batch."""
+    (Q,), batched, n = _args.vectors(model, q=(q, model.nq))
+    out = np.empty(n)
+    _potential_batch(model.arrays, model.workspace, Q, model.arrays.gravity, out)
+    return out if batched else float(out[0])

@@ -1,0 +1,72 @@
+"""Small dense linear algebra for the kernels, allocation-free (numba).
+
+Cholesky factorisation and solves for the joint-space inertia M (symmetric
+positive definite), and the inverse of the small SPD blocks of ABA.
+"""
+import math
+
+from numba import njit
+
+_jit = njit(cache=True)
+
+
+@_jit
+def cholesky(A, L):
+    """L = the lower Cholesky factor of the SPD matrix A (n x n). Returns False if A is not PD."""
+    n = A.shape[0]
+    for j in range(n):
+        s = A[j, j]
+        for k in range(j):
+            s -= L[j, k] * L[j, k]
+        if not s > 0.0:  # also catches NaN
+            return False
+        L[j, j] = math.sqrt(s)
+        for i in range(j + 1, n):
+            s = A[i, j]
+            for k in range(j):
+                s -= L[i, k] * L[j, k]
+            L[i, j] = s / L[j, j]
+        for i in range(j):
+            L[i, j] = 0.0
+    return True
+
+
+@_jit
+def cholesky_solve(L, b, x):
+    """x = A^-1 b given the Cholesky factor L of A (x may alias b)."""
+    n = L.shape[0]
+    for i in range(n):
+        s = b[i]
+        for k in range(i):
+            s -= L[i, k] * x[k]
+        x[i] = s / L[i, i]
+    for i in range(n - 1, -1, -1):
+        s = x[i]
+        for k in range(i + 1, n):
+            s -= L[k, i] * x[k]
+        x[i] = s / L[i, i]
+
+
+@_jit
+def spd_inverse(A, n, W, out):
+    """out[:n, :n] = A[:n, :n]^-1 for a small SPD block (W: n x n scratch, may be 6x6)."""
+    if n == 1:
+        out[0, 0] = 1.0 / A[0, 0]
+        return
+    # Gauss-Jordan without pivoting is stable for SPD matrices
+    for r in range(n):
+        for c in range(n):
+            W[r, c] = A[r, c]
+            out[r, c] = 1.0 if r == c else 0.0
+    for k in range(n):
+        piv = 1.0 / W[k, k]
+        for c in range(n):
+            W[k, c] *= piv
+            out[k, c] *= piv
+        for r in range(n):
+            if r != k:
+                f = W[r, k]
+                if f != 0.0:
+                    for c in range(n):
+                        W[r, c] -= f * W[k, c]
+                        out[r, c] -= f * out[k, c]

@@ -1,0 +1,84 @@
+"""Recursive Newton-Euler Algorithm: inverse dynamics tau = M(q) a + h(q, v) - J^T f_ext.
+
+RBDA Table 5.1 (body frame, linear first). Gravity enters as the world's
+spatial acceleration ``(-g, 0)``. Inputs q (nq,), v, a (nv,), f_ext (nb, 6)
+wrenches on each body in its frame; output tau (nv,). O(n).
+
+Public: `rnea`, `nonlinear_effects` (h = C v + g), `gravity_torques` (g).
+"""
+import numpy as np
+from numba import njit
+
+from ..spatial import act_force, cross_force, matvec6
+from . import _args
+from .kinematics import motion, placements
+
+_jit = njit(cache=True)
+
+
+@_jit
+def rnea_kernel(m, d, q, v, a, fext, gravity, tau):
+    t = d.tmp6
+    # pass 1: forward, placements, velocities and accelerations
+    placements(m, d, q)
+    for r in range(3):
+        t[3, r] = -gravity[r]
+        t[3, r + 3] = 0.0
+    motion(m, d, v, a, t[3])
+    # body forces f = I a + v x* I v - f_ext
+    for i in range(m.parent.shape[0]):
+        matvec6(m.inertia[i], d.a[i], d.f[i])
+        matvec6(m.inertia[i], d.v[i], t[0])
+        cross_force(d.v[i], t[0], t[1])
+        for r in range(6):
+            d.f[i, r] += t[1, r] - fext[i, r]
+    # pass 2: backward, joint torques and force propagation
+    for i in range(m.parent.shape[0] - 1, -1, -1):
+        for k in range(m.idx_v[i], m.idx_v[i] + m.nvj[i]):
+            s = 0.0
+            for r in range(6):
+                s += m.S[k, r] * d.f[i, r]
+            tau[k] = s
+        pa = m.parent[i]
+        if pa >= 0:
+            act_force(d.lR[i], d.lp[i], d.f[i], t[0])
+            for r in range(6):
+                d.f[pa, r] += t[0, r]
+
+
+@_jit
+def rnea_batch(m, d, Q, V, A, F, gravity, out):
+    """Rows of Q, V, A (and F when it has more than one row) through rnea_kernel."""
+    for n in range(Q.shape[0]):
+        rnea_kernel(m, d, Q[n], V[n if V.shape[0] > 1 else 0], A[n if A.shape[0] > 1 else 0],
+                    F[n if F.shape[0] > 1 else 0], gravity, out[n])
+
+
+def _run(model, Q, V, A, f_ext, batched, n):
+    F = _args.external_forces(model, f_ext, n, batched)
+    out = np.empty((n, model.nv))
+    rnea_batch(model.arrays, model.workspace, Q, V, A, F, model.arrays.gravity, out)
+    return out if batched else out[0]
+
+
+def rnea(model, q, v, a, f_ext=None):
+    """Inverse dynamics: the joint torques tau (nv,) that produce acceleration a.
+
+    f_ext (nb, 6): external wrenches on the bodies, body frame, linear first.
+    Every argument may carry a leading batch dimension N.
+    """
+    (Q, V, A), batched, n = _args.vectors(model, q=(q, model.nq), v=(v, model.nv), a=(a, model.nv))
+    return _run(model, Q, V, A, f_ext, batched, n)
+
+
+def nonlinear_effects(model, q, v):
+    """h(q, v) = C(q, v) v + g(q), the torques at zero acceleration."""
+    (Q, V), batched, n = _args.vectors(model, q=(q, model.nq), v=(v, model.nv))
+    return _run(model, Q, V, np.zeros((1, model.nv)), None, batched, n)
+
+
+def gravity_torques(model, q):
+    """g(q), the torques that hold the robot still against gravity."""
+    (Q,), batched, n = _args.vectors(model, q=(q, model.nq))
+    z = np.zeros((1, model.nv))
+    return _run(model, Q, z, z, None, batched, n)

@@ -1,0 +1,1 @@
+"""Contact models and contact inverse dynamics."""

@@ -1,0 +1,286 @@
+"""Joint models: codes, joint transforms (jcalc) and configuration-space geometry.
+
+Every joint's motion subspace ``S`` is constant in the child (body) frame, so the
+kernels need only the joint transform from this module (RBDA Table 4.1; the
+free-flyer and planar joints use body-frame velocities as Pinocchio does, so
+``cJ = 0`` for every joint):
+
+========== ==== ==== ====================================================
+code        nq   nv   q / v
+========== ==== ==== ====================================================
+REVOLUTE     1    1   angle about ``axis`` (URDF revolute and continuous)
+PRISMATIC    1    1   displacement along ``axis``
+FREEFLYER    7    6   ``x y z qx qy qz qw`` / body-frame ``vx vy vz wx wy wz``
+PLANAR       3    3   ``x y theta`` in the joint frame's x-y plane /
+                      body-frame ``vx vy wz`` (the model building step turns
+                      the URDF ``<axis>`` into the joint frame's z axis)
+========== ==== ==== ====================================================
+
+``integrate(q, v)`` is ``q ⊕ v`` (SE(3) / SE(2) exponential for the free-flyer /
+planar joint, a sum otherwise) and ``difference(q0, q1)`` its inverse, the
+``v`` with ``q0 ⊕ v = q1``; both match Pinocchio's definitions.
+"""
+import math
+
+import numpy as np
+from numba import njit
+
+REVOLUTE = 0
+PRISMATIC = 1
+FREEFLYER = 2
+PLANAR = 3
+
+NQ = (1, 1, 7, 3)
+NV = (1, 1, 6, 3)
+NAMES = ("revolute", "prismatic", "floating", "planar")
+
+_jit = njit(cache=True)
+
+
+@_jit
+def quat_to_rot(qx, qy, qz, qw, R):
+    """R = the rotation of the unit quaternion (x, y, z, w) (normalised here)."""
+    n = math.sqrt(qx * qx + qy * qy + qz * qz + qw * qw)
+    x, y, z, w = qx / n, qy / n, qz / n, qw / n
+    R[0, 0] = 1.0 - 2.0 * (y * y + z * z)
+    R[0, 1] = 2.0 * (x * y - z * w)
+    R[0, 2] = 2.0 * (x * z + y * w)
+    R[1, 0] = 2.0 * (x * y + z * w)
+    R[1, 1] = 1.0 - 2.0 * (x * x + z * z)
+    R[1, 2] = 2.0 * (y * z - x * w)
+    R[2, 0] = 2.0 * (x * z - y * w)
+    R[2, 1] = 2.0 * (y * z + x * w)
+    R[2, 2] = 1.0 - 2.0 * (x * x + y * y)
+
+
+@_jit
+def axis_angle_to_rot(ax, theta, R):
+    """R = exp(theta [ax]x) for a unit axis (Rodrigues)."""
+    c = math.cos(theta)
+    s = math.sin(theta)
+    t = 1.0 - c
+    x, y, z = ax[0], ax[1], ax[2]
+    R[0, 0] = c + x * x * t
+    R[0, 1] = x * y * t - z * s
+    R[0, 2] = x * z * t + y * s
+    R[1, 0] = y * x * t + z * s
+    R[1, 1] = c + y * y * t
+    R[1, 2] = y * z * t - x * s
+    R[2, 0] = z * x * t - y * s
+    R[2, 1] = z * y * t + x * s
+    R[2, 2] = c + z * z * t
+
+
+@_jit
+def jcalc(jtype, axis, q, iq, R, p):
+    """(R, p) = the joint transform (child in parent) of one joint at q[iq:iq+nq]."""
+    if jtype == REVOLUTE:
+        axis_angle_to_rot(axis, q[iq], R)
+        p[0] = 0.0
+        p[1] = 0.0
+        p[2] = 0.0
+    elif jtype == PRISMATIC:
+        for r in range(3):
+            for c in range(3):
+                R[r, c] = 1.0 if r == c else 0.0
+            p[r] = axis[r] * q[iq]
+    elif jtype == FREEFLYER:
+        quat_to_rot(q[iq + 3], q[iq + 4], q[iq + 5], q[iq + 6], R)
+        p[0] = q[iq]
+        p[1] = q[iq + 1]
+        p[2] = q[iq + 2]
+    else:  # PLANAR
+        c = math.cos(q[iq + 2])
+        s = math.sin(q[iq + 2])
+        R[0, 0] = c
+        R[0, 1] = -s
+        R[0, 2] = 0.0
+        R[1, 0] = s
+        R[1, 1] = c
+        R[1, 2] = 0.0
+        R[2, 0] = 0.0
+        R[2, 1] = 0.0
+        R[2, 2] = 1.0
+        p[0] = q[iq]
+        p[1] = q[iq + 1]
+        p[2] = 0.0
+
+
+@_jit
+def _quat_mul(a, b, out):
+    """out = a ⊗ b for quaternions stored (x, y, z, w)."""
+    ax, ay, az, aw = a[0], a[1], a[2], a[3]
+    bx, by, bz, bw = b[0], b[1], b[2], b[3]
+    out[0] = aw * bx + ax * bw + ay * bz - az * by
+    out[1] = aw * by - ax * bz + ay * bw + az * bx
+    out[2] = aw * bz + ax * by - ay * bx + az * bw
+    out[3] = aw * bw - ax * bx - ay * by - az * bz
+
+
+@_jit
+def _se3_V_coeffs(theta):
+    """(a, b) with V = I + a [w]x + b [w]x^2, the SE(3) left Jacobian factor."""
+    if theta < 1e-4:
+        t2 = theta * theta
+        return 0.5 - t2 / 24.0, 1.0 / 6.0 - t2 / 120.0
+    return (1.0 - math.cos(theta)) / (theta * theta), (theta - math.sin(theta)) / (theta ** 3)
+
+
+@_jit
+def _freeflyer_integrate(q, iq, v, iv, out):
+    """out[iq:iq+7] = q ⊕ v on SE(3): M_out = M * exp6(v)."""
+    R = np.empty((3, 3))
+    quat_to_rot(q[iq + 3], q[iq + 4], q[iq + 5], q[iq + 6], R)
+    wx, wy, wz = v[iv + 3], v[iv + 4], v[iv + 5]
+    vx, vy, vz = v[iv], v[iv + 1], v[iv + 2]
+    theta = math.sqrt(wx * wx + wy * wy + wz * wz)
+    a, b = _se3_V_coeffs(theta)
+    # V v = v + a (w x v) + b (w x (w x v))
+    c0 = wy * vz - wz * vy
+    c1 = wz * vx - wx * vz
+    c2 = wx * vy - wy * vx
+    d0 = wy * c2 - wz * c1
+    d1 = wz * c0 - wx * c2
+    d2 = wx * c1 - wy * c0
+    t0 = vx + a * c0 + b * d0
+    t1 = vy + a * c1 + b * d1
+    t2 = vz + a * c2 + b * d2
+    for r in range(3):
+        out[iq + r] = q[iq + r] + R[r, 0] * t0 + R[r, 1] * t1 + R[r, 2] * t2
+    # rotation: q_out = q ⊗ exp(w/2), renormalised
+    h = 0.5 * theta
+    s = math.sin(h) / theta if theta > 1e-8 else 0.5 - theta * theta / 48.0
+    e = np.empty(4)
+    e[0] = wx * s
+    e[1] = wy * s
+    e[2] = wz * s
+    e[3] = math.cos(h)
+    qa = np.empty(4)
+    for k in range(4):
+        qa[k] = q[iq + 3 + k]
+    qn = np.empty(4)
+    _quat_mul(qa, e, qn)
+    n = math.sqrt(qn[0] ** 2 + qn[1] ** 2 + qn[2] ** 2 + qn[3] ** 2)
+    for k in range(4):
+        out[iq + 3 + k] = qn[k] / n
+
+
+@_jit
+def _freeflyer_difference(q0, q1, iq, iv, out):
+    """out[iv:iv+6] = log6(M0^-1 M1), the body-frame twist taking q0 to q1 in unit time."""
+    a = np.empty(4)
+    b = np.empty(4)
+    for k in range(4):
+        a[k] = q0[iq + 3 + k]
+        b[k] = q1[iq + 3 + k]
+    na = math.sqrt(a[0] ** 2 + a[1] ** 2 + a[2] ** 2 + a[3] ** 2)
+    nb = math.sqrt(b[0] ** 2 + b[1] ** 2 + b[2] ** 2 + b[3] ** 2)
+    ainv = np.empty(4)
+    ainv[0] = -a[0] / na
+    ainv[1] = -a[1] / na
+    ainv[2] = -a[2] / na
+    ainv[3] = a[3] / na
+    for k in range(4):
+        b[k] /= nb
+    dq = np.empty(4)
+    _quat_mul(ainv, b, dq)
+    if dq[3] < 0.0:  # the shorter rotation
+        for k in range(4):
+            dq[k] = -dq[k]
+    sn = math.sqrt(dq[0] ** 2 + dq[1] ** 2 + dq[2] ** 2)
+    theta = 2.0 * math.atan2(sn, dq[3])
+    f = theta / sn if sn > 1e-12 else 2.0
+    wx, wy, wz = dq[0] * f, dq[1] * f, dq[2] * f
+    # translation of M0^-1 M1 in frame 0
+    R0 = np.empty((3, 3))
+    quat_to_rot(a[0], a[1], a[2], a[3], R0)
+    dp0 = q1[iq] - q0[iq]
+    dp1 = q1[iq + 1] - q0[iq + 1]
+    dp2 = q1[iq + 2] - q0[iq + 2]
+    t0 = R0[0, 0] * dp0 + R0[1, 0] * dp1 + R0[2, 0] * dp2
+    t1 = R0[0, 1] * dp0 + R0[1, 1] * dp1 + R0[2, 1] * dp2
+    t2 = R0[0, 2] * dp0 + R0[1, 2] * dp1 + R0[2, 2] * dp2
+    # v = V^-1 t, V^-1 = I - 1/2 [w]x + c [w]x^2
+    if theta < 1e-4:
+        c = 1.0 / 12.0 + theta * theta / 720.0
+    else:
+        c = (1.0 - theta * math.sin(theta) / (2.0 * (1.0 - math.cos(theta)))) / (theta * theta)
+    c0 = wy * t2 - wz * t1
+    c1 = wz * t0 - wx * t2
+    c2 = wx * t1 - wy * t0
+    d0 = wy * c2 - wz * c1
+    d1 = wz * c0 - wx * c2
+    d2 = wx * c1 - wy * c0
+    out[iv] = t0 - 0.5 * c0 + c * d0
+    out[iv + 1] = t1 - 0.5 * c1 + c * d1
+    out[iv + 2] = t2 - 0.5 * c2 + c * d2
+    out[iv + 3] = wx
+    out[iv + 4] = wy
+    out[iv + 5] = wz
+
+
+@_jit
+def _se2_V(w):
+    """(s, c) with V = [[s, -c], [c, s]], the SE(2) exponential's translation factor."""
+    if abs(w) < 1e-6:
+        return 1.0 - w * w / 6.0, 0.5 * w
+    return math.sin(w) / w, (1.0 - math.cos(w)) / w
+
+
+@_jit
+def _planar_integrate(q, iq, v, iv, out):
+    th = q[iq + 2]
+    w = v[iv + 2]
+    s, c = _se2_V(w)
+    lx = s * v[iv] - c * v[iv + 1]
+    ly = c * v[iv] + s * v[iv + 1]
+    ct, st = math.cos(th), math.sin(th)
+    out[iq] = q[iq] + ct * lx - st * ly
+    out[iq + 1] = q[iq + 1] + st * lx + ct * ly
+    out[iq + 2] = th + w
+
+
+@_jit
+def _planar_difference(q0, q1, iq, iv, out):
+    th = q0[iq + 2]
+    w = q1[iq + 2] - th
+    ct, st = math.cos(th), math.sin(th)
+    dx = q1[iq] - q0[iq]
+    dy = q1[iq + 1] - q0[iq + 1]
+    lx = ct * dx + st * dy
+    ly = -st * dx + ct * dy
+    s, c = _se2_V(w)
+    det = s * s + c * c
+    out[iv] = (s * lx + c * ly) / det
+    out[iv + 1] = (-c * lx + s * ly) / det
+    out[iv + 2] = w
+
+
+@_jit
+def integrate_kernel(jtype, idx_q, idx_v, q, v, out):
+    """out = q ⊕ v for a whole model (v is already multiplied by dt)."""
+    for i in range(jtype.shape[0]):
+        iq = idx_q[i]
+        iv = idx_v[i]
+        t = jtype[i]
+        if t == FREEFLYER:
+            _freeflyer_integrate(q, iq, v, iv, out)
+        elif t == PLANAR:
+            _planar_integrate(q, iq, v, iv, out)
+        else:
+            out[iq] = q[iq] + v[iv]
+
+
+@_jit
+def difference_kernel(jtype, idx_q, idx_v, q0, q1, out):
+    """out = the v with q0 ⊕ v = q1, for a whole model."""
+    for i in range(jtype.shape[0]):
+        iq = idx_q[i]
+        iv = idx_v[i]
+        t = jtype[i]
+        if t == FREEFLYER:
+            _freeflyer_difference(q0, q1, iq, iv, out)
+        elif t == PLANAR:
+            _planar_difference(q0, q1, iq, iv, out)
+        else:
+            out[iv] = q1[iq] - q0[iq]

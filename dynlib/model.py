@@ -1,0 +1,178 @@
+"""Model (the robot, frozen) and Data (preallocated workspace), Pinocchio's split.
+
+A `Model` is built and validated once (by `dynlib.urdf`) and never changes; its
+numeric part, `model.arrays`, is a NamedTuple of contiguous arrays that every
+compiled kernel takes first. Bodies are 0-based and topologically ordered
+(``parent[i] < i``, ``parent == -1`` for a body attached to the world); body
+``i`` is moved by joint ``i``. Fixed URDF joints are merged into their parent
+body, and every URDF link is kept as a frame (``frame_body``, ``frame_R``,
+``frame_p``: the frame's placement in its body; ``frame_body == -1`` for links
+fixed to the world).
+
+A `Data` holds every per-call buffer of the kernels (`model.create_data()`).
+"""
+from __future__ import annotations
+
+import dataclasses
+import functools
+from typing import NamedTuple
+
+import numpy as np
+
+from .errors import InputError, closest
+
+
+class ModelArrays(NamedTuple):
+    """The numbers of a model, as the compiled kernels take them."""
+
+    parent: np.ndarray     # (nb,) int64, parent body, -1 for the world
+    jtype: np.ndarray      # (nb,) int64, joint code (dynlib.joints)
+    jaxis: np.ndarray      # (nb, 3) unit joint axis in the joint frame (revolute, prismatic)
+    idx_q: np.ndarray      # (nb,) int64, first coordinate of joint i in q
+    idx_v: np.ndarray      # (nb,) int64, first coordinate of joint i in v
+    nvj: np.ndarray        # (nb,) int64, velocity dimension of joint i
+    subtree_end: np.ndarray  # (nb,) int64, bodies i..subtree_end[i]-1 are i's subtree
+    Xtree_R: np.ndarray    # (nb, 3, 3) joint frame in the parent body frame, rotation
+    Xtree_p: np.ndarray    # (nb, 3) joint frame in the parent body frame, translation
+    S: np.ndarray          # (nv, 6) motion subspace column of each DoF, body frame
+    dof_body: np.ndarray   # (nv,) int64, body of each DoF
+    inertia: np.ndarray    # (nb, 6, 6) spatial inertia about the body origin, body frame
+    gravity: np.ndarray    # (3,) world frame
+    frame_body: np.ndarray  # (nf,) int64, body of each frame (-1: the world)
+    frame_R: np.ndarray    # (nf, 3, 3) frame placement in its body, rotation
+    frame_p: np.ndarray    # (nf, 3) frame placement in its body, translation
+    damping: np.ndarray    # (nv,) viscous joint friction (URDF <dynamics damping>)
+    friction: np.ndarray   # (nv,) Coulomb joint friction (URDF <dynamics friction>)
+
+
+class Data(NamedTuple):
+    """Preallocated workspace of the kernels; one per thread of work."""
+
+    oR: np.ndarray   # (nb, 3, 3) body i in the world, rotation (oMi)
+    op: np.ndarray   # (nb, 3) body i in the world, translation (oMi)
+    lR: np.ndarray   # (nb, 3, 3) body i in its parent, rotation (liMi = Xtree * XJ)
+    lp: np.ndarray   # (nb, 3) body i in its parent, translation (liMi)
+    v: np.ndarray    # (nb, 6) body spatial velocities, body frame
+    a: np.ndarray    # (nb, 6) body spatial accelerations (gravity included where stated), body frame
+    f: np.ndarray    # (nb, 6) body forces / articulated bias forces pA, body frame
+    c: np.ndarray    # (nb, 6) velocity-product accelerations v x vJ, body frame
+    IC: np.ndarray   # (nb, 6, 6) composite / articulated inertias, body frame
+    U: np.ndarray    # (nv, 6) ABA: IA S, one column per DoF
+    Dinv: np.ndarray  # (nb, 6, 6) ABA: (S^T IA S)^-1, top-left nv_i x nv_i block
+    u: np.ndarray    # (nv,) ABA: tau - S^T pA
+    tmp6: np.ndarray  # (4, 6) scratch vectors
+    X6: np.ndarray   # (2, 6, 6) scratch matrices
+    R3: np.ndarray   # (3, 3) scratch rotation
+    p3: np.ndarray   # (3,) scratch translation
+    zeros_v: np.ndarray  # (nv,) zeros, never written
+    M: np.ndarray    # (nv, nv) joint-space inertia (crba output)
+    h: np.ndarray    # (nv,) nonlinear effects / bias torques
+    L: np.ndarray    # (nv, nv) Cholesky factor scratch
+    BC: np.ndarray   # (nb, 6, 6) Coriolis: composite B(I, v) matrices, world frame
+    Sw: np.ndarray   # (nv, 6) Coriolis: motion subspace columns, world frame
+    dS: np.ndarray   # (nv, 6) Coriolis: their time derivatives v_i x S_k, world frame
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Model:
+    """A rigid-body tree built from a URDF. Immutable; see `dynlib.load`."""
+
+    name: str
+    arrays: ModelArrays
+    joint_names: tuple      # (nb,) name of the joint moving body i
+    joint_types: tuple      # (nb,) URDF type name of each joint ('revolute', 'continuous', ...)
+    body_links: tuple       # (nb,) name of the URDF link that body i starts at
+    frame_names: tuple      # (nf,) every URDF link, in depth-first order
+    q_names: tuple
+    v_names: tuple
+    q_neutral: np.ndarray   # (nq,) zero angles, root at the identity
+    lower: np.ndarray       # (nq,) position limits (-inf when none)
+    upper: np.ndarray       # (nq,) position limits (+inf when none)
+    effort: np.ndarray      # (nv,) effort limits (inf when none)
+    velocity_limit: np.ndarray  # (nv,) velocity limits (inf when none)
+    mimic: tuple            # ((joint, mimicked joint, multiplier, offset), ...)
+    link_masses: tuple      # ((link name, mass), ...) every link's own mass
+    fixed_mass: float       # mass of the links fixed to the world (not moving)
+    warnings: tuple         # what the reader noticed and let pass
+    massless_joints: tuple = ()  # joints whose moving subtree has no mass at all
+    collisions: tuple = ()  # ((link, 'sphere'|'box', size, R, p), ...) URDF <collision> in the link frame
+    source: str = ""        # the file it was read from
+    floating_base: bool = False
+
+    # -- sizes ---------------------------------------------------------------
+    @property
+    def nb(self) -> int:
+        return len(self.joint_names)
+
+    @property
+    def nq(self) -> int:
+        return len(self.q_names)
+
+    @property
+    def nv(self) -> int:
+        return len(self.v_names)
+
+    @property
+    def nframes(self) -> int:
+        return len(self.frame_names)
+
+    @property
+    def gravity(self) -> np.ndarray:
+        return self.arrays.gravity.copy()
+
+    @property
+    def total_mass(self) -> float:
+        """Mass of every link, moving or fixed to the world."""
+        return float(sum(m for _, m in self.link_masses))
+
+    @property
+    def has_floating_base(self) -> bool:
+        from .joints import FREEFLYER
+
+        return self.nb > 0 and self.arrays.jtype[0] == FREEFLYER
+
+    # -- derived models ------------------------------------------------------
+    def with_gravity(self, gravity) -> "Model":
+        """The same robot under another gravity vector (world frame)."""
+        g = np.asarray(gravity, dtype=float).reshape(-1)
+        if g.shape != (3,) or not np.all(np.isfinite(g)):
+            raise InputError(f"gravity must be three finite numbers, got {gravity!r}")
+        return dataclasses.replace(self, arrays=self.arrays._replace(gravity=g.copy()))
+
+    def without_joint_friction(self) -> "Model":
+        """The same robot with URDF damping and friction set to zero."""
+        z = np.zeros(self.nv)
+        return dataclasses.replace(self, arrays=self.arrays._replace(damping=z, friction=z.copy()))
+
+    # -- names ---------------------------------------------------------------
+    def frame_id(self, name: str) -> int:
+        """Index of a frame (a URDF link) by name; InputError with the closest names."""
+        try:
+            return self.frame_names.index(name)
+        except ValueError:
+            raise InputError(f"robot '{self.name}' has no frame (link) '{name}'; {closest(name, self.frame_names)}") from None
+
+    def joint_id(self, name: str) -> int:
+        try:
+            return self.joint_names.index(name)
+        except ValueError:
+            raise InputError(f"robot '{self.name}' has no moving joint '{name}'; {closest(name, self.joint_names)}") from None
+
+    @functools.cached_property
+    def workspace(self) -> Data:
+        """The Data that the public wrappers reuse (one per model; not thread-safe)."""
+        return self.create_data()
+
+    def create_data(self) -> Data:
+        nb, nv = self.nb, self.nv
+        return Data(
+            oR=np.zeros((nb, 3, 3)), op=np.zeros((nb, 3)), lR=np.zeros((nb, 3, 3)), lp=np.zeros((nb, 3)),
+            v=np.zeros((nb, 6)), a=np.zeros((nb, 6)), f=np.zeros((nb, 6)), c=np.zeros((nb, 6)),
+            IC=np.zeros((nb, 6, 6)), U=np.zeros((nv, 6)), Dinv=np.zeros((nb, 6, 6)), u=np.zeros(nv),
+            tmp6=np.zeros((4, 6)), X6=np.zeros((2, 6, 6)), R3=np.zeros((3, 3)), p3=np.zeros(3),
+            zeros_v=np.zeros(nv), M=np.zeros((nv, nv)), h=np.zeros(nv), L=np.zeros((nv, nv)),
+            BC=np.zeros((nb, 6, 6)), Sw=np.zeros((nv, 6)), dS=np.zeros((nv, 6)),
+        )
+
+    def __repr__(self) -> str:
+        return f"Model({self.name!r}, nq={self.nq}, nv={self.nv}, bodies={self.nb}, frames={self.nframes})"

@@ -1,0 +1,446 @@
+"""URDF / xacro -> Model.
+
+Reads a URDF with lxml (line numbers kept for every error), validates it, and
+builds the kinematic tree of `dynlib.model`:
+
+- bodies in depth-first order over the URDF tree, children in document order;
+  one body per moving joint (revolute, continuous, prismatic, planar, floating);
+- fixed joints merged: the child link's inertia is lumped into the parent body
+  and the link is kept as a frame; links fixed to the root of a fixed-base
+  robot belong to the world (body -1);
+- ``floating_base=True`` adds a free-flyer joint named ``root`` above the root link;
+- a planar joint's ``<axis>`` (the plane normal) becomes the z axis of its body
+  frame (the link's own frame stays addressable as a frame);
+- mimic joints are independent joints (with a warning), as in Pinocchio.
+
+Meshes, materials, ``<gazebo>`` and ``<transmission>`` are not read.
+"""
+from __future__ import annotations
+
+import math
+import os
+from pathlib import Path
+
+import numpy as np
+
+from . import joints as J
+from .errors import InputError, URDFError
+from .model import Model, ModelArrays
+from .spatial import skew, spatial_inertia, transform_inertia
+
+SUPPORTED = ("revolute", "continuous", "prismatic", "fixed", "floating", "planar")
+GRAVITY = (0.0, 0.0, -9.81)
+_CODE = {"revolute": J.REVOLUTE, "continuous": J.REVOLUTE, "prismatic": J.PRISMATIC,
+         "floating": J.FREEFLYER, "planar": J.PLANAR}
+
+
+def rpy_to_rot(r, p, y):
+    """URDF roll-pitch-yaw (fixed axes x, y, z) to a rotation matrix: Rz(y) Ry(p) Rx(r)."""
+    cr, sr, cp, sp, cy, sy = math.cos(r), math.sin(r), math.cos(p), math.sin(p), math.cos(y), math.sin(y)
+    return np.array([
+        [cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
+        [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
+        [-sp, cp * sr, cp * cr],
+    ])
+
+
+class _Reader:
+    """Reads the elements of one document, raising URDFError with file:line."""
+
+    def __init__(self, file):
+        self.file = file
+        self.warnings = []
+
+    def error(self, el, msg):
+        return URDFError(msg, file=self.file, line=None if el is None else el.sourceline)
+
+    def floats(self, el, attr, n, default=None):
+        text = el.get(attr)
+        if text is None:
+            if default is None:
+                raise self.error(el, f"<{el.tag}> needs the attribute {attr}=\"…\" ({n} number{'s' if n > 1 else ''})")
+            return np.array(default, dtype=float)
+        parts = text.split()
+        if len(parts) != n:
+            raise self.error(el, f"<{el.tag} {attr}=\"{text}\">: expected {n} number{'s' if n > 1 else ''}, found {len(parts)}")
+        try:
+            vals = np.array([float(s) for s in parts])
+        except ValueError:
+            raise self.error(el, f"<{el.tag} {attr}=\"{text}\">: not a number") from None
+        if not np.all(np.isfinite(vals)):
+            raise self.error(el, f"<{el.tag} {attr}=\"{text}\">: numbers must be finite")
+        return vals
+
+    def number(self, el, attr, default=None):
+        return float(self.floats(el, attr, 1, None if default is None else [default])[0])
+
+    def origin(self, el):
+        """(R, p) of an element's <origin> child (identity when absent)."""
+        o = el.find("origin")
+        if o is None:
+            return np.eye(3), np.zeros(3)
+        xyz = self.floats(o, "xyz", 3, [0, 0, 0])
+        rpy = self.floats(o, "rpy", 3, [0, 0, 0])
+        return rpy_to_rot(*rpy), xyz
+
+
+class _Link:
+    __slots__ = ("name", "line", "mass", "com", "I", "collisions")
+
+
+class _Joint:
+    __slots__ = ("name", "line", "type", "parent", "child", "R", "p", "axis", "lower", "upper",
+                 "effort", "velocity", "damping", "friction", "mimic")
+
+
+def _parse_document(path: Path):
+    """The <robot> element of a .urdf or .xacro file."""
+    from lxml import etree
+
+    file = str(path)
+    if not path.exists():
+        raise URDFError("no such file", file=file)
+    if path.is_dir():
+        raise URDFError("is a folder, expected a .urdf or .xacro file", file=file)
+    if path.suffix == ".xacro":
+        try:
+            import xacro
+            import xml.dom.minidom  # noqa: F401  (xacro returns a minidom document)
+
+            text = xacro.process_file(str(path)).toxml().encode()
+        except Exception as exc:  # xacro raises many types; all are bad input here
+            raise URDFError(f"xacro could not expand the file: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}", file=file) from None
+    else:
+        text = path.read_bytes()
+    if not text.strip():
+        raise URDFError("the file is empty, expected a URDF <robot> document", file=file)
+    if b"\x00" in text[:4096]:
+        raise URDFError("the file is binary, expected a URDF <robot> document (XML text)", file=file)
+    parser = etree.XMLParser(remove_comments=True, huge_tree=True, resolve_entities=False)
+    try:
+        root = etree.fromstring(text, parser)
+    except etree.XMLSyntaxError as exc:
+        line = exc.lineno if getattr(exc, "lineno", None) else None
+        msg = exc.msg if getattr(exc, "msg", None) else str(exc)
+        raise URDFError(f"malformed XML: {msg}", file=file, line=line) from None
+    if not isinstance(root.tag, str) or root.tag != "robot":
+        raise URDFError(f"the root element is <{root.tag}>, expected <robot>", file=file, line=root.sourceline)
+    return root
+
+
+def _read_link(rd: _Reader, el) -> _Link:
+    lk = _Link()
+    lk.name = el.get("name")
+    lk.line = el.sourceline
+    lk.mass, lk.com, lk.I = 0.0, np.zeros(3), np.zeros((3, 3))
+    lk.collisions = []
+    inertial = el.find("inertial")
+    if inertial is not None:
+        R, p = rd.origin(inertial)
+        m_el = inertial.find("mass")
+        if m_el is None:
+            raise rd.error(inertial, f"link '{lk.name}': <inertial> needs a <mass value=…>")
+        mass = rd.number(m_el, "value")
+        if mass < 0:
+            raise rd.error(m_el, f"link '{lk.name}': mass {mass} is negative, expected a mass >= 0 kg")
+        i_el = inertial.find("inertia")
+        if i_el is None:
+            raise rd.error(inertial, f"link '{lk.name}': <inertial> needs an <inertia ixx=… ixy=… ixz=… iyy=… iyz=… izz=…>")
+        v = {k: rd.number(i_el, k, 0.0) for k in ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")}
+        I = np.array([[v["ixx"], v["ixy"], v["ixz"]], [v["ixy"], v["iyy"], v["iyz"]], [v["ixz"], v["iyz"], v["izz"]]])
+        ev = np.linalg.eigvalsh(I)
+        scale = max(1.0, float(np.abs(ev).max()))
+        if ev[0] < -max(1e-6, 1e-6 * scale):
+            raise rd.error(i_el, f"link '{lk.name}': inertia is not positive semi-definite "
+                                 f"(principal moments {ev[0]:.6g}, {ev[1]:.6g}, {ev[2]:.6g}), expected moments >= 0")
+        if ev[0] < 0:
+            rd.warnings.append(f"{rd.file}:{i_el.sourceline}: link '{lk.name}': inertia has a slightly negative "
+                               f"principal moment {ev[0]:.3g} kg m^2 (CAD round-off; kept as given)")
+        elif ev[2] > ev[0] + ev[1] + 1e-6 * scale:
+            rd.warnings.append(f"{rd.file}:{i_el.sourceline}: link '{lk.name}': principal moments "
+                               f"{ev[0]:.4g}, {ev[1]:.4g}, {ev[2]:.4g} violate the triangle inequality (kept as given)")
+        lk.mass, lk.com, lk.I = mass, p, R @ I @ R.T
+    for col in el.findall("collision"):
+        geom = col.find("geometry")
+        if geom is None or len(geom) == 0:
+            continue
+        g = geom[0]
+        R, p = rd.origin(col)
+        if g.tag == "sphere":
+            lk.collisions.append(("sphere", (rd.number(g, "radius"),), R, p))
+        elif g.tag == "box":
+            lk.collisions.append(("box", tuple(rd.floats(g, "size", 3)), R, p))
+    return lk
+
+
+def _read_joint(rd: _Reader, el, links) -> _Joint:
+    jt = _Joint()
+    jt.name = el.get("name")
+    jt.line = el.sourceline
+    jt.type = el.get("type")
+    if jt.type is None:
+        raise rd.error(el, f"joint '{jt.name}' has no type=…, expected one of {', '.join(SUPPORTED)}")
+    if jt.type not in SUPPORTED:
+        raise rd.error(el, f"joint '{jt.name}': unsupported type '{jt.type}', expected one of {', '.join(SUPPORTED)}")
+    for role in ("parent", "child"):
+        e = el.find(role)
+        if e is None or e.get("link") is None:
+            raise rd.error(el if e is None else e, f"joint '{jt.name}' needs a <{role} link=\"…\"/>")
+        name = e.get("link")
+        if name not in links:
+            from .errors import closest
+
+            raise rd.error(e, f"joint '{jt.name}': {role} link '{name}' is not defined; {closest(name, links)}")
+        setattr(jt, role, name)
+    if jt.parent == jt.child:
+        raise rd.error(el, f"joint '{jt.name}' connects link '{jt.parent}' to itself")
+    jt.R, jt.p = rd.origin(el)
+    ax_el = el.find("axis")
+    jt.axis = np.array([1.0, 0.0, 0.0]) if ax_el is None else rd.floats(ax_el, "xyz", 3, [1, 0, 0])
+    n = float(np.linalg.norm(jt.axis))
+    if jt.type in ("revolute", "continuous", "prismatic", "planar") and n < 1e-12:
+        raise rd.error(ax_el, f"joint '{jt.name}': <axis xyz=\"{ax_el.get('xyz')}\"> is not a direction, expected a non-zero vector")
+    if n > 0:
+        jt.axis = jt.axis / n
+    jt.lower, jt.upper, jt.effort, jt.velocity = -np.inf, np.inf, np.inf, np.inf
+    lim = el.find("limit")
+    if lim is not None:
+        jt.effort = abs(rd.number(lim, "effort", np.inf)) if lim.get("effort") is not None else np.inf
+        jt.velocity = abs(rd.number(lim, "velocity", np.inf)) if lim.get("velocity") is not None else np.inf
+        if jt.type in ("revolute", "prismatic"):
+            jt.lower = rd.number(lim, "lower", 0.0) if lim.get("lower") is not None else -np.inf
+            jt.upper = rd.number(lim, "upper", 0.0) if lim.get("upper") is not None else np.inf
+            if jt.lower > jt.upper:
+                raise rd.error(lim, f"joint '{jt.name}': lower limit {jt.lower} is above upper limit {jt.upper}")
+    jt.damping = jt.friction = 0.0
+    dyn = el.find("dynamics")
+    if dyn is not None:
+        jt.damping = rd.number(dyn, "damping", 0.0)
+        jt.friction = rd.number(dyn, "friction", 0.0)
+        if jt.damping < 0 or jt.friction < 0:
+            raise rd.error(dyn, f"joint '{jt.name}': damping and friction must be >= 0, got {jt.damping}, {jt.friction}")
+    jt.mimic = None
+    mim = el.find("mimic")
+    if mim is not None:
+        if mim.get("joint") is None:
+            raise rd.error(mim, f"joint '{jt.name}': <mimic> needs joint=\"…\"")
+        jt.mimic = (mim.get("joint"), rd.number(mim, "multiplier", 1.0), rd.number(mim, "offset", 0.0), mim.sourceline)
+    return jt
+
+
+def _plane_basis(n):
+    """A rotation whose third column is the unit vector n."""
+    a = np.array([1.0, 0.0, 0.0]) if abs(n[0]) < 0.9 else np.array([0.0, 1.0, 0.0])
+    e1 = np.cross(a, n)
+    e1 /= np.linalg.norm(e1)
+    return np.column_stack([e1, np.cross(n, e1), n])
+
+
+def load(path, floating_base: bool = False, gravity=GRAVITY) -> Model:
+    """Read a .urdf or .xacro file into a Model (see the module docstring)."""
+    path = Path(os.fspath(path))
+    rd = _Reader(str(path))
+    robot = _parse_document(path)
+    return _build(rd, robot, floating_base, gravity, source=str(path))
+
+
+def _build(rd: _Reader, robot, floating_base, gravity, source) -> Model:
+    links, joints = {}, []
+    for el in robot.iterchildren("link"):
+        name = el.get("name")
+        if not name:
+            raise rd.error(el, "<link> without a name")
+        if name in links:
+            raise rd.error(el, f"link '{name}' is defined twice (first at line {links[name].line})")
+        links[name] = _read_link(rd, el)
+    if not links:
+        raise URDFError("the robot has no <link>", file=rd.file, line=robot.sourceline)
+    seen = {}
+    for el in robot.iterchildren("joint"):
+        name = el.get("name")
+        if not name:
+            raise rd.error(el, "<joint> without a name")
+        if name in seen:
+            raise rd.error(el, f"joint '{name}' is defined twice (first at line {seen[name]})")
+        seen[name] = el.sourceline
+        joints.append(_read_joint(rd, el, links))
+
+    parent_of, children = {}, {name: [] for name in links}
+    for jt in joints:
+        if jt.child in parent_of:
+            raise URDFError(f"link '{jt.child}' is the child of two joints, '{parent_of[jt.child].name}' "
+                            f"(line {parent_of[jt.child].line}) and '{jt.name}': a URDF must be a tree",
+                            file=rd.file, line=jt.line)
+        parent_of[jt.child] = jt
+        children[jt.parent].append(jt)
+    roots = [n for n in links if n not in parent_of]
+    if len(roots) > 1:
+        raise URDFError(f"several root links ({', '.join(roots[:6])}{' …' if len(roots) > 6 else ''}): "
+                        f"expected one tree, connect them with joints", file=rd.file, line=links[roots[1]].line)
+    if not roots:
+        raise URDFError("every link has a parent joint: the joints form a cycle", file=rd.file, line=joints[0].line)
+    for jt in joints:
+        if jt.mimic is not None and jt.mimic[0] not in seen:
+            # real robots ship such files (example-robot-data's alex_psyonic_hands); mimic
+            # joints are independent here, so the missing target changes nothing
+            rd.warnings.append(f"{rd.file}:{jt.mimic[3]}: joint '{jt.name}' mimics joint '{jt.mimic[0]}', "
+                               "which is not defined (ignored: mimic joints are independent)")
+
+    # depth-first walk, children in document order
+    b_parent, b_code, b_axis, b_R, b_p, b_inertia = [], [], [], [], [], []
+    b_joint, b_type, b_link, b_dyn, b_lim = [], [], [], [], []
+    frames, frame_names, link_masses = [], [], []
+    fixed_mass = 0.0
+    root = roots[0]
+    top_body = -1
+    has_floating = [jt.name for jt in joints if jt.type == "floating"]
+    if floating_base and has_floating:
+        rd.warnings.append(f"the URDF has a floating joint ('{has_floating[0]}'): no second free-flyer root added")
+        floating_base = False
+    if floating_base:
+        b_parent.append(-1); b_code.append(J.FREEFLYER); b_axis.append(np.zeros(3))
+        b_R.append(np.eye(3)); b_p.append(np.zeros(3)); b_inertia.append(np.zeros((6, 6)))
+        b_joint.append("root"); b_type.append("floating"); b_link.append(root)
+        b_dyn.append((0.0, 0.0)); b_lim.append((-np.inf, np.inf, np.inf, np.inf))
+        top_body = 0
+    stack = [(root, top_body, np.eye(3), np.zeros(3))]
+    visited = set()
+    while stack:
+        name, body, R, p = stack.pop()
+        visited.add(name)
+        lk = links[name]
+        frames.append((body, R, p))
+        frame_names.append(name)
+        link_masses.append((name, lk.mass))
+        if lk.mass > 0 or np.any(lk.I):
+            I_link = spatial_inertia(lk.mass, lk.com, lk.I)
+            if body < 0:
+                fixed_mass += lk.mass
+            else:
+                b_inertia[body] += transform_inertia(R, p, I_link)
+        pushes = []
+        for jt in children[name]:
+            Rj, pj = R @ jt.R, R @ jt.p + p
+            if jt.type == "fixed":
+                pushes.append((jt.child, body, Rj, pj))
+                continue
+            nb = len(b_parent)
+            axis = jt.axis
+            Rc = np.eye(3)
+            if jt.type == "planar":
+                B = _plane_basis(jt.axis)
+                Rj, Rc = Rj @ B, B.T
+            b_parent.append(body); b_code.append(_CODE[jt.type]); b_axis.append(axis)
+            b_R.append(Rj); b_p.append(pj); b_inertia.append(np.zeros((6, 6)))
+            b_joint.append(jt.name); b_type.append(jt.type); b_link.append(jt.child)
+            b_dyn.append((jt.damping, jt.friction)); b_lim.append((jt.lower, jt.upper, jt.effort, jt.velocity))
+            pushes.append((jt.child, nb, Rc, np.zeros(3)))
+        # bodies must be numbered in pre-order: renumber lazily by pushing reversed and numbering on pop
+        stack.extend(reversed(pushes))
+    # the loop above numbers a body when its joint is seen, which is breadth-first among siblings;
+    # renumber into depth-first pre-order so that every subtree is a contiguous range
+    order = _preorder(b_parent)
+    rd.links = links
+    if len(visited) != len(links):
+        lost = [n for n in links if n not in visited]
+        raise URDFError(f"links {', '.join(lost[:6])} are not connected to the root '{root}': the joints form a cycle",
+                        file=rd.file, line=links[lost[0]].line)
+    return _assemble(rd, order, b_parent, b_code, b_axis, b_R, b_p, b_inertia, b_joint, b_type, b_link,
+                     b_dyn, b_lim, frames, frame_names, link_masses, fixed_mass, joints, gravity, source,
+                     robot.get("name") or Path(source).stem, floating_base)
+
+
+def _preorder(parent):
+    """A permutation putting bodies in depth-first pre-order, children in creation order."""
+    kids = [[] for _ in parent]
+    tops = []
+    for i, pa in enumerate(parent):
+        (tops if pa < 0 else kids[pa]).append(i)
+    order, stack = [], list(reversed(tops))
+    while stack:
+        i = stack.pop()
+        order.append(i)
+        stack.extend(reversed(kids[i]))
+    return order
+
+
+def _assemble(rd, order, b_parent, b_code, b_axis, b_R, b_p, b_inertia, b_joint, b_type, b_link, b_dyn, b_lim,
+              frames, frame_names, link_masses, fixed_mass, joints, gravity, source, name, floating_base) -> Model:
+    new = {old: k for k, old in enumerate(order)}
+    new[-1] = -1
+    nb = len(order)
+    parent = np.array([new[b_parent[o]] for o in order], dtype=np.int64)
+    jtype = np.array([b_code[o] for o in order], dtype=np.int64)
+    nqj = np.array([J.NQ[t] for t in jtype], dtype=np.int64)
+    nvj = np.array([J.NV[t] for t in jtype], dtype=np.int64)
+    idx_q = np.concatenate([[0], np.cumsum(nqj)[:-1]]).astype(np.int64) if nb else np.zeros(0, np.int64)
+    idx_v = np.concatenate([[0], np.cumsum(nvj)[:-1]]).astype(np.int64) if nb else np.zeros(0, np.int64)
+    nq, nv = int(nqj.sum()), int(nvj.sum())
+    jnames = [b_joint[o] for o in order]
+    jtypes = [b_type[o] for o in order]
+    S = np.zeros((nv, 6))
+    dof_body = np.zeros(nv, dtype=np.int64)
+    q_names, v_names = [], []
+    q_neutral = np.zeros(nq)
+    lower, upper = np.full(nq, -np.inf), np.full(nq, np.inf)
+    effort, vlim = np.full(nv, np.inf), np.full(nv, np.inf)
+    damping, friction = np.zeros(nv), np.zeros(nv)
+    for k, o in enumerate(order):
+        iq, iv, t, ax, jn = idx_q[k], idx_v[k], jtype[k], b_axis[o], jnames[k]
+        dof_body[iv:iv + nvj[k]] = k
+        if t == J.REVOLUTE:
+            S[iv, 3:] = ax
+        elif t == J.PRISMATIC:
+            S[iv, :3] = ax
+        elif t == J.FREEFLYER:
+            S[iv:iv + 6] = np.eye(6)
+            q_neutral[iq + 6] = 1.0
+        else:
+            S[iv, 0] = S[iv + 1, 1] = S[iv + 2, 5] = 1.0
+        if t in (J.REVOLUTE, J.PRISMATIC):
+            q_names.append(jn)
+            v_names.append(jn)
+            lo, up, ef, ve = b_lim[o]
+            lower[iq], upper[iq], effort[iv], vlim[iv] = lo, up, ef, ve
+            damping[iv], friction[iv] = b_dyn[o]
+        elif t == J.FREEFLYER:
+            q_names += [f"{jn}.{c}" for c in ("x", "y", "z", "qx", "qy", "qz", "qw")]
+            v_names += [f"{jn}.{c}" for c in ("vx", "vy", "vz", "wx", "wy", "wz")]
+        else:
+            q_names += [f"{jn}.{c}" for c in ("x", "y", "theta")]
+            v_names += [f"{jn}.{c}" for c in ("vx", "vy", "wz")]
+    subtree_end = np.arange(1, nb + 1, dtype=np.int64)
+    for i in range(nb - 1, -1, -1):
+        if parent[i] >= 0:
+            subtree_end[parent[i]] = max(subtree_end[parent[i]], subtree_end[i])
+    inertia = np.array([b_inertia[o] for o in order]).reshape(nb, 6, 6)
+    warnings = list(rd.warnings)
+    mimics = tuple((jt.name, jt.mimic[0], jt.mimic[1], jt.mimic[2]) for jt in joints if jt.mimic is not None)
+    if mimics:
+        warnings.append("mimic joints are treated as independent joints: " + ", ".join(m[0] for m in mimics))
+    massless = []
+    for i in range(nb):
+        if not np.any(inertia[i:subtree_end[i]]):
+            massless.append(jnames[i])
+    if massless:
+        warnings.append("massless moving subtrees (forward dynamics is undefined): joints " + ", ".join(massless))
+    arrays = ModelArrays(
+        parent=parent, jtype=jtype, jaxis=np.array([b_axis[o] for o in order]).reshape(nb, 3),
+        idx_q=idx_q, idx_v=idx_v, nvj=nvj, subtree_end=subtree_end,
+        Xtree_R=np.array([b_R[o] for o in order]).reshape(nb, 3, 3), Xtree_p=np.array([b_p[o] for o in order]).reshape(nb, 3),
+        S=S, dof_body=dof_body, inertia=np.ascontiguousarray(inertia),
+        gravity=np.array(gravity, dtype=float).reshape(3),
+        frame_body=np.array([new[f[0]] for f in frames], dtype=np.int64),
+        frame_R=np.array([f[1] for f in frames]).reshape(-1, 3, 3), frame_p=np.array([f[2] for f in frames]).reshape(-1, 3),
+        damping=damping, friction=friction,
+    )
+    collisions = tuple((lk.name, kind, params, R, p) for lk in (rd.links[n] for n in frame_names)
+                       for kind, params, R, p in lk.collisions)
+    return Model(
+        name=name, arrays=arrays, joint_names=tuple(jnames), joint_types=tuple(jtypes),
+        body_links=tuple(b_link[o] for o in order), frame_names=tuple(frame_names),
+        q_names=tuple(q_names), v_names=tuple(v_names), q_neutral=q_neutral, lower=lower, upper=upper,
+        effort=effort, velocity_limit=vlim, mimic=mimics, link_masses=tuple(link_masses),
+        fixed_mass=fixed_mass, warnings=tuple(warnings), source=source, floating_base=floating_base,
+        massless_joints=tuple(massless), collisions=collisions,
+    )

@@ -174,5 +174,31 @@ class Model:
             BC=np.zeros((nb, 6, 6)), Sw=np.zeros((nv, 6)), dS=np.zeros((nv, 6)),
         )
 
+    def summary(self) -> dict:
+        """The tree as plain data (what `dyn info` prints): joints, layout, masses, frames, warnings."""
+        a = self.arrays
+        joints = []
+        for i, name in enumerate(self.joint_names):
+            iq, iv, nvi = int(a.idx_q[i]), int(a.idx_v[i]), int(a.nvj[i])
+            nqi = (int(a.idx_q[i + 1]) if i + 1 < self.nb else self.nq) - iq
+            pa = int(a.parent[i])
+            joints.append({
+                "name": name, "type": self.joint_types[i],
+                "parent": "world" if pa < 0 else self.joint_names[pa], "link": self.body_links[i],
+                "q": list(self.q_names[iq:iq + nqi]), "v": list(self.v_names[iv:iv + nvi]),
+                "idx_q": iq, "idx_v": iv, "body_mass": float(a.inertia[i, 0, 0]),
+                "lower": [float(x) for x in self.lower[iq:iq + nqi]], "upper": [float(x) for x in self.upper[iq:iq + nqi]],
+                "damping": [float(x) for x in a.damping[iv:iv + nvi]], "friction": [float(x) for x in a.friction[iv:iv + nvi]],
+            })
+        frames = [{"name": n, "joint": "world" if a.frame_body[k] < 0 else self.joint_names[a.frame_body[k]],
+                   "mass": dict(self.link_masses)[n]} for k, n in enumerate(self.frame_names)]
+        return {
+            "robot": self.name, "source": self.source, "floating_base": bool(self.has_floating_base),
+            "nq": self.nq, "nv": self.nv, "bodies": self.nb, "total_mass": self.total_mass,
+            "moving_mass": float(a.inertia[:, 0, 0].sum()) if self.nb else 0.0,
+            "gravity": [float(g) for g in a.gravity], "q_names": list(self.q_names), "v_names": list(self.v_names),
+            "joints": joints, "frames": frames, "mimic": [list(mm) for mm in self.mimic], "warnings": list(self.warnings),
+        }
+
     def __repr__(self) -> str:
         return f"Model({self.name!r}, nq={self.nq}, nv={self.nv}, bodies={self.nb}, frames={self.nframes})"

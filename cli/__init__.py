@@ -1,0 +1,1 @@
+"""The `dyn` command line: a thin Click layer over dynlib."""

@@ -1,0 +1,73 @@
+"""Options shared by several commands, defined once, and small helpers.
+
+Nothing here imports dynlib's kernels at import time.
+"""
+import sys
+
+import click
+
+
+def robot_argument(f):
+    return click.argument("robot", metavar="ROBOT", type=click.Path(dir_okay=False))(f)
+
+
+def floating_base_option(f):
+    return click.option("--floating-base", is_flag=True, default=None,
+                        help="Add a free-flyer root joint named 'root' above the URDF's root link.")(f)
+
+
+def gravity_option(f):
+    return click.option("--gravity", metavar="X,Y,Z", default=None,
+                        help="Gravity in the world frame, m/s^2 [default: 0,0,-9.81].")(f)
+
+
+def output_option(f):
+    return click.option("-o", "--output", metavar="PATH", default=None,
+                        help="Output file (.csv or .parquet); '-' or absent: standard output.")(f)
+
+
+def progress_option(f):
+    return click.option("--no-progress", is_flag=True, help="No progress bar on standard error.")(f)
+
+
+def parse_vector(text, n=None, what="value"):
+    """'1,2,3' -> list of floats (click.BadParameter on bad text)."""
+    try:
+        vals = [float(s) for s in text.split(",")]
+    except ValueError:
+        raise click.BadParameter(f"{text!r} is not a comma-separated list of numbers", param_hint=what) from None
+    if n is not None and len(vals) != n:
+        raise click.BadParameter(f"expected {n} numbers, got {len(vals)} in {text!r}", param_hint=what)
+    return vals
+
+
+def notice(ctx, message):
+    """A line on standard error unless -q."""
+    if not (ctx.obj or {}).get("quiet"):
+        click.echo(f"dyn: {message}", err=True)
+
+
+def load_robot(ctx, path, floating_base=False, gravity=None):
+    """dynlib.load with the command's options; warnings go to standard error."""
+    import dynlib
+
+    g = None if gravity is None else parse_vector(gravity, 3, "--gravity")
+    model = dynlib.load(path, floating_base=bool(floating_base))
+    if g is not None:
+        model = model.with_gravity(g)
+    for w in model.warnings:
+        notice(ctx, f"warning: {w}")
+    return model
+
+
+def compile_notice(ctx):
+    """Say so on standard error when the kernels are about to be compiled (first run only)."""
+    from dynlib.compiled import cache_is_warm
+
+    if not cache_is_warm():
+        notice(ctx, "compiling the dynamics kernels (first run only; later runs load them from the cache)…")
+
+
+def show_progress(ctx, no_progress):
+    """Progress bars only on a terminal, and not with --no-progress or -q."""
+    return not no_progress and not (ctx.obj or {}).get("quiet") and sys.stderr.isatty()

@@ -1,0 +1,545 @@
+"""Trajectory files: reading, writing and checking (SPEC §5).
+
+The one home of trajectory I/O for every command: `simulate` writes, `inverse`,
+`contact-id` and `plot` read. A trajectory is a table with one row per sample
+and one float64 column per quantity, in the order ``time``, ``q.<q_name>``,
+``qd.<v_name>``, ``qdd.<v_name>``, ``tau.<v_name>``, ``energy.*``,
+``contact.<frame>.*`` (see `column_names`).
+
+Formats, chosen by the file extension: ``.csv`` and ``.parquet``; ``-`` is
+standard input or output (CSV). Both are read and written with pyarrow's
+columnar readers and writers, never row by row. CSV floats are written in the
+shortest form that reads back to the same double (``repr``-exact), so a
+write/read round trip is the identity.
+
+Outputs are atomic (`atomic_output`): written to a hidden temporary file next
+to the target and renamed onto it at the end, so a failing command leaves no
+partial file and never clobbers an existing one.
+
+Every problem with a file raises a one-line `TrajectoryError` that names the
+file and, for CSV, the line as a user counts them (the header is line 1, the
+first data row line 2) and the column; for Parquet, the 1-based data row.
+Readers accept the columns in any order and ignore the ones they do not need;
+every column must still hold numbers (a text column is reported, not skipped).
+"""
+from __future__ import annotations
+
+import contextlib
+import csv
+import functools
+import io
+import os
+import secrets
+import stat
+import sys
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pa_compute
+import pyarrow.csv as pa_csv
+import pyarrow.parquet as pq
+
+from dynlib.errors import InputError, TrajectoryError, closest
+
+__all__ = [
+    "Trajectory",
+    "atomic_output",
+    "check_increasing_time",
+    "column_names",
+    "read_trajectory",
+    "require_columns",
+    "write_trajectory",
+]
+
+FORMATS = {".csv": "csv", ".parquet": "parquet"}
+STDIO = "-"
+PARTS = ("q", "qd", "qdd", "tau")
+ENERGY_COLUMNS = ("energy.kinetic", "energy.potential", "energy.total")
+_STDIN_NAME = "<stdin>"
+_PARQUET_MAGIC = b"PAR1"
+_SHOW = 8  # names listed in a message before "… (N more)"
+
+
+# --------------------------------------------------------------------- columns
+
+def column_names(q_names, v_names, parts=("q", "qd", "qdd", "tau")) -> list[str]:
+    """The SPEC §5 column list, in order, for the requested `parts`.
+
+    `parts` is any iterable among ``"q" "qd" "qdd" "tau" "energy"``; the order
+    of the result is fixed (``time`` first) whatever the order of `parts`.
+    """
+    parts = set(parts)
+    unknown = parts - set(PARTS) - {"energy"}
+    if unknown:
+        raise InputError(f"unknown trajectory part(s) {sorted(unknown)}; "
+                         f"expected some of {list(PARTS) + ['energy']}")
+    names = ["time"]
+    if "q" in parts:
+        names += [f"q.{n}" for n in q_names]
+    for part in ("qd", "qdd", "tau"):
+        if part in parts:
+            names += [f"{part}.{n}" for n in v_names]
+    if "energy" in parts:
+        names += list(ENERGY_COLUMNS)
+    return names
+
+
+def _listing(names, show: int = _SHOW) -> str:
+    """``'a', 'b', … (N more)``: at most `show` names, then a count."""
+    names = list(names)
+    if not names:
+        return "no columns"
+    text = ", ".join(repr(n) for n in names[:show])
+    if len(names) > show:
+        text += f", … ({len(names) - show} more)"
+    return text
+
+
+# ------------------------------------------------------------------ Trajectory
+
+class Trajectory:
+    """A trajectory read from a file: column names and an (N, ncols) float64 array.
+
+    `data` is C-contiguous, one row per sample, columns in file order;
+    `names[j]` names `data[:, j]`. `path` is the file it came from (``'<stdin>'``
+    for standard input).
+    """
+
+    __slots__ = ("names", "data", "path", "_index", "_lines")
+
+    def __init__(self, names, data, path=None, *, lines=None):
+        self.names = list(names)
+        self.data = np.ascontiguousarray(data, dtype=np.float64)
+        self.path = None if path is None else str(path)
+        if self.data.ndim != 2 or self.data.shape[1] != len(self.names):
+            raise InputError(f"trajectory data of shape {self.data.shape} does not match "
+                             f"{len(self.names)} column names")
+        self._index = {n: j for j, n in enumerate(self.names)}
+        # CSV: the line of each row, as an int (row r is on line r + lines) or,
+        # when blank lines intervene, an array; Parquet: None (rows, not lines).
+        self._lines = lines
+
+    def __len__(self) -> int:
+        return self.data.shape[0]
+
+    def __contains__(self, name) -> bool:
+        return name in self._index
+
+    def __repr__(self) -> str:
+        return f"Trajectory({self.path!r}, {len(self)} rows, columns {_listing(self.names, 4)})"
+
+    def has(self, name: str) -> bool:
+        """Whether a column named `name` is present."""
+        return name in self._index
+
+    def column(self, name: str) -> np.ndarray:
+        """The column `name` as a 1-D (N,) array (a view into `data`)."""
+        try:
+            return self.data[:, self._index[name]]
+        except KeyError:
+            raise TrajectoryError(f"no column {name!r}; {closest(name, self.names)}",
+                                  file=self.path) from None
+
+    def columns(self, names) -> np.ndarray:
+        """The columns `names`, in that order, as a C-contiguous (N, k) array."""
+        names = list(names)
+        require_columns(self, names)
+        return np.ascontiguousarray(self.data[:, [self._index[n] for n in names]])
+
+    @property
+    def time(self) -> np.ndarray:
+        """The ``time`` column, (N,)."""
+        return self.column("time")
+
+    def locate(self, row: int) -> dict:
+        """Where 0-based `row` is, as `TrajectoryError` keywords: ``{'line': L}``
+        for CSV (as a user counts lines), ``{'row': row + 1}`` for Parquet."""
+        return _locate(self._lines, row)
+
+
+def _locate(lines, row: int) -> dict:
+    """`TrajectoryError` keywords for 0-based `row`. `lines`: None (Parquet: rows),
+    an int (CSV, row r on line r + lines) or an array (CSV, line of each row)."""
+    if lines is None:
+        return {"row": int(row) + 1}
+    if isinstance(lines, int):
+        return {"line": int(row) + lines}
+    return {"line": int(lines[row])}
+
+
+# --------------------------------------------------------------------- writing
+
+@contextlib.contextmanager
+def atomic_output(path):
+    """Yield a temporary path next to `path`; on success rename it onto `path`.
+
+    The temporary file is hidden (``.<name>.<random>.tmp<suffix>``, keeping the
+    suffix so that writers that infer the format from it still work) and is
+    created with the permissions an ordinary ``open(path, 'w')`` would give.
+    On any exception it is removed and an existing `path` is left untouched.
+    """
+    target = Path(path)
+    folder = target.parent
+    if target.name in ("", ".", "..") or target.is_dir():
+        raise InputError(f"{path}: is a folder, expected an output file name")
+    if not folder.is_dir():
+        raise InputError(f"{path}: folder '{folder}' does not exist")
+    while True:
+        tmp = folder / f".{target.name}.{secrets.token_hex(4)}.tmp{target.suffix}"
+        try:
+            # 0o666 through the umask, like open(path, "w"); O_EXCL: never reuse a name.
+            os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+            break
+        except FileExistsError:
+            continue
+        except OSError as exc:
+            raise InputError(f"{path}: cannot write in '{folder}': {exc.strerror}") from None
+    try:
+        yield tmp
+        os.replace(tmp, target)
+    except BaseException as exc:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        if isinstance(exc, OSError) and not isinstance(exc, BrokenPipeError):
+            raise InputError(f"{path}: cannot write: {exc.strerror or exc}") from exc
+        raise
+
+
+def _to_table(names, data, source=None) -> pa.Table:
+    names = [str(n) for n in names]
+    data = np.asarray(data, dtype=np.float64)
+    if data.ndim != 2 or data.shape[1] != len(names):
+        raise InputError(f"trajectory data of shape {data.shape} does not match "
+                         f"{len(names)} column names")
+    seen = set()
+    dup = [n for n in names if n in seen or seen.add(n)]
+    if dup:
+        raise InputError(f"duplicate trajectory column names: {_listing(dict.fromkeys(dup))}")
+    cols = np.ascontiguousarray(data.T)  # one transpose, then each column is a zero-copy view
+    metadata = None if source is None else {b"dyn.source": str(source).encode()}
+    # from_buffers, not pa.array: the latter imports pandas on first use (~0.3 s)
+    arrays = [pa.Array.from_buffers(pa.float64(), len(c), [None, pa.py_buffer(c)]) for c in cols]
+    return pa.Table.from_arrays(arrays, names=names, metadata=metadata)
+
+
+def _write_csv(table: pa.Table, sink) -> None:
+    # Arrow formats doubles with double-conversion's ToShortest: the shortest
+    # decimal string that parses back to the same double (0.30000000000000004,
+    # 5e-324, 1.7976931348623157e+308), i.e. repr-exact; test_trajectory checks
+    # the round trip. The header is quoted only when a name needs it.
+    plain = all(not any(ch in n for ch in ',"\r\n') for n in table.column_names)
+    options = pa_csv.WriteOptions(quoting_header="none" if plain else "needed")
+    pa_csv.write_csv(table, sink, options)
+
+
+def write_trajectory(path, names, data, *, source=None) -> None:
+    """Write `data` (N, len(names)) with columns `names` to `path`, atomically.
+
+    `path` ``None`` or ``'-'``: CSV on standard output (bytes, streamed, no
+    temporary file). Otherwise the format is the extension's, ``.csv`` or
+    ``.parquet``. `source` is optional provenance (e.g. the robot or scenario
+    path), kept in the Parquet metadata as ``dyn.source``; CSV has no place for
+    it. Raises `InputError` for an unsupported extension or mismatched shapes.
+    """
+    fmt = "csv" if path is None or str(path) == STDIO else FORMATS.get(Path(path).suffix.lower())
+    if fmt is None:
+        suffix = repr(Path(path).suffix) if Path(path).suffix else "(no extension)"
+        raise InputError(f"{path}: unsupported output format {suffix}; "
+                         f"use one of {', '.join(FORMATS)} (or '-' for CSV on standard output)")
+    table = _to_table(names, data, source)
+    if path is None or str(path) == STDIO:
+        sys.stdout.flush()  # anything already printed goes first
+        _write_csv(table, sys.stdout.buffer)
+        sys.stdout.buffer.flush()
+        return
+    with atomic_output(path) as tmp:
+        if fmt == "csv":
+            _write_csv(table, str(tmp))
+        else:
+            pq.write_table(table, str(tmp))
+
+
+# --------------------------------------------------------------------- reading
+
+def read_trajectory(path, *, required=None) -> Trajectory:
+    """Read a trajectory from `path` (``.csv``, ``.parquet``, or ``'-'``: standard input).
+
+    Every column is read as float64. Raises `TrajectoryError` naming the file,
+    the line (CSV) or row (Parquet) and the column for: a missing or empty
+    file, a header without rows, ragged rows, duplicate names, non-numeric,
+    empty, NaN or infinite values, a missing ``time`` column, and missing
+    `required` columns.
+    """
+    display, buf, fmt = _open_source(path)
+    if fmt == "parquet":
+        traj = _read_parquet(display, buf if buf is not None else str(path))
+    else:
+        traj = _read_csv(display, buf)
+    require_columns(traj, ["time"] + [n for n in (required or ()) if n != "time"])
+    return traj
+
+
+def require_columns(traj: Trajectory, names) -> None:
+    """Raise `TrajectoryError` naming the `names` missing from `traj`, and what it has."""
+    missing = [n for n in dict.fromkeys(names) if not traj.has(n)]
+    if not missing:
+        return
+    what = "column" if len(missing) == 1 else f"{len(missing)} columns"
+    hint = ""
+    if len(missing) == 1:
+        near = closest(missing[0], traj.names)
+        hint = f" ({near})" if near.startswith("did you mean") else ""
+    raise TrajectoryError(f"missing {what} {_listing(missing)}{hint}; "
+                          f"found {len(traj.names)}: {_listing(traj.names)}", file=traj.path)
+
+
+def check_increasing_time(traj: Trajectory) -> None:
+    """Raise `TrajectoryError` at the first row whose time does not increase."""
+    t = traj.time
+    bad = np.flatnonzero(np.diff(t) <= 0)
+    if bad.size:
+        i = int(bad[0]) + 1
+        raise TrajectoryError(f"time {t[i]!r} does not increase (previous row {t[i - 1]!r}); "
+                              f"rows must be in increasing time", file=traj.path,
+                              column="time", **traj.locate(i))
+
+
+def _open_source(path):
+    """(display name, bytes or None, format). Regular Parquet files stay on disk;
+    everything else is read into memory once (pipes and stdin cannot be reread)."""
+    if path is None or str(path) == STDIO:
+        stream = sys.stdin
+        if stream is None or stream.isatty():
+            raise TrajectoryError("standard input is a terminal; pipe a trajectory in "
+                                  "or give a file name", file=_STDIN_NAME)
+        buf = stream.buffer.read()
+        return _STDIN_NAME, buf, ("parquet" if buf.startswith(_PARQUET_MAGIC) else "csv")
+    display = str(path)
+    p = Path(path)
+    suffix = p.suffix.lower()
+    fmt = FORMATS.get(suffix)
+    if fmt is None and suffix:
+        raise TrajectoryError(f"unsupported trajectory format {p.suffix!r}; "
+                              f"expected one of {', '.join(FORMATS)}", file=display)
+    try:
+        mode = p.stat().st_mode
+    except FileNotFoundError:
+        raise TrajectoryError("no such file", file=display) from None
+    except OSError as exc:
+        raise TrajectoryError(f"cannot read: {exc.strerror}", file=display) from None
+    if stat.S_ISDIR(mode):
+        raise TrajectoryError("is a folder, expected a trajectory file", file=display)
+    if fmt == "parquet" and stat.S_ISREG(mode):
+        if p.stat().st_size == 0:
+            raise TrajectoryError("empty file", file=display)
+        return display, None, fmt
+    try:
+        buf = p.read_bytes()
+    except OSError as exc:
+        raise TrajectoryError(f"cannot read: {exc.strerror}", file=display) from None
+    if fmt is None:  # no extension (e.g. /dev/fd/63 from <(...)): sniff
+        fmt = "parquet" if buf.startswith(_PARQUET_MAGIC) else "csv"
+    return display, buf, fmt
+
+
+def _check_names(names, display, *, line=None) -> None:
+    seen = set()
+    dup = [n for n in names if n in seen or seen.add(n)]
+    if dup:
+        raise TrajectoryError(f"duplicate column names {_listing(dict.fromkeys(dup))}",
+                              file=display, line=line)
+    for j, n in enumerate(names):
+        if not n.strip():
+            raise TrajectoryError(f"column {j + 1} has no name", file=display, line=line)
+
+
+def _finite(names, data, display, locate) -> None:
+    """First non-finite value, in row order: TrajectoryError at its line/row and column."""
+    ok = np.isfinite(data)
+    if ok.all():
+        return
+    bad = ~ok
+    i = int(bad.any(axis=1).argmax())
+    j = int(bad[i].argmax())
+    raise TrajectoryError(f"value {data[i, j]!r} is not finite (NaN or infinite)",
+                          file=display, column=names[j], **locate(i))
+
+
+def _first_null(columns):
+    """(row, column index) of the first null in row order, or None."""
+    first = {j: pa_compute.indices_nonzero(col.is_null())[0].as_py()
+             for j, col in enumerate(columns) if col.null_count}
+    if not first:
+        return None
+    row = min(first.values())
+    return row, min(j for j in first if not columns[j][row].is_valid)
+
+
+def _stack(columns, n: int) -> np.ndarray:
+    """Arrow float64 columns without nulls -> C-contiguous (n, k) array.
+
+    Reads the value buffers directly (np.frombuffer): Arrow's to_numpy imports
+    pandas on first use, which costs ~0.3 s of start-up.
+    """
+    cols = np.empty((len(columns), n), dtype=np.float64)
+    for j, col in enumerate(columns):
+        start = 0
+        for chunk in col.chunks:  # no concatenation: copy chunk by chunk
+            size = len(chunk)
+            cols[j, start:start + size] = np.frombuffer(
+                chunk.buffers()[1], dtype=np.float64, count=size, offset=8 * chunk.offset)
+            start += size
+    return np.ascontiguousarray(cols.T)  # one blocked transpose beats strided column writes
+
+
+# CSV ---------------------------------------------------------------------------
+
+def _header(buf: bytes, display):
+    """(names, line of the header) from the first non-blank line, with the csv module."""
+    start = 3 if buf.startswith(b"\xef\xbb\xbf") else 0  # UTF-8 byte-order mark
+    line = 1
+    while True:
+        end = buf.find(b"\n", start)
+        chunk = buf[start:] if end < 0 else buf[start:end + 1]
+        if chunk.strip():
+            break
+        if end < 0:
+            raise TrajectoryError("empty file; expected a CSV header line then one row per sample",
+                                  file=display)
+        start = end + 1
+        line += 1
+    # a quoted name may span lines: take lines until the quotes balance
+    while end >= 0 and buf.count(b'"', start, end + 1) % 2:
+        end = buf.find(b"\n", end + 1)
+    head = buf[start:] if end < 0 else buf[start:end + 1]
+    names = next(csv.reader(io.StringIO(head.decode("utf-8", errors="replace"), newline="")))
+    return names, line
+
+
+def _lines_of_rows(buf: bytes):
+    """Physical line number of every data row (blank lines skipped), csv-module exact."""
+    lines = []
+    reader = csv.reader(io.StringIO(buf.decode("utf-8-sig", errors="replace"), newline=""))
+    header = True
+    for fields in reader:
+        if not fields:
+            continue
+        if header:
+            header = False
+            continue
+        lines.append(reader.line_num)
+    return np.asarray(lines, dtype=np.int64)
+
+
+def _rows_are_consecutive_lines(buf: bytes, n_rows: int) -> bool:
+    """Whether the header is line 1 and row r is line r + 2: no blank lines before
+    or between rows (trailing ones do not matter), no line breaks inside quotes."""
+    end = len(buf)
+    while end and buf[end - 1] in b" \t\r\n":
+        end -= 1
+    return buf.count(b"\n", 0, end) == n_rows  # one line break per data row
+
+
+def _is_number(text: str) -> bool:
+    """What Arrow's CSV float parser accepts (Python's float() also takes '1_0')."""
+    if "_" in text:
+        return False
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _diagnose_csv(buf: bytes, display, arrow_message: str) -> TrajectoryError:
+    """The error at the first bad line, found with the csv module. Runs only
+    after pyarrow has refused the file, so its cost does not matter."""
+    reader = csv.reader(io.StringIO(buf.decode("utf-8-sig", errors="replace"), newline=""))
+    header = None
+    for fields in reader:
+        if not fields:
+            continue
+        if header is None:
+            header = fields
+            continue
+        line = reader.line_num
+        if len(fields) != len(header):
+            count = f"{len(fields)} value" + ("" if len(fields) == 1 else "s")
+            return TrajectoryError(f"{count}, but the header has {len(header)} columns",
+                                   file=display, line=line)
+        for name, value in zip(header, fields):
+            if not value.strip():
+                return TrajectoryError("empty value; expected a number",
+                                       file=display, line=line, column=name)
+            if not _is_number(value):
+                return TrajectoryError(f"{value!r} is not a number",
+                                       file=display, line=line, column=name)
+    message = arrow_message.splitlines()[0] if arrow_message else "cannot be read as CSV"
+    return TrajectoryError(f"cannot be read as CSV ({message})", file=display)
+
+
+def _read_csv(display, buf: bytes) -> Trajectory:
+    names, header_line = _header(buf, display)
+    _check_names(names, display, line=header_line)
+    convert = pa_csv.ConvertOptions(
+        column_types={n: pa.float64() for n in names},
+        null_values=[""], strings_can_be_null=False, quoted_strings_can_be_null=False)
+    try:
+        table = pa_csv.read_csv(pa.BufferReader(buf), convert_options=convert)
+    except pa.ArrowInvalid as exc:
+        raise _diagnose_csv(buf, display, str(exc)) from None
+    if table.column_names != names or any(t != pa.float64() for t in table.schema.types):
+        # pyarrow split the header differently from the csv module: let the
+        # line-by-line reader find and name the problem.
+        raise _diagnose_csv(buf, display, "unexpected header")
+    n = table.num_rows
+    if n == 0:
+        raise TrajectoryError("header only, no data rows; expected one row per sample",
+                              file=display, line=header_line)
+    # rows are consecutive lines unless blank lines intervene (then map them exactly)
+    lines = 2 if _rows_are_consecutive_lines(buf, n) else _lines_of_rows(buf)
+    locate = functools.partial(_locate, lines)
+
+    empty = _first_null(table.columns)
+    if empty:
+        row, j = empty
+        raise TrajectoryError("empty value; expected a number", file=display,
+                              column=names[j], **locate(row))
+    data = _stack(table.columns, n)
+    del table
+    _finite(names, data, display, locate)
+    return Trajectory(names, data, display, lines=lines)
+
+
+# Parquet -------------------------------------------------------------------------
+
+def _read_parquet(display, source) -> Trajectory:
+    try:
+        # ParquetFile.read, not pq.read_table: the latter imports pandas (~0.3 s)
+        table = pq.ParquetFile(pa.BufferReader(source) if isinstance(source, bytes)
+                               else source).read()
+    except (pa.ArrowInvalid, OSError) as exc:
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise TrajectoryError(f"cannot be read as Parquet ({first})", file=display) from None
+    names = table.column_names
+    _check_names(names, display)
+    if table.num_columns == 0:
+        raise TrajectoryError("no columns; expected at least 'time'", file=display)
+    if table.num_rows == 0:
+        raise TrajectoryError("no data rows; expected one row per sample", file=display)
+    columns = []
+    for name, col in zip(names, table.columns):
+        t = col.type
+        if not (pa.types.is_floating(t) or pa.types.is_integer(t) or pa.types.is_decimal(t)):
+            raise TrajectoryError(f"holds {t} values; expected numbers",
+                                  file=display, column=name)
+        columns.append(col if t == pa.float64() else col.cast(pa.float64(), safe=False))
+    empty = _first_null(columns)
+    if empty:
+        row, j = empty
+        raise TrajectoryError("missing (null) value; expected a number",
+                              file=display, row=row + 1, column=names[j])
+    data = _stack(columns, table.num_rows)
+    _finite(names, data, display, functools.partial(_locate, None))
+    return Trajectory(names, data, display)

@@ -26,8 +26,10 @@ def placements(m, d, q):
         compose(m.Xtree_R[i], m.Xtree_p[i], d.R3, d.p3, d.lR[i], d.lp[i])
         pa = m.parent[i]
         if pa < 0:
-            d.oR[i, :, :] = d.lR[i]
-            d.op[i, :] = d.lp[i]
+            for r in range(3):
+                for c in range(3):
+                    d.oR[i, r, c] = d.lR[i, r, c]
+                d.op[i, r] = d.lp[i, r]
         else:
             compose(d.oR[pa], d.op[pa], d.lR[i], d.lp[i], d.oR[i], d.op[i])
 

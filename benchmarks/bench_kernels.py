@@ -1,0 +1,66 @@
+"""Per-call and per-batch time of dynlib's rnea / crba / aba against Pinocchio, same robots, one run.
+
+    python benchmarks/bench_kernels.py [--rows 20000]
+
+Prints, per robot: Pinocchio's time per call from Python, dynlib's time per call
+from Python, and dynlib's time per row in a batched (compiled-loop) call, with
+the ratio batched dynlib / Pinocchio (below 1: dynlib faster). Goal (issue 2): a
+compiled loop of ABA at least 2x faster per step than calling pin.aba from Python.
+"""
+import argparse
+
+import numpy as np
+import pinocchio as pin
+
+import dynlib
+from _peers import ROOT, PinMap, best_of, erd
+
+ROBOTS = [
+    ("arm6", ROOT / "robots/arm6.urdf", False),
+    ("ur5", erd("ur_description/urdf/ur5_robot.urdf"), False),
+    ("panda", erd("panda_description/urdf/panda.urdf"), False),
+    ("solo12 (floating)", erd("solo_description/robots/solo12.urdf"), True),
+    ("talos_reduced (floating)", erd("talos_data/robots/talos_reduced.urdf"), True),
+]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rows", type=int, default=20000)
+    args = ap.parse_args()
+    n = args.rows
+    rng = np.random.default_rng(0)
+    print(f"{'robot':26s} {'alg':5s} {'pin/call':>10s} {'dyn/call':>10s} {'dyn/row batched':>16s} {'batched/pin':>12s}")
+    for label, path, fb in ROBOTS:
+        model = dynlib.load(path, floating_base=fb)
+        pm = pin.buildModelFromUrdf(str(path), pin.JointModelFreeFlyer()) if fb else pin.buildModelFromUrdf(str(path))
+        pd = pm.createData()
+        mp = PinMap(model, pm)
+        Q = np.array([dynlib.random_configuration(model, rng, scale=1.0) for _ in range(n)])
+        V = rng.uniform(-1, 1, (n, model.nv))
+        A = rng.uniform(-1, 1, (n, model.nv))
+        Qp, Vp, Ap = mp.q(Q), mp.v(V), mp.v(A)
+        TAU = dynlib.rnea(model, Q, V, A)
+        TAUp = mp.v(TAU)
+        # warm up (compilation happens here, outside the timings)
+        dynlib.rnea(model, Q[0], V[0], A[0]); dynlib.crba(model, Q[0]); dynlib.aba(model, Q[0], V[0], TAU[0])
+        cases = {
+            "rnea": (lambda: [pin.rnea(pm, pd, Qp[i], Vp[i], Ap[i]) for i in range(n)],
+                     lambda: [dynlib.rnea(model, Q[i], V[i], A[i]) for i in range(n // 10)],
+                     lambda: dynlib.rnea(model, Q, V, A)),
+            "crba": (lambda: [pin.crba(pm, pd, Qp[i]) for i in range(n)],
+                     lambda: [dynlib.crba(model, Q[i]) for i in range(n // 10)],
+                     lambda: dynlib.crba(model, Q)),
+            "aba": (lambda: [pin.aba(pm, pd, Qp[i], Vp[i], TAUp[i]) for i in range(n)],
+                    lambda: [dynlib.aba(model, Q[i], V[i], TAU[i]) for i in range(n // 10)],
+                    lambda: dynlib.aba(model, Q, V, TAU)),
+        }
+        for alg, (pin_loop, dyn_loop, dyn_batch) in cases.items():
+            tp = best_of(pin_loop, 3) / n
+            td = best_of(dyn_loop, 3) / (n // 10)
+            tb = best_of(dyn_batch, 3) / n
+            print(f"{label:26s} {alg:5s} {tp * 1e6:8.2f}us {td * 1e6:8.2f}us {tb * 1e6:14.2f}us {tb / tp:12.2f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,208 @@
+"""The URDF reader: tree building, fixed-joint merging, frames, and every validation error."""
+import numpy as np
+import pytest
+
+import dynlib
+from dynlib.errors import URDFError
+from helpers import ROBOTS_DIR
+
+INERTIAL = '<inertial><mass value="1"/><inertia ixx="0.1" iyy="0.1" izz="0.1" ixy="0" ixz="0" iyz="0"/></inertial>'
+
+
+def write(tmp_path, body, name="r.urdf"):
+    p = tmp_path / name
+    p.write_text(f'<?xml version="1.0"?>\n<robot name="t">\n{body}\n</robot>\n')
+    return p
+
+
+def link(name, inertial=INERTIAL):
+    return f'<link name="{name}">{inertial}</link>'
+
+
+def joint(name, parent, child, jtype="revolute", extra='<axis xyz="0 0 1"/>'):
+    return f'<joint name="{name}" type="{jtype}"><parent link="{parent}"/><child link="{child}"/>{extra}</joint>'
+
+
+def chain(*extra_lines):
+    return "\n".join([link("base"), link("a"), link("b"), joint("j1", "base", "a"), joint("j2", "a", "b"), *extra_lines])
+
+
+def error_of(tmp_path, body):
+    with pytest.raises(URDFError) as exc:
+        dynlib.load(write(tmp_path, body))
+    return str(exc.value)
+
+
+# ---- structure -----------------------------------------------------------------
+
+def test_depth_first_order_children_in_document_order(tmp_path):
+    body = "\n".join([link("base")] + [link(n) for n in "abcde"] + [
+        joint("ja", "base", "a"), joint("jb", "a", "b"), joint("jc", "base", "c"), joint("jd", "a", "d"), joint("je", "c", "e")])
+    m = dynlib.load(write(tmp_path, body))
+    assert m.joint_names == ("ja", "jb", "jd", "jc", "je")
+    assert list(m.arrays.parent) == [-1, 0, 0, -1, 3]
+    assert all(m.arrays.parent[i] < i for i in range(m.nb))
+    assert list(m.arrays.subtree_end) == [3, 2, 3, 5, 5]
+    assert m.frame_names == ("base", "a", "b", "d", "c", "e")
+
+
+def test_fixed_joints_are_merged_and_links_stay_frames(tmp_path):
+    body = chain(link("tool", INERTIAL),
+                 joint("fix", "b", "tool", "fixed", '<origin xyz="0 0 0.5" rpy="0 1.5707963267948966 0"/>'))
+    m = dynlib.load(write(tmp_path, body))
+    assert m.nb == 2 and "tool" in m.frame_names
+    assert m.arrays.inertia[1, 0, 0] == pytest.approx(2.0)  # b + tool lumped
+    T = dynlib.frame_placement(m, np.zeros(2), "tool")
+    assert T[:3, 3] == pytest.approx([0, 0, 0.5])
+    assert T[:3, 2] == pytest.approx([1, 0, 0], abs=1e-12)  # pitch +90 deg turns the tool z axis onto +x
+
+
+def test_floating_base_adds_root_free_flyer(tmp_path):
+    m = dynlib.load(write(tmp_path, chain()), floating_base=True)
+    assert m.joint_names[0] == "root" and m.nq == 9 and m.nv == 8
+    assert m.q_names[:7] == ("root.x", "root.y", "root.z", "root.qx", "root.qy", "root.qz", "root.qw")
+    assert m.v_names[:6] == ("root.vx", "root.vy", "root.vz", "root.wx", "root.wy", "root.wz")
+    assert m.q_neutral[6] == 1.0
+
+
+def test_urdf_floating_and_planar_joints(tmp_path):
+    body = "\n".join([link("world", ""), link("base"), link("arm"),
+                      joint("float", "world", "base", "floating", ""),
+                      joint("slide", "base", "arm", "planar", '<axis xyz="0 1 0"/>')])
+    m = dynlib.load(write(tmp_path, body))
+    assert m.nq == 10 and m.nv == 9
+    assert m.q_names[7:] == ("slide.x", "slide.y", "slide.theta")
+    # a planar joint moves in the plane normal to its axis: the arm never leaves y = 0
+    q = m.q_neutral.copy()
+    q[7:] = [0.3, -0.2, 0.7]
+    assert dynlib.frame_placement(m, q, "arm")[1, 3] == pytest.approx(0.0, abs=1e-12)
+    assert np.linalg.norm(dynlib.frame_placement(m, q, "arm")[:3, 3]) == pytest.approx(np.hypot(0.3, 0.2))
+
+
+def test_continuous_joint_has_one_coordinate_and_no_limits(tmp_path):
+    body = "\n".join([link("base"), link("a"), joint("spin", "base", "a", "continuous")])
+    m = dynlib.load(write(tmp_path, body))
+    assert m.nq == 1 and m.joint_types == ("continuous",)
+    assert np.isinf(m.lower[0]) and np.isinf(m.upper[0])
+
+
+def test_dynamics_tag_gives_damping_and_friction(tmp_path):
+    body = "\n".join([link("base"), link("a"),
+                      joint("j", "base", "a", "revolute", '<axis xyz="0 0 1"/><dynamics damping="0.7" friction="0.2"/>'
+                            '<limit lower="-1" upper="2" effort="10" velocity="3"/>')])
+    m = dynlib.load(write(tmp_path, body))
+    assert m.arrays.damping[0] == 0.7 and m.arrays.friction[0] == 0.2
+    assert (m.lower[0], m.upper[0], m.effort[0], m.velocity_limit[0]) == (-1, 2, 10, 3)
+
+
+def test_mimic_joints_are_independent_with_a_warning(tmp_path):
+    body = chain().replace('<axis xyz="0 0 1"/></joint>', '<axis xyz="0 0 1"/><mimic joint="j1" multiplier="2"/></joint>', 2)
+    body = body.replace('<mimic joint="j1" multiplier="2"/>', '', 1)
+    m = dynlib.load(write(tmp_path, body))
+    assert m.nv == 2 and m.mimic == (("j2", "j1", 2.0, 0.0),)
+    assert any("mimic" in w and "j2" in w for w in m.warnings)
+
+
+def test_triangle_inequality_violation_is_a_warning(tmp_path):
+    bad = '<inertial><mass value="1"/><inertia ixx="1" iyy="0.1" izz="0.1" ixy="0" ixz="0" iyz="0"/></inertial>'
+    m = dynlib.load(write(tmp_path, "\n".join([link("base"), link("a", bad), joint("j", "base", "a")])))
+    assert any("triangle inequality" in w for w in m.warnings)
+
+
+def test_massless_subtree_is_an_error_for_forward_dynamics_only(tmp_path):
+    m = dynlib.load(write(tmp_path, "\n".join([link("base"), link("a", ""), joint("j", "base", "a")])))
+    assert m.massless_joints == ("j",)
+    assert dynlib.rnea(m, [0.1], [0.0], [0.0]).shape == (1,)
+    with pytest.raises(dynlib.errors.ModelError, match="'j'|j"):
+        dynlib.aba(m, [0.1], [0.0], [0.0])
+
+
+def test_awkward_but_valid_files_load(tmp_path):
+    body = """<!-- a comment --> <material name="blue"><color rgba="0 0 1 1"/></material>
+      <link name="basé"><visual><geometry><mesh filename="package://nowhere/base.dae"/></geometry>
+        <material name="blue"/></visual></link>
+      <link name="a">""" + INERTIAL + """<collision><geometry><sphere radius="0.05"/></geometry></collision></link>
+      <link name="leaf"/>
+      <joint name="j" type="revolute"><parent link="basé"/><child link="a"/><axis xyz="0 0 2"/></joint>
+      <joint name="k" type="fixed"><parent link="a"/><child link="leaf"/></joint>
+      <gazebo reference="a"><mu1>0.5</mu1></gazebo>
+      <transmission name="t"><type>x</type></transmission>"""
+    m = dynlib.load(write(tmp_path, body))
+    assert m.frame_names == ("basé", "a", "leaf")
+    assert m.arrays.jaxis[0] == pytest.approx([0, 0, 1])  # normalised
+    assert m.collisions[0][:3] == ("a", "sphere", (0.05,))
+
+
+def test_xacro_file_expands(tmp_path):
+    m = dynlib.load(ROBOTS_DIR / "arm6.urdf.xacro")
+    ref = dynlib.load(ROBOTS_DIR / "arm6.urdf")
+    q = np.linspace(-1, 1, ref.nq)
+    assert m.nq == ref.nq
+    np.testing.assert_allclose(dynlib.rnea(m, q, q, q), dynlib.rnea(ref, q, q, q), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["pendulum", "double_pendulum", "planar3", "arm6", "arm7", "quadruped", "biped"])
+def test_sample_robots_load_with_inertial_on_every_moving_body(name):
+    m = dynlib.load(ROBOTS_DIR / f"{name}.urdf")
+    assert m.nv > 0 and not m.massless_joints
+    assert all(m.arrays.inertia[i, 0, 0] > 0 for i in range(m.nb))
+
+
+# ---- errors: one line, file:line, what was expected ------------------------------
+
+BAD = {
+    "malformed-xml": ("<link name='a'>", "malformed XML"),
+    "unknown-parent": (chain(joint("j3", "nowhere", "b")), "parent link 'nowhere' is not defined"),
+    "unknown-child": (chain(joint("j3", "b", "nobody")), "child link 'nobody' is not defined"),
+    "duplicate-link": (chain(link("a")), "link 'a' is defined twice"),
+    "duplicate-joint": (chain(link("c"), joint("j1", "b", "c")), "joint 'j1' is defined twice"),
+    "several-roots": (chain(link("island")), "several root links"),
+    "two-parents": (chain(joint("j3", "base", "b")), "child of two joints"),
+    "cycle": ("\n".join([link("a"), link("b"), link("c"), joint("j1", "a", "b"), joint("j2", "b", "c"), joint("j3", "c", "b")]),
+              "child of two joints"),
+    "pure-cycle": ("\n".join([link("a"), link("b"), joint("j1", "a", "b"), joint("j2", "b", "a")]), "cycle"),
+    "bad-number": (chain().replace('<axis xyz="0 0 1"/>', '<origin xyz="0 0 -1.57."/><axis xyz="0 0 1"/>', 1), "not a number"),
+    "nan": (chain().replace('<axis xyz="0 0 1"/>', '<origin xyz="0 nan 0"/><axis xyz="0 0 1"/>', 1), "finite"),
+    "inf": (chain().replace('<axis xyz="0 0 1"/>', '<origin rpy="0 inf 0"/><axis xyz="0 0 1"/>', 1), "finite"),
+    "short-vector": (chain().replace('<axis xyz="0 0 1"/>', '<axis xyz="0 1"/>', 1), "expected 3 numbers"),
+    "zero-axis": (chain().replace('<axis xyz="0 0 1"/>', '<axis xyz="0 0 0"/>', 1), "not a direction"),
+    "negative-mass": (chain(link("c", '<inertial><mass value="-1"/><inertia ixx="1" iyy="1" izz="1"/></inertial>'),
+                            joint("j3", "b", "c")), "negative"),
+    "not-psd": (chain(link("c", '<inertial><mass value="1"/><inertia ixx="1" iyy="1" izz="-1"/></inertial>'),
+                      joint("j3", "b", "c")), "not positive semi-definite"),
+    "unsupported-type": (chain(link("c"), joint("j3", "b", "c", "spherical")), "unsupported type 'spherical'"),
+    "no-type": (chain(link("c"), '<joint name="j3"><parent link="b"/><child link="c"/></joint>'), "has no type"),
+    "no-parent": (chain(link("c"), '<joint name="j3" type="fixed"><child link="c"/></joint>'), "needs a <parent"),
+    "self-joint": (chain(joint("j3", "b", "b")), "to itself"),
+    "no-links": ("", "no <link>"),
+    "mass-missing": (chain(link("c", '<inertial><inertia ixx="1" iyy="1" izz="1"/></inertial>'), joint("j3", "b", "c")), "<mass"),
+    "bad-limits": (chain(link("c"), joint("j3", "b", "c", "revolute", '<axis xyz="1 0 0"/><limit lower="1" upper="-1" effort="1" velocity="1"/>')),
+                   "lower limit"),
+    "negative-damping": (chain(link("c"), joint("j3", "b", "c", "revolute", '<axis xyz="1 0 0"/><dynamics damping="-1"/>')), "damping"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD))
+def test_bad_urdf_gives_one_line_with_file_and_line(tmp_path, case):
+    body, expected = BAD[case]
+    msg = error_of(tmp_path, body)
+    assert expected in msg
+    assert "\n" not in msg
+    assert msg.startswith(str(tmp_path / "r.urdf") + ":")
+    if case != "no-links":
+        assert msg.split(":")[1].isdigit(), msg  # the line number
+
+
+@pytest.mark.parametrize("content,expected", [
+    (b"", "empty"), (b"\x00\x01\x02binary", "binary"), (b"<sdf version='1.6'></sdf>", "expected <robot>"),
+])
+def test_not_a_urdf(tmp_path, content, expected):
+    p = tmp_path / "x.urdf"
+    p.write_bytes(content)
+    with pytest.raises(URDFError, match=expected):
+        dynlib.load(p)
+
+
+def test_missing_file():
+    with pytest.raises(URDFError, match="no such file"):
+        dynlib.load("no/such/robot.urdf")

@@ -1,0 +1,91 @@
+"""Inverse dynamics over a recorded trajectory: the motor torques behind every row.
+
+For each row, ``tau = M(q) a + h(q, v) + damping·v + friction·tanh(v / ε)`` (SPEC §2:
+the URDF joint friction added back, ε = `friction_smoothing`), with v and a from the
+file or estimated from q (`dynlib.derivatives`). All rows go through the compiled
+batched RNEA in one call. For a floating base the root's entries are the wrench
+``(f, τ)`` that the root would need (in the root body frame, Pinocchio's
+convention): the "imaginary crane" of contact-free inverse dynamics, which
+`contact-id` replaces by contact wrenches.
+
+Public: `inverse_dynamics_trajectory(model, traj, ...)` -> `InverseDynamics`
+(column names, data, how the derivatives were obtained); `tau_names(model)`;
+`joint_friction_torques(model, v, smoothing)`.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from .algorithms.rnea import rnea
+from .derivatives import motion_from_trajectory
+from .errors import InputError
+from .joints import FREEFLYER
+
+# SPEC §5: a free-flyer's torque columns name the wrench, not the twist it pairs with
+_WRENCH = {"vx": "fx", "vy": "fy", "vz": "fz", "wx": "tx", "wy": "ty", "wz": "tz"}
+# SPEC §5 column order, for --keep-columns
+_RANK = {"time": 0, "q": 1, "qd": 2, "qdd": 3, "tau": 4, "energy": 5, "contact": 6}
+
+
+class InverseDynamics(NamedTuple):
+    """The output table: column `names`, `data` (N, len(names)), and `derivatives`,
+    how v and a were obtained ('given', 'central' or 'savgol')."""
+
+    names: list
+    data: np.ndarray
+    derivatives: str
+
+
+def tau_names(model):
+    """The torque columns: ``tau.<v_name>``, with ``tau.<root>.fx … tz`` for a free-flyer."""
+    names = list(model.v_names)
+    a = model.arrays
+    for i in np.flatnonzero(a.jtype == FREEFLYER):
+        for k in range(a.idx_v[i], a.idx_v[i] + 6):
+            joint, _, comp = names[k].rpartition(".")
+            names[k] = f"{joint}.{_WRENCH[comp]}"
+    return [f"tau.{n}" for n in names]
+
+
+def joint_friction_torques(model, v, smoothing=1e-3):
+    """damping·v + friction·tanh(v / smoothing): the torque the URDF joint friction
+    takes away, (N, nv) for v (N, nv) (SPEC §2)."""
+    a = model.arrays
+    return a.damping * v + a.friction * np.tanh(v / smoothing)
+
+
+def inverse_dynamics_trajectory(model, traj, *, derivatives="auto", window=0.1, polyorder=4,
+                                joint_friction=True, friction_smoothing=1e-3, columns=None,
+                                keep_columns=False) -> InverseDynamics:
+    """The motor torques of every row of `traj` (a `dynlib.trajectory.Trajectory`).
+
+    derivatives, window, polyorder, columns: how q, v, a are read or estimated
+    (`dynlib.derivatives.motion_from_trajectory`). joint_friction: add the URDF
+    damping and Coulomb friction back (False: rigid-body torques only).
+    keep_columns: also keep the input's columns (their tau.* columns are replaced),
+    in SPEC §5 order. Returns the columns ``time``, [kept columns], ``tau.*``.
+    """
+    if not (np.isfinite(friction_smoothing) and friction_smoothing > 0):
+        raise InputError(f"friction smoothing must be a positive number, got {friction_smoothing!r}")
+    motion = motion_from_trajectory(model, traj, derivatives=derivatives, window=window,
+                                    polyorder=polyorder, columns=columns)
+    tau = rnea(model, motion.q, motion.v, motion.a)
+    if joint_friction:
+        tau += joint_friction_torques(model, motion.v, friction_smoothing)
+    out_names = tau_names(model)
+    if not keep_columns:
+        data = np.empty((len(traj), 1 + model.nv))
+        data[:, 0] = motion.time
+        data[:, 1:] = tau
+        return InverseDynamics(["time"] + out_names, data, motion.derivatives)
+    replaced = set(out_names) | {"time"}
+    kept = [n for n in traj.names if n not in replaced]
+    order = sorted(kept + out_names, key=lambda n: _RANK.get(n.partition(".")[0], len(_RANK)))
+    where = {n: j for j, n in enumerate(traj.names)}
+    data = np.empty((len(traj), 1 + len(order)))
+    data[:, 0] = motion.time
+    for j, n in enumerate(order, start=1):
+        data[:, j] = tau[:, out_names.index(n)] if n in replaced else traj.data[:, where[n]]
+    return InverseDynamics(["time"] + order, data, motion.derivatives)

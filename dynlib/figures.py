@@ -1,0 +1,99 @@
+"""Figures (matplotlib, Agg backend): energy against time, and trajectory columns.
+
+Both write through `dynlib.trajectory.atomic_output`, so a failure leaves no
+partial PNG behind. The format follows the extension (png, pdf, svg).
+"""
+from __future__ import annotations
+
+import fnmatch
+
+import numpy as np
+
+from .errors import InputError, TrajectoryError
+
+FIGURE_FORMATS = (".png", ".pdf", ".svg")
+UNITS = {"q": "rad or m", "qd": "rad/s or m/s", "qdd": "rad/s² or m/s²", "tau": "N·m or N",
+         "energy": "J", "contact": "N or N·m", "penetration": "m", "residual": "N or N·m"}
+
+
+def _pyplot():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _check_path(path):
+    from pathlib import Path
+
+    if Path(str(path)).suffix.lower() not in FIGURE_FORMATS:
+        raise InputError(f"{path}: figure files must end in {', '.join(FIGURE_FORMATS)}")
+
+
+def energy_figure(series, path, title=""):
+    """Kinetic, potential and total energy against time, and the relative drift (log axis)."""
+    from .trajectory import atomic_output
+
+    _check_path(path)
+    plt = _pyplot()
+    t = series["time"]
+    fig, (ax1, ax2) = plt.subplots(2, 1, figsize=(9, 7), sharex=True, constrained_layout=True)
+    ax1.plot(t, series["kinetic"], label="kinetic T")
+    ax1.plot(t, series["potential"], label="potential U")
+    ax1.plot(t, series["total"], label="total E = T + U", color="k", linewidth=2)
+    if "work" in series:
+        ax1.plot(t, series["total"][0] + series["work"], "--", label="E(0) + work of non-conservative forces")
+    ax1.set_ylabel("energy [J]")
+    ax1.legend(loc="best")
+    ax1.grid(True, alpha=0.3)
+    ax1.set_title(title or "energy")
+    drift = np.maximum(series["drift"], 1e-18)
+    ax2.semilogy(t, drift, color="C3")
+    ax2.set_ylabel("relative drift |E(t) - E(0)| / scale")
+    ax2.set_xlabel("time [s]")
+    ax2.grid(True, which="both", alpha=0.3)
+    with atomic_output(path) as tmp:
+        fig.savefig(tmp, dpi=110)
+    plt.close(fig)
+
+
+def select_columns(names, patterns, file=None):
+    """Columns matching any glob pattern (in file order); TrajectoryError when a pattern matches nothing."""
+    chosen = []
+    for pat in patterns:
+        hits = [n for n in names if fnmatch.fnmatchcase(n, pat) and n != "time"]
+        if not hits:
+            from .errors import closest
+
+            raise TrajectoryError(f"no column matches {pat!r}; {closest(pat, names)}", file=file)
+        chosen += [h for h in hits if h not in chosen]
+    return [n for n in names if n in chosen]
+
+
+def trajectory_figure(traj, patterns, path, title=""):
+    """Chosen columns of a trajectory against time, one panel per column group (q, qd, tau, ...)."""
+    from .trajectory import atomic_output
+
+    _check_path(path)
+    cols = select_columns(traj.names, patterns or ["q.*"], file=traj.path)
+    groups = {}
+    for c in cols:
+        groups.setdefault(c.split(".")[0], []).append(c)
+    plt = _pyplot()
+    t = traj.time
+    fig, axes = plt.subplots(len(groups), 1, figsize=(9, 2.6 * len(groups) + 1), sharex=True,
+                             constrained_layout=True, squeeze=False)
+    for ax, (group, members) in zip(axes[:, 0], groups.items()):
+        for c in members:
+            ax.plot(t, traj.column(c), label=c[len(group) + 1:] or c)
+        ax.set_ylabel(f"{group} [{UNITS.get(group, '')}]" if group in UNITS else group)
+        ax.grid(True, alpha=0.3)
+        ax.legend(loc="best", fontsize="small", ncol=max(1, len(members) // 8))
+    axes[-1, 0].set_xlabel("time [s]")
+    if title:
+        axes[0, 0].set_title(title)
+    with atomic_output(path) as tmp:
+        fig.savefig(tmp, dpi=110)
+    plt.close(fig)

@@ -95,7 +95,7 @@ def _arguments(model, t, q, min_samples, what):
     step = np.diff(t)
     if np.any(step <= 0):
         k = int(np.flatnonzero(step <= 0)[0]) + 1
-        raise InputError(f"time {t[k]!r} does not increase (previous sample {t[k - 1]!r}); "
+        raise InputError(f"time {float(t[k])!r} does not increase (previous sample {float(t[k - 1])!r}); "
                          "estimating derivatives needs increasing time", row=k)
     for i, jt in enumerate(model.joint_types):
         if jt == "continuous":
@@ -304,7 +304,7 @@ def motion_from_trajectory(model, traj, *, derivatives="auto", window=0.1, polyo
     if bad.any():
         k = int(bad.any(axis=1).argmax())
         c = used[int(bad[k].argmax())]
-        raise TrajectoryError(f"value {data[k, used.index(c)]!r} is not finite (NaN or infinite)",
+        raise TrajectoryError(f"value {float(data[k, used.index(c)])!r} is not finite (NaN or infinite)",
                               file=traj.path, column=c, **traj.locate(k))
     Q = np.ascontiguousarray(data[:, :model.nq])
     _check_quaternions(model, traj, qcols, Q)

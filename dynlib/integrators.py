@@ -1,0 +1,205 @@
+"""Time integration of the forward dynamics: the right-hand side and three schemes.
+
+The state is ``(q, v)``; its derivative is ``(v, a)`` with ``a = FD(q, v, tau)``
+(ABA). Configurations move on the joint manifolds, ``q ⊕ v dt``
+(`dynlib.joints.integrate_kernel`: SE(3) for free-flyers, unit quaternions kept
+unit, SE(2) for planar joints).
+
+Schemes (one step from t to t + dt, a1 = a(t, q, v) given):
+
+- ``euler`` (explicit Euler, Modern Robotics §8.7): ``q+ = q ⊕ dt v``, ``v+ = v + dt a1``;
+- ``semi-implicit`` (symplectic Euler): ``v+ = v + dt a1``, ``q+ = q ⊕ dt v+``;
+- ``rk4`` (classical Runge-Kutta on the manifold): stages
+  ``q_i = q ⊕ c_i dt v_{i-1}``, ``v_i = v + c_i dt a_{i-1}`` (c = 0, 1/2, 1/2, 1), then
+  ``q+ = q ⊕ dt/6 (v1 + 2 v2 + 2 v3 + v4)``, ``v+ = v + dt/6 (a1 + 2 a2 + 2 a3 + a4)``.
+
+The right-hand side (`rhs`) gathers every generalized force in one place
+(`generalized_forces`): the controller's motor torque, joint friction
+``-damping v - friction tanh(v/eps)`` (SPEC §2), and external wrenches turned
+into body wrenches ``f_ext``; contact forces will join them there. Then
+forward dynamics:
+
+- explicit joint friction (``Forces.implicit_dt == 0``): ``a = ABA(q, v, tau, f_ext)``;
+- implicit joint friction (``implicit_dt = dt > 0``): joint damping and the
+  smoothed Coulomb friction are stiff for light links (a wrist with 1e-4 kg m²
+  and 0.5 N m s of damping has a 0.3 ms time constant; the tanh slope
+  friction/eps is 1000 times steeper), and explicit schemes at dt = 1e-3 blow
+  up on them. The friction is then taken linearly implicit, as MuJoCo does for
+  joint damping: ``(M + dt B) a = tau + friction(v) + J^T f_ext - h`` with
+  ``B = diag(damping + friction/eps (1 - tanh²(v/eps)))`` the friction's
+  (negated) velocity Jacobian (M by CRBA, h by RNEA, Cholesky). This is
+  backward Euler on the friction term inside each stage: stable at any dt,
+  first-order accurate in the friction term only; the rigid-body part keeps the
+  scheme's order.
+
+External wrenches: ``(f, tau)`` in world-aligned axes, applied at the frame's
+origin (the dual of the ``local_world_aligned`` frame Jacobian: generalized
+force ``J^T w``), active for ``start <= t < stop``.
+"""
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+from numba import njit
+
+from . import joints as J
+from .algorithms.aba import aba_kernel
+from .algorithms.crba import crba_kernel
+from .algorithms.kinematics import placements
+from .algorithms.linalg import cholesky, cholesky_solve
+from .algorithms.rnea import rnea_kernel
+from .controllers import control
+
+EULER = 0
+SEMI_IMPLICIT = 1
+RK4 = 2
+SCHEMES = {"euler": EULER, "semi-implicit": SEMI_IMPLICIT, "rk4": RK4}
+
+_jit = njit(cache=True)
+
+
+class Forces(NamedTuple):
+    """Every generalized force besides the controller's, as the compiled loop takes them."""
+
+    damping: np.ndarray       # (nv,) viscous joint friction
+    friction: np.ndarray      # (nv,) Coulomb joint friction, smoothed by tanh(v/eps)
+    eps: float                # Coulomb smoothing velocity
+    implicit_dt: float        # > 0: joint friction linearly implicit with this step; 0: explicit
+    wrench_body: np.ndarray   # (nw,) int64, body the wrench's frame is on
+    wrench_p: np.ndarray      # (nw, 3) the frame's origin in that body's frame
+    wrench: np.ndarray        # (nw, 6) (f, tau), world-aligned axes, at the frame origin
+    wrench_start: np.ndarray  # (nw,) active from this time ...
+    wrench_stop: np.ndarray   # (nw,) ... until this time (excluded)
+
+
+class Work(NamedTuple):
+    """Scratch of one simulation (preallocated; nothing is allocated per step)."""
+
+    tau: np.ndarray        # (nv,) motor torque of the last right-hand side evaluation
+    tau_total: np.ndarray  # (nv,) motor torque + joint friction of that evaluation
+    fext: np.ndarray       # (nb, 6) body wrenches of that evaluation, body frame
+    qs: np.ndarray         # (nq,) stage configuration
+    vs: np.ndarray         # (3, nv) stage velocities v2, v3, v4
+    acc: np.ndarray        # (3, nv) stage accelerations a2, a3, a4
+    vdt: np.ndarray        # (nv,) velocity times a step
+    qn: np.ndarray         # (nq,) next configuration
+
+
+def make_work(nq, nv, nb) -> Work:
+    return Work(np.zeros(nv), np.zeros(nv), np.zeros((nb, 6)), np.zeros(nq), np.zeros((3, nv)),
+                np.zeros((3, nv)), np.zeros(nv), np.zeros(nq))
+
+
+# ---------------------------------------------------------- right-hand side
+
+@_jit
+def generalized_forces(m, d, fo, t, q, v, tau, tau_total, fext):
+    """tau_total = tau + joint friction; fext = external wrenches as body wrenches at time t."""
+    for k in range(tau.shape[0]):
+        tau_total[k] = tau[k] - fo.damping[k] * v[k] - fo.friction[k] * math.tanh(v[k] / fo.eps)
+    fext[:, :] = 0.0
+    placed = False
+    for w in range(fo.wrench_body.shape[0]):
+        if not (fo.wrench_start[w] <= t < fo.wrench_stop[w]):
+            continue
+        if not placed:
+            placements(m, d, q)
+            placed = True
+        b = fo.wrench_body[w]
+        R = d.oR[b]
+        f = fo.wrench[w]
+        p = fo.wrench_p[w]
+        # body frame: f_b = R^T f, n_b = R^T tau + p x f_b (moment moved from the frame origin to the body origin)
+        fb0 = R[0, 0] * f[0] + R[1, 0] * f[1] + R[2, 0] * f[2]
+        fb1 = R[0, 1] * f[0] + R[1, 1] * f[1] + R[2, 1] * f[2]
+        fb2 = R[0, 2] * f[0] + R[1, 2] * f[1] + R[2, 2] * f[2]
+        fext[b, 0] += fb0
+        fext[b, 1] += fb1
+        fext[b, 2] += fb2
+        fext[b, 3] += R[0, 0] * f[3] + R[1, 0] * f[4] + R[2, 0] * f[5] + p[1] * fb2 - p[2] * fb1
+        fext[b, 4] += R[0, 1] * f[3] + R[1, 1] * f[4] + R[2, 1] * f[5] + p[2] * fb0 - p[0] * fb2
+        fext[b, 5] += R[0, 2] * f[3] + R[1, 2] * f[4] + R[2, 2] * f[5] + p[0] * fb1 - p[1] * fb0
+    # contact forces (SPEC §7) will add to fext here
+
+
+@_jit
+def implicit_forward(m, d, fo, q, v, tau_total, fext, a):
+    """(M + dt B) a = tau_total - (h - J^T f_ext). Returns False if the matrix is not PD."""
+    h = fo.implicit_dt
+    crba_kernel(m, d, q, d.M)
+    for k in range(a.shape[0]):
+        sech2 = 1.0 - math.tanh(v[k] / fo.eps) ** 2
+        d.M[k, k] += h * (fo.damping[k] + fo.friction[k] / fo.eps * sech2)
+    rnea_kernel(m, d, q, v, d.zeros_v, fext, m.gravity, d.h)
+    if not cholesky(d.M, d.L):
+        return False
+    for k in range(a.shape[0]):
+        a[k] = tau_total[k] - d.h[k]
+    cholesky_solve(d.L, a, a)
+    return True
+
+
+@_jit
+def rhs(m, d, c, fo, w, t, q, v, a):
+    """a = the acceleration at (t, q, v); w.tau = the motor torque. False if undefined."""
+    control(m, d, c, fo.damping, fo.friction, fo.eps, t, q, v, w.tau)
+    generalized_forces(m, d, fo, t, q, v, w.tau, w.tau_total, w.fext)
+    if fo.implicit_dt > 0.0:
+        return implicit_forward(m, d, fo, q, v, w.tau_total, w.fext, a)
+    aba_kernel(m, d, q, v, w.tau_total, w.fext, m.gravity, a)
+    return True
+
+
+# ----------------------------------------------------------------- schemes
+
+@_jit
+def _move(m, q, v, h, w, out):
+    """out = q ⊕ h v (out may be q)."""
+    for k in range(v.shape[0]):
+        w.vdt[k] = h * v[k]
+    J.integrate_kernel(m.jtype, m.idx_q, m.idx_v, q, w.vdt, w.qn)
+    out[:] = w.qn
+
+
+@_jit
+def step(scheme, m, d, c, fo, w, t, dt, q, v, a1):
+    """(q, v) <- the state at t + dt, in place, given a1 = a(t, q, v). False if a stage failed."""
+    nv = v.shape[0]
+    if scheme == EULER:
+        _move(m, q, v, dt, w, q)
+        for k in range(nv):
+            v[k] += dt * a1[k]
+        return True
+    if scheme == SEMI_IMPLICIT:
+        for k in range(nv):
+            v[k] += dt * a1[k]
+        _move(m, q, v, dt, w, q)
+        return True
+    # RK4
+    v2, v3, v4 = w.vs[0], w.vs[1], w.vs[2]
+    a2, a3, a4 = w.acc[0], w.acc[1], w.acc[2]
+    half = 0.5 * dt
+    _move(m, q, v, half, w, w.qs)
+    for k in range(nv):
+        v2[k] = v[k] + half * a1[k]
+    if not rhs(m, d, c, fo, w, t + half, w.qs, v2, a2):
+        return False
+    _move(m, q, v2, half, w, w.qs)
+    for k in range(nv):
+        v3[k] = v[k] + half * a2[k]
+    if not rhs(m, d, c, fo, w, t + half, w.qs, v3, a3):
+        return False
+    _move(m, q, v3, dt, w, w.qs)
+    for k in range(nv):
+        v4[k] = v[k] + dt * a3[k]
+    if not rhs(m, d, c, fo, w, t + dt, w.qs, v4, a4):
+        return False
+    sixth = dt / 6.0
+    for k in range(nv):
+        w.vdt[k] = sixth * (v[k] + 2.0 * v2[k] + 2.0 * v3[k] + v4[k])
+        v[k] += sixth * (a1[k] + 2.0 * a2[k] + 2.0 * a3[k] + a4[k])
+    J.integrate_kernel(m.jtype, m.idx_q, m.idx_v, q, w.vdt, w.qn)
+    q[:] = w.qn
+    return True

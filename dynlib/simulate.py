@@ -1,0 +1,358 @@
+"""Forward-dynamics simulation: one compiled loop from an initial state, with a controller.
+
+`simulate(model, q0, v0, dt=..., steps=...)` integrates the rigid-body dynamics
+(`dynlib.integrators`: euler, semi-implicit, rk4) under a controller
+(`dynlib.controllers`), joint friction (SPEC §2) and external wrenches, and
+returns a `SimulationResult`: rows at t = 0, K dt, 2 K dt, … (``every = K``;
+``steps // K + 1`` rows) of
+
+- ``q`` (nq), ``v`` (nv): the state at that time;
+- ``a`` (nv): the acceleration at that state, ``FD(q, v, tau + friction, f_ext)``
+  (explicit, whatever the friction integration), so that inverse dynamics on the
+  rows gives back ``tau``;
+- ``tau`` (nv): the controller's motor torque at that time (joint friction not included);
+- ``energy`` (3): kinetic, potential, total (when asked).
+
+The whole time loop runs in `_run` (numba): per step, the controller, the
+generalized forces and the forward dynamics, the scheme's stages, and a
+divergence check. Long runs are cut into chunks of about 1 % of the steps so
+that a progress callback can report between them (nothing in Python per step).
+
+Divergence: a non-finite acceleration or state, or a coordinate or velocity
+beyond `max_state` in absolute value, stops the run; the rows up to the last
+finite state are kept and `result.diverged` says at which step and time.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+from numba import njit
+
+from . import controllers as C
+from . import integrators as I
+from .algorithms.aba import aba_kernel, check_dynamics
+from .algorithms.energy import kinetic_kernel, potential_after_placements
+from .errors import InputError, NumericalError
+
+# divergence reasons
+NONFINITE_ACCELERATION = 1
+NONFINITE_STATE = 2
+BEYOND_MAX_STATE = 3
+SINGULAR = 4
+REASONS = {
+    NONFINITE_ACCELERATION: "the acceleration is not finite (NaN or Inf)",
+    NONFINITE_STATE: "the state is not finite (NaN or Inf)",
+    BEYOND_MAX_STATE: "a coordinate or velocity exceeds max_state",
+    SINGULAR: "the mass matrix plus the implicit friction term is not positive definite",
+}
+
+CHUNKED_ABOVE = 20_000  # steps: below this, one compiled call (Ctrl-C waits for it)
+
+
+@njit(cache=True)
+def _bad_state(q, v, max_state):
+    """0 if (q, v) is finite and within max_state, else the reason code."""
+    for x in q:
+        if not math.isfinite(x):
+            return NONFINITE_STATE
+        if abs(x) > max_state:
+            return BEYOND_MAX_STATE
+    for x in v:
+        if not math.isfinite(x):
+            return NONFINITE_STATE
+        if abs(x) > max_state:
+            return BEYOND_MAX_STATE
+    return 0
+
+
+@njit(cache=True)
+def _finite(x):
+    for y in x:
+        if not math.isfinite(y):
+            return False
+    return True
+
+
+@njit(cache=True)
+def _run(m, d, c, fo, w, scheme, dt, k0, k1, steps, every, max_state, want_energy,
+         q, v, a, out_t, out_q, out_v, out_a, out_tau, out_e, row):
+    """Steps k0 <= k < k1 (state k in q, v on entry; state k1 on exit), recording rows.
+
+    At each k: a = a(t_k, q_k, v_k) (the scheme's first stage), a row when k % every == 0,
+    then one step unless k == steps. Returns (rows written, step of divergence or -1, reason).
+    """
+    for k in range(k0, k1):
+        t = k * dt
+        if not I.rhs(m, d, c, fo, w, t, q, v, a):
+            return row, k, SINGULAR
+        if not _finite(a):
+            return row, k, NONFINITE_ACCELERATION
+        if k % every == 0:
+            if fo.implicit_dt > 0.0:  # the model's acceleration at this state, not the implicit stage
+                aba_kernel(m, d, q, v, w.tau_total, w.fext, m.gravity, out_a[row])
+                if not _finite(out_a[row]):
+                    return row, k, NONFINITE_ACCELERATION
+            else:
+                out_a[row, :] = a
+            out_t[row] = t
+            out_q[row, :] = q
+            out_v[row, :] = v
+            out_tau[row, :] = w.tau
+            if want_energy:
+                T = kinetic_kernel(m, d, q, v)
+                U = potential_after_placements(m, d, m.gravity)  # placements done by kinetic_kernel
+                out_e[row, 0] = T
+                out_e[row, 1] = U
+                out_e[row, 2] = T + U
+            row += 1
+        if k == steps:
+            break
+        if not I.step(scheme, m, d, c, fo, w, t, dt, q, v, a):
+            return row, k + 1, SINGULAR
+        bad = _bad_state(q, v, max_state)
+        if bad:
+            return row, k + 1, bad
+    return row, -1, 0
+
+
+# ------------------------------------------------------------------ Python side
+
+@dataclasses.dataclass(frozen=True)
+class ExternalWrench:
+    """A wrench (fx, fy, fz, tx, ty, tz) on `frame`, world-aligned axes, at the frame's origin,
+    applied for start <= t < stop."""
+
+    frame: str
+    wrench: tuple
+    start: float = 0.0
+    stop: float = math.inf
+
+
+@dataclasses.dataclass(frozen=True)
+class Divergence:
+    """Where a simulation stopped: the first bad step, its time, and why."""
+
+    step: int
+    time: float
+    reason: str
+
+    @property
+    def message(self) -> str:
+        return (f"the simulation diverged at step {self.step} (t = {self.time:.6g} s): {self.reason}; "
+                "the trajectory up to the last finite state was kept (a smaller dt, smaller gains, "
+                "or another integrator may help)")
+
+
+@dataclasses.dataclass
+class SimulationResult:
+    """Rows of a simulation (see the module docstring); `diverged` is None when it ran to the end."""
+
+    model: object
+    time: np.ndarray       # (N,)
+    q: np.ndarray          # (N, nq)
+    v: np.ndarray          # (N, nv)
+    a: np.ndarray          # (N, nv)
+    tau: np.ndarray        # (N, nv)
+    energy: np.ndarray | None  # (N, 3) kinetic, potential, total; None when not computed
+    diverged: Divergence | None
+    q_final: np.ndarray    # (nq,) the final state (diverged: the state of the last row)
+    v_final: np.ndarray    # (nv,)
+    dt: float
+    steps: int
+    every: int
+    integrator: str
+
+    def __len__(self) -> int:
+        return self.time.shape[0]
+
+    def columns(self, parts=("q", "qd", "qdd", "tau")) -> list:
+        """The SPEC §5 column names of `parts` (any of q, qd, qdd, tau, energy), time first."""
+        from .trajectory import column_names
+
+        parts = tuple(parts)
+        if "energy" in parts and self.energy is None:
+            raise InputError("energy columns were asked for, but the simulation ran with energy=False")
+        return column_names(self.model.q_names, self.model.v_names, parts)
+
+    def table(self, parts=("q", "qd", "qdd", "tau")) -> tuple:
+        """(column names, (N, ncols) array) for `parts`, in the SPEC §5 order."""
+        names = self.columns(parts)
+        blocks = [self.time[:, None]]
+        wanted = set(parts)
+        for part, arr in (("q", self.q), ("qd", self.v), ("qdd", self.a), ("tau", self.tau), ("energy", self.energy)):
+            if part in wanted:
+                blocks.append(arr)
+        return names, np.hstack(blocks)
+
+    def to_dataframe(self, parts=("q", "qd", "qdd", "tau", "energy")):
+        import pandas as pd
+
+        if self.energy is None:
+            parts = tuple(p for p in parts if p != "energy")
+        names, data = self.table(parts)
+        return pd.DataFrame(data, columns=names)
+
+    def write(self, path, parts=("q", "qd", "qdd", "tau"), *, source=None) -> None:
+        """Write the rows to `path` (.csv, .parquet; None or '-': CSV on standard output), atomically."""
+        from .trajectory import write_trajectory
+
+        names, data = self.table(parts)
+        write_trajectory(path, names, data, source=source)
+
+    def error(self) -> NumericalError | None:
+        """The NumericalError to raise for a diverged run (None otherwise)."""
+        if self.diverged is None:
+            return None
+        return NumericalError(self.diverged.message, step=self.diverged.step, time=self.diverged.time)
+
+
+def _state(model, x, n, what, default):
+    if x is None:
+        return np.array(default, dtype=float)
+    arr = np.asarray(x, dtype=float).reshape(-1) if not np.isscalar(x) else None
+    if arr is None or arr.shape != (n,):
+        raise InputError(f"{what} must have {n} entries for robot '{model.name}', got {np.shape(x)}")
+    if not np.all(np.isfinite(arr)):
+        raise InputError(f"{what} has a non-finite value at index {int(np.flatnonzero(~np.isfinite(arr))[0])}")
+    return arr.copy()
+
+
+def _wrench_arrays(model, wrenches):
+    n = len(wrenches)
+    body = np.zeros(n, dtype=np.int64)
+    p = np.zeros((n, 3))
+    W = np.zeros((n, 6))
+    start = np.zeros(n)
+    stop = np.zeros(n)
+    for k, ew in enumerate(wrenches):
+        if isinstance(ew, dict):
+            ew = ExternalWrench(**ew)
+        if not isinstance(ew, ExternalWrench):
+            raise InputError(f"external_wrenches[{k}] must be an ExternalWrench or a dict, got {type(ew).__name__}")
+        fid = model.frame_id(ew.frame)
+        b = int(model.arrays.frame_body[fid])
+        if b < 0:
+            raise InputError(f"external_wrenches[{k}]: frame '{ew.frame}' is fixed to the world; "
+                             "a wrench on it moves nothing (choose a link of a moving body)")
+        w = np.asarray(ew.wrench, dtype=float).reshape(-1)
+        if w.shape != (6,) or not np.all(np.isfinite(w)):
+            raise InputError(f"external_wrenches[{k}]: wrench must be six finite numbers (fx fy fz tx ty tz), "
+                             f"got {ew.wrench!r}")
+        if not (float(ew.stop) > float(ew.start)) or math.isnan(float(ew.start)):
+            raise InputError(f"external_wrenches[{k}]: stop ({ew.stop}) must be after start ({ew.start})")
+        body[k] = b
+        p[k] = model.arrays.frame_p[fid]
+        W[k] = w
+        start[k] = float(ew.start)
+        stop[k] = float(ew.stop)
+    return body, p, W, start, stop
+
+
+def simulate(model, q0=None, v0=None, *, dt, steps, integrator="rk4", controller=None, external_wrenches=(),
+             joint_friction=True, friction_smoothing=1e-3, friction_integration="implicit", every=1,
+             max_state=1e6, energy=True, progress=None) -> SimulationResult:
+    """Integrate the forward dynamics of `model` for `steps` steps of `dt` from (q0, v0).
+
+    q0 (nq,) defaults to the neutral configuration, v0 (nv,) to zero.
+    integrator: "rk4" | "semi-implicit" | "euler". controller: a
+    `dynlib.controllers.Controller` (default: zero torque). external_wrenches:
+    `ExternalWrench` objects (or dicts with their fields). joint_friction: apply
+    the model's damping/friction (SPEC §2) with tanh smoothing `friction_smoothing`;
+    friction_integration: "implicit" (stable at any dt, the default) or "explicit"
+    (textbook schemes; see `dynlib.integrators`). every: keep one row in `every`.
+    energy: compute the energy columns. progress: a callable progress(done, total)
+    called between chunks of a long run.
+    """
+    check_dynamics(model)
+    if model.nv == 0:
+        raise InputError(f"robot '{model.name}' has no moving joint: there is nothing to simulate")
+    if integrator not in I.SCHEMES:
+        raise InputError(f"integrator must be one of {', '.join(I.SCHEMES)}, got {integrator!r}")
+    dt = float(dt)
+    if not (math.isfinite(dt) and dt > 0.0):
+        raise InputError(f"dt must be a positive number of seconds, got {dt!r}")
+    if isinstance(steps, bool) or int(steps) != steps or steps < 1:
+        raise InputError(f"steps must be a positive integer, got {steps!r}")
+    steps = int(steps)
+    if isinstance(every, bool) or int(every) != every or every < 1:
+        raise InputError(f"every must be a positive integer, got {every!r}")
+    every = int(every)
+    max_state = float(max_state)
+    if not max_state > 0:
+        raise InputError(f"max_state must be positive, got {max_state!r}")
+    if friction_integration not in ("implicit", "explicit"):
+        raise InputError(f"friction_integration must be 'implicit' or 'explicit', got {friction_integration!r}")
+    eps = float(friction_smoothing)
+    if not (math.isfinite(eps) and eps > 0.0):
+        raise InputError(f"friction_smoothing must be a positive velocity, got {friction_smoothing!r}")
+
+    q = _state(model, q0, model.nq, "q0", model.q_neutral)
+    v = _state(model, v0, model.nv, "v0", np.zeros(model.nv))
+    if np.any(np.abs(q) > max_state) or np.any(np.abs(v) > max_state):
+        raise InputError(f"the initial state exceeds max_state = {max_state:g}")
+    m = model.arrays
+    ctrl = C.as_controller(controller).arrays(model, q)
+    if joint_friction:
+        damping, friction = np.ascontiguousarray(m.damping, float), np.ascontiguousarray(m.friction, float)
+    else:
+        damping, friction = np.zeros(model.nv), np.zeros(model.nv)
+    stiff = friction_integration == "implicit" and (np.any(damping != 0) or np.any(friction != 0))
+    fo = I.Forces(damping, friction, eps, dt if stiff else 0.0, *_wrench_arrays(model, tuple(external_wrenches)))
+    w = I.make_work(model.nq, model.nv, model.nb)
+    d = model.create_data()
+
+    nrows = steps // every + 1
+    out_t = np.zeros(nrows)
+    out_q = np.zeros((nrows, model.nq))
+    out_v = np.zeros((nrows, model.nv))
+    out_a = np.zeros((nrows, model.nv))
+    out_tau = np.zeros((nrows, model.nv))
+    out_e = np.zeros((nrows if energy else 0, 3))
+    a = np.zeros(model.nv)
+    scheme = I.SCHEMES[integrator]
+
+    total = steps + 1  # states 0..steps
+    chunk = total if (progress is None and total <= CHUNKED_ABOVE) else max(1, total // 100)
+    row, k0, bad_step, reason = 0, 0, -1, 0
+    q_last, v_last = q.copy(), v.copy()
+    while k0 < total:
+        k1 = min(total, k0 + chunk)
+        row, bad_step, reason = _run(m, d, ctrl, fo, w, scheme, dt, k0, k1, steps, every, max_state, bool(energy),
+                                     q, v, a, out_t, out_q, out_v, out_a, out_tau, out_e, row)
+        if bad_step >= 0:
+            break
+        q_last[:], v_last[:] = q, v
+        k0 = k1
+        if progress is not None:
+            progress(min(k0, steps), steps)
+    diverged = None
+    if bad_step >= 0:
+        diverged = Divergence(int(bad_step), bad_step * dt, REASONS.get(int(reason), "unknown"))
+        if row:  # the last finite state that was recorded
+            q_last, v_last = out_q[row - 1].copy(), out_v[row - 1].copy()
+    return SimulationResult(
+        model=model, time=out_t[:row], q=out_q[:row], v=out_v[:row], a=out_a[:row], tau=out_tau[:row],
+        energy=out_e[:row] if energy else None, diverged=diverged, q_final=q_last, v_final=v_last,
+        dt=dt, steps=steps, every=every, integrator=integrator,
+    )
+
+
+def loop_is_cached() -> bool:
+    """Whether numba's cache holds a compiled `_run` (the first run compiles it and says so)."""
+    from pathlib import Path
+
+    from .compiled import cache_folders
+
+    for folder in (Path(__file__).parent / "__pycache__", *cache_folders()):
+        if folder.is_dir() and next(iter(folder.rglob("simulate._run-*.nbi")), None) is not None:
+            return True
+    return False
+
+
+def run_scenario(scenario, *, progress=None) -> SimulationResult:
+    """Run a validated scenario (`dynlib.scenario.load_scenario`)."""
+    from .scenario import run
+
+    return run(scenario, progress=progress)

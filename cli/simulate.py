@@ -1,0 +1,164 @@
+"""`dyn simulate ROBOT|SCENARIO`: forward-dynamics integration to a trajectory file.
+
+Thin: the options become scenario overrides, `dynlib.scenario.load_scenario`
+validates them, `dynlib.simulate.run_scenario` runs, the result is written
+(atomically) and a divergence becomes exit code 1 after the write.
+"""
+import sys
+import time
+from pathlib import Path
+
+import click
+
+from .common import (compile_notice, floating_base_option, gravity_option, notice, output_option, parse_vector,
+                     progress_option, show_progress)
+
+PARTS = ("q", "qd", "qdd", "tau", "energy")
+
+
+@click.command(epilog="""\b
+Examples:
+  dyn simulate robots/arm6.urdf --steps 1000 -o fall.csv
+  dyn simulate robots/arm6.urdf --duration 2 --integrator semi-implicit --q0 shoulder_lift=-1.2 -o fall.parquet
+  dyn simulate robots/pendulum.urdf --steps 500 --q0 1.0 --columns q,qd,energy
+  dyn simulate scenarios/arm6_pd.yaml --duration 3 -o pd.csv
+  dyn simulate robots/arm6.urdf --tau-csv torques.csv --duration 2 -o replay.csv
+
+\b
+--q0, --qd0 and --tau take the whole vector (0.1,0,0.3) or, repeated, one
+coordinate by name (--q0 elbow=0.5 --q0 wrist_1=-0.2); unnamed ones stay at
+zero (the root at the identity). Options override the scenario's fields.""")
+@click.argument("source", metavar="ROBOT|SCENARIO", type=click.Path(dir_okay=False))
+@click.option("--steps", type=click.IntRange(min=1), default=None, help="Number of steps.")
+@click.option("--duration", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="Simulated time in seconds (steps = duration / dt) [default: 1 s].")
+@click.option("--dt", type=click.FloatRange(min=0, min_open=True), default=None, help="Time step, s [default: 1e-3].")
+@click.option("--integrator", type=click.Choice(["rk4", "semi-implicit", "euler"]), default=None,
+              help="Integration scheme [default: rk4].")
+@click.option("--q0", multiple=True, metavar="VALUES|NAME=VALUE", help="Initial configuration.")
+@click.option("--qd0", multiple=True, metavar="VALUES|NAME=VALUE", help="Initial velocity.")
+@click.option("--tau", multiple=True, metavar="VALUES|NAME=VALUE", help="Constant joint torques.")
+@click.option("--tau-csv", type=click.Path(dir_okay=False), default=None,
+              help="Torques over time: a time column and tau.<joint> columns, linearly interpolated.")
+@click.option("--every", type=click.IntRange(min=1), default=None, help="Keep one sample in K [default: 1].")
+@click.option("--columns", metavar="LIST", default=None,
+              help="Columns to write, among q,qd,qdd,tau,energy [default: q,qd,qdd,tau].")
+@floating_base_option
+@gravity_option
+@click.option("--no-joint-friction", is_flag=True, default=None, help="Ignore the URDF <dynamics> damping and friction.")
+@output_option
+@progress_option
+@click.pass_context
+def simulate(ctx, source, steps, duration, dt, integrator, q0, qd0, tau, tau_csv, every, columns, floating_base,
+             gravity, no_joint_friction, output, no_progress):
+    """Integrate the forward dynamics of ROBOT (.urdf/.xacro) or SCENARIO (.yaml) and write the trajectory.
+
+    Rows at t = 0, dt, ..., steps*dt (one in K with --every): time, q.*, qd.*, qdd.*, tau.*
+    (and energy.* with --columns). Exit code 1 if the simulation diverges (the
+    finite part is written).
+    """
+    from dynlib.scenario import load_scenario
+    from dynlib.simulate import loop_is_cached, run_scenario
+
+    overrides, origins = {}, {}
+
+    def put(key, value, label):
+        overrides[key] = value
+        origins[key] = label
+
+    if steps is not None and duration is not None:
+        raise click.UsageError("give either --steps or --duration, not both")
+    if steps is not None:
+        put("steps", steps, "--steps")
+    if duration is not None:
+        put("duration", duration, "--duration")
+    for key, value, label in (("dt", dt, "--dt"), ("integrator", integrator, "--integrator"),
+                              ("output.every", every, "--every")):
+        if value is not None:
+            put(key, value, label)
+    for key, values, label in ((("initial", "q"), q0, "--q0"), (("initial", "qd"), qd0, "--qd0")):
+        given = _vector_option(values, label)
+        if isinstance(given, list):
+            put(key, given, label)
+        else:
+            for name, v in given.items():
+                put(key + (name,), v, label)
+    if tau and tau_csv:
+        raise click.UsageError("give either --tau or --tau-csv, not both")
+    if tau:
+        put("control", {"type": "constant", "tau": _vector_option(tau, "--tau")}, "--tau")
+    if tau_csv:
+        put("control", {"type": "csv", "file": str(Path(tau_csv).resolve())}, "--tau-csv")
+    if floating_base:
+        put("floating_base", True, "--floating-base")
+    if gravity is not None:
+        put("gravity", parse_vector(gravity, 3, "--gravity"), "--gravity")
+    if no_joint_friction:
+        put("joint_friction", "none", "--no-joint-friction")
+    if columns is not None:
+        parts = [c.strip() for c in columns.split(",") if c.strip()]
+        bad = [c for c in parts if c not in PARTS]
+        if bad or not parts:
+            raise click.BadParameter(f"expected some of {','.join(PARTS)}, got {columns!r}", param_hint="--columns")
+        put("output.columns", parts, "--columns")
+    if output is not None:
+        put("output.path", output if output == "-" else str(Path(output).resolve()), "-o/--output")
+
+    scenario = load_scenario(source, overrides, origins=origins)
+    from dynlib.compiled import cache_is_warm
+
+    if cache_is_warm() and not loop_is_cached():
+        notice(ctx, "compiling the simulation loop (first run only; later runs load it from the cache)…")
+    else:
+        compile_notice(ctx)
+    bar = _Progress(show_progress(ctx, no_progress))
+    try:
+        result = run_scenario(scenario, progress=bar if bar.enabled else None)
+    finally:
+        bar.close()
+    result.write(scenario.output_path, scenario.output.columns, source=scenario.source or scenario.robot)
+    if result.diverged is not None:
+        raise result.error()
+
+
+def _vector_option(values, label):
+    """('0.1,0,0.3',) -> [0.1, 0.0, 0.3]; ('a=1', 'b=2') -> {'a': 1.0, 'b': 2.0}."""
+    out = {}
+    for text in values:
+        if "=" not in text:
+            if len(values) > 1:
+                raise click.BadParameter("give either the whole vector once or NAME=VALUE pairs", param_hint=label)
+            return parse_vector(text, None, label)
+        name, _, val = text.partition("=")
+        name = name.strip()
+        if not name:
+            raise click.BadParameter(f"{text!r}: expected NAME=VALUE", param_hint=label)
+        try:
+            out[name] = float(val)
+        except ValueError:
+            raise click.BadParameter(f"{text!r}: {val!r} is not a number", param_hint=label) from None
+    return out
+
+
+class _Progress:
+    """A progress(done, total) callback that shows a bar on standard error once the run passes a second."""
+
+    def __init__(self, enabled):
+        self.enabled = enabled
+        self.t0 = time.monotonic()
+        self.bar = None
+        self.shown = 0
+
+    def __call__(self, done, total):
+        if self.bar is None:
+            if time.monotonic() - self.t0 < 1.0:
+                return
+            self.bar = click.progressbar(length=total, label="simulating", file=sys.stderr)
+            self.bar.__enter__()
+        self.bar.update(done - self.shown)
+        self.shown = done
+
+    def close(self):
+        if self.bar is not None:
+            self.bar.__exit__(None, None, None)
+            self.bar = None

@@ -297,22 +297,22 @@ def motion_from_trajectory(model, traj, *, derivatives="auto", window=0.1, polyo
                                   f"{f', … ({len(missing) - 4} more)' if len(missing) > 4 else ''}: give them all, "
                                   "or estimate them from q with --derivatives central or savgol", file=traj.path)
         derivatives = "given" if present else "central"
-    require_columns(traj, qcols + (dcols if derivatives == "given" else []))
-    used = qcols + (dcols if derivatives == "given" else [])
-    data = traj.columns(used)
-    bad = ~np.isfinite(data)
-    if bad.any():
-        k = int(bad.any(axis=1).argmax())
-        c = used[int(bad[k].argmax())]
-        raise TrajectoryError(f"value {float(data[k, used.index(c)])!r} is not finite (NaN or infinite)",
-                              file=traj.path, column=c, **traj.locate(k))
-    Q = np.ascontiguousarray(data[:, :model.nq])
+    given = derivatives == "given"
+    require_columns(traj, qcols + (dcols if given else []))
+    n = model.nv
+    blocks = [(qcols, traj.columns(qcols))]
+    if given:
+        blocks += [(dcols[:n], traj.columns(dcols[:n])), (dcols[n:], traj.columns(dcols[n:]))]
+    for names, X in blocks:
+        if not np.isfinite(X).all():
+            k, j = np.argwhere(~np.isfinite(X))[0]
+            raise TrajectoryError(f"value {float(X[k, j])!r} is not finite (NaN or infinite)",
+                                  file=traj.path, column=names[j], **traj.locate(int(k)))
+    Q = blocks[0][1]
     _check_quaternions(model, traj, qcols, Q)
     t = traj.time
-    if derivatives == "given":
-        V = np.ascontiguousarray(data[:, model.nq:model.nq + model.nv])
-        A = np.ascontiguousarray(data[:, model.nq + model.nv:])
-        return Motion(t, Q, V, A, "given")
+    if given:
+        return Motion(t, Q, blocks[1][1], blocks[2][1], "given")
     check_increasing_time(traj)
     try:
         V, A = estimate(model, t, Q, derivatives, window=window, polyorder=polyorder)

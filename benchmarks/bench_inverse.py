@@ -1,0 +1,149 @@
+"""The whole `dyn inverse` command against a Pinocchio script doing the same job, same files, one run.
+
+    python benchmarks/bench_inverse.py [--rows 200000] [--repeat 3]
+
+Writes a smooth arm6 trajectory (time, q, qd, qdd) of --rows rows as CSV and as
+Parquet, then times, as separate processes (start-up and imports included):
+
+- `dyn inverse robots/arm6.urdf traj -o tau` (joint friction included), and
+- a Pinocchio script that reads the same file with pyarrow, loops pin.rnea over
+  the rows, adds the same URDF damping and Coulomb friction (vectorised) and
+  writes time + tau.* with pyarrow.
+
+Prints the best-of-repeat wall time of each, the ratio dyn / Pinocchio (goal,
+issue 4: at most 0.7) and the largest difference between the two outputs; then,
+for CSV, where dyn's time goes (stages timed in this process, kernels warm) next
+to the Pinocchio loop alone, the rest of each total being start-up.
+"""
+import argparse
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from pathlib import Path
+
+import numpy as np
+
+import dynlib
+from dynlib.trajectory import column_names, read_trajectory, write_trajectory
+from _peers import ROOT
+
+ROBOT = ROOT / "robots" / "arm6.urdf"
+
+PIN_SCRIPT = textwrap.dedent('''
+    import sys
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.csv as pcsv
+    import pyarrow.parquet as pq
+    import pinocchio as pin
+
+    robot, src, dst = sys.argv[1:4]
+    pm = pin.buildModelFromUrdf(robot)
+    pd = pm.createData()
+    table = pcsv.read_csv(src) if src.endswith(".csv") else pq.read_table(src)
+    joints = [pm.names[j] for j in range(1, pm.njoints)]   # arm6: revolute joints, nq = nv = 1 each
+    def block(prefix):
+        return np.ascontiguousarray(np.column_stack([table[f"{prefix}.{n}"].to_numpy() for n in joints]))
+    Q, V, A = block("q"), block("qd"), block("qdd")
+    tau = np.empty_like(V)
+    for i in range(Q.shape[0]):
+        tau[i] = pin.rnea(pm, pd, Q[i], V[i], A[i])
+    tau += pm.damping * V + pm.friction * np.tanh(V / 1e-3)
+    out = pa.table([table["time"]] + [pa.array(tau[:, k]) for k in range(len(joints))],
+                   names=["time"] + [f"tau.{n}" for n in joints])
+    if dst.endswith(".csv"):
+        pcsv.write_csv(out, dst)
+    else:
+        pq.write_table(out, dst)
+''')
+
+
+def make_trajectory(model, n, folder):
+    """Sinusoids in every joint at 1 kHz with their exact derivatives, as CSV and Parquet."""
+    rng = np.random.default_rng(0)
+    t = np.arange(n) * 1e-3
+    amp, om, ph = rng.uniform(0.3, 1.0, model.nv), rng.uniform(0.5, 3, model.nv), rng.uniform(0, 6, model.nv)
+    arg = om * t[:, None] + ph
+    data = np.hstack([t[:, None], amp * np.sin(arg), amp * om * np.cos(arg), -amp * om ** 2 * np.sin(arg)])
+    names = column_names(model.q_names, model.v_names, ("q", "qd", "qdd"))
+    paths = {}
+    for fmt in ("csv", "parquet"):
+        paths[fmt] = folder / f"traj.{fmt}"
+        write_trajectory(paths[fmt], names, data)
+    return paths
+
+
+def wall(cmd, repeat):
+    best = np.inf
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rows", type=int, default=200_000)
+    ap.add_argument("--repeat", type=int, default=3)
+    args = ap.parse_args()
+    model = dynlib.load(ROBOT)
+    with tempfile.TemporaryDirectory(prefix="bench-inverse-") as tmp:
+        folder = Path(tmp)
+        paths = make_trajectory(model, args.rows, folder)
+        script = folder / "pin_inverse.py"
+        script.write_text(PIN_SCRIPT)
+        # one untimed run of each: numba's cache and the OS file cache warm, as for a user's second run
+        dyn = [sys.executable, "-m", "cli.main", "-q", "inverse", str(ROBOT)]
+        subprocess.run(dyn + [str(paths["csv"]), "-o", str(folder / "warm.csv")], check=True)
+        print(f"dyn inverse vs Pinocchio script, arm6, {args.rows} rows, best of {args.repeat} (whole processes)")
+        print(f"{'format':8s} {'dyn [s]':>9s} {'pinocchio [s]':>14s} {'dyn/pin':>8s} {'max |Δtau| / max |tau|':>24s}")
+        for fmt, src in paths.items():
+            out_dyn, out_pin = folder / f"tau_dyn.{fmt}", folder / f"tau_pin.{fmt}"
+            td = wall(dyn + [str(src), "-o", str(out_dyn)], args.repeat)
+            tp = wall([sys.executable, str(script), str(ROBOT), str(src), str(out_pin)], args.repeat)
+            a, b = read_trajectory(out_dyn), read_trajectory(out_pin)
+            assert a.names == b.names, (a.names, b.names)
+            diff = np.abs(a.data - b.data).max() / np.abs(b.data).max()
+            print(f"{fmt:8s} {td:9.3f} {tp:14.3f} {td / tp:8.2f} {diff:24.1e}")
+        stages(model, paths["csv"], folder / "stage.csv", args.repeat)
+
+
+def stages(model, src, dst, repeat):
+    """dyn's stages in this process (kernels warm) and Pinocchio's per-row loop alone."""
+    import pinocchio as pin
+
+    from dynlib.inverse import inverse_dynamics_trajectory
+
+    traj = read_trajectory(src)
+    res = inverse_dynamics_trajectory(model, traj)
+    rows = [("read_trajectory (csv)", lambda: read_trajectory(src)),
+            ("inverse_dynamics_trajectory", lambda: inverse_dynamics_trajectory(model, traj)),
+            ("  of which dynlib.rnea (batched)", lambda: dynlib.rnea(model, Q, V, A)),
+            ("write_trajectory (csv)", lambda: write_trajectory(dst, res.names, res.data))]
+    Q, V, A = (traj.columns([f"{p}.{n}" for n in model.v_names]) for p in ("q", "qd", "qdd"))
+    pm = pin.buildModelFromUrdf(str(ROBOT))
+    pd = pm.createData()
+    tau = np.empty_like(V)
+
+    def pin_loop():
+        for i in range(Q.shape[0]):
+            tau[i] = pin.rnea(pm, pd, Q[i], V[i], A[i])
+
+    rows.append(("Pinocchio: loop of pin.rnea", pin_loop))
+    print(f"\nwhere the time goes, {len(traj)} rows, in-process, best of {repeat}")
+    for label, fn in rows:
+        best = min(_timed(fn) for _ in range(repeat))
+        print(f"  {label:34s} {best:7.3f} s  {best / len(traj) * 1e6:6.2f} us/row")
+
+
+def _timed(fn):
+    t0 = time.perf_counter()
+    fn()
+    return time.perf_counter() - t0
+
+
+if __name__ == "__main__":
+    main()

@@ -30,7 +30,8 @@ forward dynamics:
   (negated) velocity Jacobian (M by CRBA, h by RNEA, Cholesky). This is
   backward Euler on the friction term inside each stage: stable at any dt,
   first-order accurate in the friction term only; the rigid-body part keeps the
-  scheme's order.
+  scheme's order. (`dynlib.simulate` keeps the friction explicit under the
+  computed-torque controller, which cancels it stage by stage.)
 
 External wrenches: ``(f, tau)`` in world-aligned axes, applied at the frame's
 origin (the dual of the ``local_world_aligned`` frame Jacobian: generalized

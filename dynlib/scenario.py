@@ -706,12 +706,17 @@ def _target_table(sc, model, q0):
             raise sc.error(key, f"'{p}': column '{col}' names no coordinate of robot '{model.name}'; "
                                 f"{closest(col[2:], model.q_names)}")
         Q[:, model.q_names.index(col[2:])] = traj.column(col)
-    V = A = None
-    if all(traj.has(f"qd.{n}") for n in model.v_names):
-        V = traj.columns([f"qd.{n}" for n in model.v_names])
-        if all(traj.has(f"qdd.{n}") for n in model.v_names):
-            A = traj.columns([f"qdd.{n}" for n in model.v_names])
-    return TargetTable(traj.time, Q, V, A)
+    # velocities and accelerations: the file's qd./qdd. columns where given, else derivatives of the samples
+    t = traj.time
+    V = np.gradient(Q, t, axis=0) if len(traj) > 1 else np.zeros_like(Q)
+    for k, n in enumerate(model.v_names):
+        if traj.has(f"qd.{n}"):
+            V[:, k] = traj.column(f"qd.{n}")
+    A = np.gradient(V, t, axis=0) if len(traj) > 1 else np.zeros_like(V)
+    for k, n in enumerate(model.v_names):
+        if traj.has(f"qdd.{n}"):
+            A[:, k] = traj.column(f"qdd.{n}")
+    return TargetTable(t, Q, V, A)
 
 
 def _initial_q(sc, model):

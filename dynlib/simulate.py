@@ -293,12 +293,15 @@ def simulate(model, q0=None, v0=None, *, dt, steps, integrator="rk4", controller
     if np.any(np.abs(q) > max_state) or np.any(np.abs(v) > max_state):
         raise InputError(f"the initial state exceeds max_state = {max_state:g}")
     m = model.arrays
-    ctrl = C.as_controller(controller).arrays(model, q)
+    controller = C.as_controller(controller)
+    ctrl = controller.arrays(model, q)
     if joint_friction:
         damping, friction = np.ascontiguousarray(m.damping, float), np.ascontiguousarray(m.friction, float)
     else:
         damping, friction = np.zeros(model.nv), np.zeros(model.nv)
-    stiff = friction_integration == "implicit" and (np.any(damping != 0) or np.any(friction != 0))
+    # computed torque cancels the joint friction stage by stage: nothing stiff is left to treat implicitly
+    stiff = (friction_integration == "implicit" and (np.any(damping != 0) or np.any(friction != 0))
+             and not isinstance(controller, C.ComputedTorque))
     fo = I.Forces(damping, friction, eps, dt if stiff else 0.0, *_wrench_arrays(model, tuple(external_wrenches)))
     w = I.make_work(model.nq, model.nv, model.nb)
     d = model.create_data()

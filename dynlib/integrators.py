@@ -9,9 +9,15 @@ Schemes (one step from t to t + dt, a1 = a(t, q, v) given):
 
 - ``euler`` (explicit Euler, Modern Robotics §8.7): ``q+ = q ⊕ dt v``, ``v+ = v + dt a1``;
 - ``semi-implicit`` (symplectic Euler): ``v+ = v + dt a1``, ``q+ = q ⊕ dt v+``;
-- ``rk4`` (classical Runge-Kutta on the manifold): stages
-  ``q_i = q ⊕ c_i dt v_{i-1}``, ``v_i = v + c_i dt a_{i-1}`` (c = 0, 1/2, 1/2, 1), then
-  ``q+ = q ⊕ dt/6 (v1 + 2 v2 + 2 v3 + v4)``, ``v+ = v + dt/6 (a1 + 2 a2 + 2 a3 + a4)``.
+- ``rk4`` (classical Runge-Kutta, on the manifold in the Munthe-Kaas form): stages
+  ``q_i = q ⊕ xi_i`` with ``xi_i = c_i dt k_{i-1}``, ``v_i = v + c_i dt a_{i-1}``
+  (c = 0, 1/2, 1/2, 1), ``k_i = dexp^-1_{xi_i}(v_i)``, then
+  ``q+ = q ⊕ dt/6 (k1 + 2 k2 + 2 k3 + k4)``, ``v+ = v + dt/6 (a1 + 2 a2 + 2 a3 + a4)``.
+  For revolute and prismatic joints ``k_i = v_i`` (classical RK4). For free-flyer
+  and planar joints the stage velocity ``v_i`` is a body twist at ``q_i``; ``k_i`` is
+  the rate of ``xi`` that it implies, ``v + 1/2 [xi, v] + 1/12 [xi, [xi, v]]`` (the
+  truncation RKMK needs for order 4). Without this correction (summing the v_i
+  as if they were tangent at q) the root pose is only second-order accurate.
 
 The right-hand side (`rhs`) gathers every generalized force in one place
 (`generalized_forces`): the controller's motor torque, joint friction
@@ -84,13 +90,15 @@ class Work(NamedTuple):
     qs: np.ndarray         # (nq,) stage configuration
     vs: np.ndarray         # (3, nv) stage velocities v2, v3, v4
     acc: np.ndarray        # (3, nv) stage accelerations a2, a3, a4
-    vdt: np.ndarray        # (nv,) velocity times a step
+    ks: np.ndarray         # (3, nv) RK4 stage rates k2, k3, k4 of the configuration (dexp^-1 v_i)
+    br: np.ndarray         # (2, nv) the brackets [xi, v], [xi, [xi, v]]
+    vdt: np.ndarray        # (nv,) velocity times a step (xi)
     qn: np.ndarray         # (nq,) next configuration
 
 
 def make_work(nq, nv, nb) -> Work:
     return Work(np.zeros(nv), np.zeros(nv), np.zeros((nb, 6)), np.zeros(nq), np.zeros((3, nv)),
-                np.zeros((3, nv)), np.zeros(nv), np.zeros(nq))
+                np.zeros((3, nv)), np.zeros((3, nv)), np.zeros((2, nv)), np.zeros(nv), np.zeros(nq))
 
 
 # ---------------------------------------------------------- right-hand side
@@ -156,6 +164,51 @@ def rhs(m, d, c, fo, w, t, q, v, a):
 # ----------------------------------------------------------------- schemes
 
 @_jit
+def _bracket_se3(x, y, j, out):
+    """out[j:j+6] = [x, y] = x cross y (motion cross product, linear first) of the twists at x[j], y[j]."""
+    vx0, vx1, vx2, wx0, wx1, wx2 = x[j], x[j + 1], x[j + 2], x[j + 3], x[j + 4], x[j + 5]
+    vy0, vy1, vy2, wy0, wy1, wy2 = y[j], y[j + 1], y[j + 2], y[j + 3], y[j + 4], y[j + 5]
+    out[j] = wx1 * vy2 - wx2 * vy1 + vx1 * wy2 - vx2 * wy1
+    out[j + 1] = wx2 * vy0 - wx0 * vy2 + vx2 * wy0 - vx0 * wy2
+    out[j + 2] = wx0 * vy1 - wx1 * vy0 + vx0 * wy1 - vx1 * wy0
+    out[j + 3] = wx1 * wy2 - wx2 * wy1
+    out[j + 4] = wx2 * wy0 - wx0 * wy2
+    out[j + 5] = wx0 * wy1 - wx1 * wy0
+
+
+@_jit
+def _bracket_se2(x, y, j, out):
+    """out[j:j+3] = [x, y] for planar twists (vx, vy, w)."""
+    out[j] = -x[j + 2] * y[j + 1] + x[j + 1] * y[j + 2]
+    out[j + 1] = x[j + 2] * y[j] - x[j] * y[j + 2]
+    out[j + 2] = 0.0
+
+
+@_jit
+def dexp_inv(m, xi, v, t1, t2, out):
+    """out = v + 1/2 [xi, v] + 1/12 [xi, [xi, v]] per non-abelian joint (free-flyer, planar); v elsewhere.
+
+    t1, t2: (nv,) scratch. The rate of xi when q = q0 ⊕ xi moves with body twist v.
+    """
+    for i in range(m.jtype.shape[0]):
+        iv = m.idx_v[i]
+        t = m.jtype[i]
+        if t == J.FREEFLYER or t == J.PLANAR:
+            n = 6 if t == J.FREEFLYER else 3
+            if t == J.FREEFLYER:
+                _bracket_se3(xi, v, iv, t1)
+                _bracket_se3(xi, t1, iv, t2)
+            else:
+                _bracket_se2(xi, v, iv, t1)
+                _bracket_se2(xi, t1, iv, t2)
+            for k in range(iv, iv + n):
+                out[k] = v[k] + 0.5 * t1[k] + t2[k] / 12.0
+        else:
+            for k in range(iv, iv + m.nvj[i]):
+                out[k] = v[k]
+
+
+@_jit
 def _move(m, q, v, h, w, out):
     """out = q ⊕ h v (out may be q)."""
     for k in range(v.shape[0]):
@@ -178,29 +231,38 @@ def step(scheme, m, d, c, fo, w, t, dt, q, v, a1):
             v[k] += dt * a1[k]
         _move(m, q, v, dt, w, q)
         return True
-    # RK4
+    # RK4 (Munthe-Kaas): xi_i = c_i dt k_{i-1}, q_i = q ⊕ xi_i, k_i = dexp^-1_{xi_i}(v_i)
     v2, v3, v4 = w.vs[0], w.vs[1], w.vs[2]
     a2, a3, a4 = w.acc[0], w.acc[1], w.acc[2]
+    k2, k3, k4 = w.ks[0], w.ks[1], w.ks[2]
+    xi = w.vdt
+    t1, t2 = w.br[0], w.br[1]
     half = 0.5 * dt
-    _move(m, q, v, half, w, w.qs)
     for k in range(nv):
+        xi[k] = half * v[k]
         v2[k] = v[k] + half * a1[k]
+    J.integrate_kernel(m.jtype, m.idx_q, m.idx_v, q, xi, w.qs)
     if not rhs(m, d, c, fo, w, t + half, w.qs, v2, a2):
         return False
-    _move(m, q, v2, half, w, w.qs)
+    dexp_inv(m, xi, v2, t1, t2, k2)
     for k in range(nv):
+        xi[k] = half * k2[k]
         v3[k] = v[k] + half * a2[k]
+    J.integrate_kernel(m.jtype, m.idx_q, m.idx_v, q, xi, w.qs)
     if not rhs(m, d, c, fo, w, t + half, w.qs, v3, a3):
         return False
-    _move(m, q, v3, dt, w, w.qs)
+    dexp_inv(m, xi, v3, t1, t2, k3)
     for k in range(nv):
+        xi[k] = dt * k3[k]
         v4[k] = v[k] + dt * a3[k]
+    J.integrate_kernel(m.jtype, m.idx_q, m.idx_v, q, xi, w.qs)
     if not rhs(m, d, c, fo, w, t + dt, w.qs, v4, a4):
         return False
+    dexp_inv(m, xi, v4, t1, t2, k4)
     sixth = dt / 6.0
     for k in range(nv):
-        w.vdt[k] = sixth * (v[k] + 2.0 * v2[k] + 2.0 * v3[k] + v4[k])
+        xi[k] = sixth * (v[k] + 2.0 * k2[k] + 2.0 * k3[k] + k4[k])
         v[k] += sixth * (a1[k] + 2.0 * a2[k] + 2.0 * a3[k] + a4[k])
-    J.integrate_kernel(m.jtype, m.idx_q, m.idx_v, q, w.vdt, w.qn)
+    J.integrate_kernel(m.jtype, m.idx_q, m.idx_v, q, xi, w.qn)
     q[:] = w.qn
     return True

@@ -201,7 +201,7 @@ class Motion(NamedTuple):
     derivatives: str
 
 
-PARTS = {"q": "q_names", "qd": "v_names", "qdd": "v_names"}
+_COORDS = {"q": "q_names", "qd": "v_names", "qdd": "v_names"}
 _FIELDS = {"joint", "index"}
 
 
@@ -225,14 +225,14 @@ def source_columns(model, part, columns=None):
     and ``part.<name>`` to one column; what is not mapped keeps its SPEC name
     ``part.<name>``. Raises InputError for an unknown key, field or coordinate name.
     """
-    names = getattr(model, PARTS[part])
+    names = getattr(model, _COORDS[part])
     columns = dict(columns or {})
     for key in columns:
         head, dot, name = key.partition(".")
-        if head not in PARTS:
+        if head not in _COORDS:
             raise InputError(f"column map key {key!r}: expected q, qd or qdd, or one coordinate as "
                              "q.<name>, qd.<name>, qdd.<name>")
-        coords = getattr(model, PARTS[head])
+        coords = getattr(model, _COORDS[head])
         if dot and name not in coords:
             raise InputError(f"column map key {key!r}: robot '{model.name}' has no coordinate {name!r} "
                              f"in {'q' if head == 'q' else 'v'}; {closest(name, coords)}")
@@ -247,7 +247,7 @@ def source_columns(model, part, columns=None):
 def _check_known_coordinates(model, traj, parts):
     """A column named like a SPEC coordinate column that the robot lacks is an unknown joint."""
     for part in parts:
-        valid = set(getattr(model, PARTS[part]))
+        valid = set(getattr(model, _COORDS[part]))
         for name in traj.names:
             head, dot, coord = name.partition(".")
             if head == part and coord not in valid:
@@ -285,7 +285,7 @@ def motion_from_trajectory(model, traj, *, derivatives="auto", window=0.1, polyo
     if derivatives not in METHODS + ("auto",):
         raise InputError(f"derivatives must be one of auto, {', '.join(METHODS)}, got {derivatives!r}")
     columns = dict(columns or {})
-    _check_known_coordinates(model, traj, [p for p in PARTS if p not in columns])
+    _check_known_coordinates(model, traj, [p for p in _COORDS if p not in columns])
     qcols = source_columns(model, "q", columns)
     dcols = source_columns(model, "qd", columns) + source_columns(model, "qdd", columns)
     if derivatives == "auto":

@@ -318,7 +318,7 @@ def simulate(model, q0=None, v0=None, *, dt, steps, integrator="rk4", controller
 
     total = steps + 1  # states 0..steps
     chunk = total if (progress is None and total <= CHUNKED_ABOVE) else max(1, total // 100)
-    row, k0, bad_step, reason = 0, 0, -1, 0
+    row, k0, bad_step, reason, reported = 0, 0, -1, 0, 0
     q_last, v_last = q.copy(), v.copy()
     while k0 < total:
         k1 = min(total, k0 + chunk)
@@ -328,8 +328,9 @@ def simulate(model, q0=None, v0=None, *, dt, steps, integrator="rk4", controller
             break
         q_last[:], v_last[:] = q, v
         k0 = k1
-        if progress is not None:
-            progress(min(k0, steps), steps)
+        if progress is not None and min(k0, steps) > reported:
+            reported = min(k0, steps)
+            progress(reported, steps)
     diverged = None
     if bad_step >= 0:
         diverged = Divergence(int(bad_step), bad_step * dt, REASONS.get(int(reason), "unknown"))

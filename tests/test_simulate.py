@@ -1,0 +1,166 @@
+"""dynlib.simulate: rows, recorded quantities (their identities with the other kernels),
+external wrenches, divergence, chunking, input checks."""
+import math
+
+import numpy as np
+import pytest
+
+import dynlib
+from dynlib.controllers import PD, Constant
+from dynlib.errors import InputError, NumericalError
+from dynlib.simulate import ExternalWrench, SimulationResult, simulate
+from dynlib.trajectory import read_trajectory
+from helpers import sample
+
+Q0 = np.array([0.2, -0.6, 0.8, -0.4, 0.3, 0.1])
+PD_ARM6 = PD(kp=[400, 600, 300, 30, 20, 10], kd=[72, 86, 25, 1.0, 0.4, 0.08], target=np.zeros(6))
+
+
+def test_rows_are_every_kth_step_from_zero():
+    r = simulate(sample("pendulum"), [0.3], dt=0.01, steps=10, every=3)
+    assert isinstance(r, SimulationResult) and len(r) == 4
+    assert np.array_equal(r.time, np.array([0, 3, 6, 9]) * 0.01)
+    full = simulate(sample("pendulum"), [0.3], dt=0.01, steps=10)
+    assert len(full) == 11 and full.time[-1] == pytest.approx(0.1, abs=1e-15)
+    assert np.array_equal(r.q, full.q[::3]) and np.array_equal(r.a, full.a[::3])
+    assert np.array_equal(r.q_final, full.q[-1])
+
+
+@pytest.mark.parametrize("friction_integration", ["implicit", "explicit"])
+def test_qdd_column_gives_back_tau_through_inverse_dynamics(friction_integration):
+    # the qdd of a row is the model's acceleration at that row's state, so that
+    # motor torque = rnea(q, qd, qdd) + damping qd + friction tanh(qd / eps) (SPEC §2)
+    model = sample("arm6")
+    dt = 1e-3 if friction_integration == "implicit" else 1e-4
+    r = simulate(model, Q0, dt=dt, steps=300, controller=PD_ARM6, friction_integration=friction_integration)
+    assert r.diverged is None and np.abs(r.tau).max() > 1.0
+    D, F = model.arrays.damping, model.arrays.friction
+    tau = dynlib.rnea(model, r.q, r.v, r.a) + D * r.v + F * np.tanh(r.v / 1e-3)
+    assert np.allclose(tau, r.tau, rtol=1e-9, atol=1e-9)
+
+
+def test_energy_columns_match_the_energy_kernels():
+    model = sample("arm7")
+    r = simulate(model, dt=1e-3, steps=200, every=20)
+    assert np.allclose(r.energy[:, 0], dynlib.kinetic_energy(model, r.q, r.v), rtol=1e-13, atol=1e-13)
+    assert np.allclose(r.energy[:, 1], dynlib.potential_energy(model, r.q), rtol=1e-13, atol=1e-13)
+    assert np.array_equal(r.energy[:, 2], r.energy[:, 0] + r.energy[:, 1])
+    assert simulate(model, dt=1e-3, steps=2, energy=False).energy is None
+
+
+def test_joint_friction_can_be_switched_off_and_its_smoothing_set():
+    model = sample("arm6")
+    v0 = np.full(6, 0.002)
+    on = simulate(model, Q0, v0, dt=1e-4, steps=1, friction_integration="explicit")
+    off = simulate(model, Q0, v0, dt=1e-4, steps=1, joint_friction=False)
+    wide = simulate(model, Q0, v0, dt=1e-4, steps=1, friction_smoothing=0.1, friction_integration="explicit")
+    D, F = model.arrays.damping, model.arrays.friction
+    for res, eps, scale in ((on, 1e-3, 1.0), (wide, 0.1, 1.0), (off, 1.0, 0.0)):
+        passive = scale * (-D * v0 - F * np.tanh(v0 / eps))
+        assert np.allclose(res.a[0], dynlib.aba(model, Q0, v0, passive), rtol=1e-12, atol=1e-10)
+
+
+def test_damping_dissipates_energy():
+    model = sample("arm6").with_gravity([0, 0, 0])
+    r = simulate(model, Q0, np.ones(6), dt=1e-3, steps=1000)
+    E = r.energy[:, 2]
+    assert np.all(np.diff(E) <= 1e-12) and E[-1] < 0.1 * E[0]
+
+
+def test_external_wrench_is_the_jacobian_transpose_of_a_world_aligned_wrench():
+    # (f, tau) in world-aligned axes at the frame origin: generalized force J^T w with the
+    # local_world_aligned frame Jacobian (the contact-wrench convention of SPEC §7)
+    model = sample("arm7")
+    rng = np.random.default_rng(4)
+    q, v = rng.uniform(-1, 1, 7), rng.uniform(-1, 1, 7)
+    w = np.array([3.0, -2.0, 5.0, 0.7, -0.4, 0.9])
+    for frame in ("flange", "link4_cover"):
+        r = simulate(model, q, v, dt=1e-3, steps=1, joint_friction=False,
+                     external_wrenches=[ExternalWrench(frame, tuple(w))])
+        J = dynlib.frame_jacobian(model, q, frame, reference="local_world_aligned")
+        assert np.allclose(r.a[0], dynlib.aba(model, q, v, J.T @ w), rtol=1e-11, atol=1e-11)
+
+
+def test_external_wrench_acts_only_inside_its_window():
+    model = sample("arm6")
+    push = [ExternalWrench("tool0", (0, 30, 0, 0, 0, 0), start=0.05, stop=0.08)]
+    r = simulate(model, Q0, dt=1e-3, steps=100, controller=PD_ARM6, external_wrenches=push, energy=False)
+    still = simulate(model, Q0, dt=1e-3, steps=100, controller=PD_ARM6, energy=False)
+    moved = np.abs(r.q - still.q).max(axis=1)
+    assert np.all(moved[:50] == 0.0)  # the stage at t + dt = start already feels it: row 50 is the first change
+    assert moved[51] > 0 and moved[80] > 1e-4
+    dicts = simulate(model, Q0, dt=1e-3, steps=100, controller=PD_ARM6, energy=False,
+                     external_wrenches=[{"frame": "tool0", "wrench": (0, 30, 0, 0, 0, 0), "start": 0.05, "stop": 0.08}])
+    assert np.array_equal(dicts.q, r.q)
+
+
+def test_divergence_stops_keeps_the_finite_rows_and_says_where():
+    model = sample("pendulum")
+    r = simulate(model, [0.1], dt=1e-3, steps=1000, controller=Constant([1e5]), max_state=1e3)
+    assert r.diverged is not None
+    k = r.diverged.step
+    assert 0 < k < 1000 and r.diverged.time == pytest.approx(k * 1e-3)
+    assert "max_state" in r.diverged.reason
+    assert len(r) == k  # rows 0 .. k-1, the last finite states
+    assert np.all(np.isfinite(r.q)) and np.abs(r.v).max() <= 1e3
+    err = r.error()
+    assert isinstance(err, NumericalError) and err.exit_code == 1 and err.step == k
+    assert f"step {k}" in str(err)
+    assert simulate(model, [0.1], dt=1e-3, steps=10).error() is None
+
+
+def test_nan_is_caught_as_divergence():
+    # explicit friction on arm6 at dt = 1e-3 is unstable (see test_integrators): it must end in a
+    # reported divergence, never in NaN rows
+    r = simulate(sample("arm6"), Q0, dt=1e-3, steps=5000, friction_integration="explicit", max_state=1e300)
+    assert r.diverged is not None and "not finite" in r.diverged.reason
+    assert len(r) == r.diverged.step and np.all(np.isfinite(r.q)) and np.all(np.isfinite(r.a))
+
+
+def test_chunked_run_with_progress_is_identical_and_reports_progress():
+    model = sample("double_pendulum")
+    seen = []
+    chunked = simulate(model, [1.0, 0.5], dt=1e-3, steps=3000, every=7, progress=lambda d, n: seen.append((d, n)))
+    whole = simulate(model, [1.0, 0.5], dt=1e-3, steps=3000, every=7)
+    assert np.array_equal(chunked.q, whole.q) and np.array_equal(chunked.energy, whole.energy)
+    assert len(seen) > 10 and seen[-1] == (3000, 3000)
+    assert all(a[0] < b[0] for a, b in zip(seen, seen[1:]))
+
+
+def test_result_writes_a_trajectory_file(tmp_path):
+    model = sample("quadruped", True)
+    r = simulate(model, dt=1e-3, steps=20, every=5)
+    path = tmp_path / "t.parquet"
+    r.write(path, ("q", "qd", "qdd", "tau", "energy"))
+    traj = read_trajectory(path)
+    assert traj.names[:9] == ["time", "q.root.x", "q.root.y", "q.root.z", "q.root.qx", "q.root.qy", "q.root.qz",
+                              "q.root.qw", "q.lf_haa"]
+    assert traj.names[-3:] == ["energy.kinetic", "energy.potential", "energy.total"]
+    assert "tau.root.fx" not in traj.names  # SPEC §5 names the root torque columns by v_names' order
+    assert np.array_equal(traj.columns([f"q.{n}" for n in model.q_names]), r.q)
+    df = r.to_dataframe()
+    assert df.shape == (5, 1 + model.nq + 3 * model.nv + 3)
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(q0=[0.0] * 5), "q0 must have 6 entries"),
+    (dict(v0=[0.0, math.nan, 0, 0, 0, 0]), "v0 has a non-finite value"),
+    (dict(dt=0.0), "dt must be a positive"),
+    (dict(dt=-1e-3), "dt must be a positive"),
+    (dict(steps=0), "steps must be a positive integer"),
+    (dict(steps=2.5), "steps must be a positive integer"),
+    (dict(integrator="rk5"), "integrator must be one of euler, semi-implicit, rk4"),
+    (dict(every=0), "every must be a positive integer"),
+    (dict(friction_smoothing=0), "friction_smoothing"),
+    (dict(friction_integration="both"), "friction_integration"),
+    (dict(external_wrenches=[ExternalWrench("tol0", (0,) * 6)]), "did you mean 'tool0'"),
+    (dict(external_wrenches=[ExternalWrench("base_link", (0,) * 6)]), "fixed to the world"),
+    (dict(external_wrenches=[ExternalWrench("tool0", (0,) * 3)]), "six finite numbers"),
+    (dict(external_wrenches=[ExternalWrench("tool0", (0,) * 6, 1.0, 0.5)]), "must be after start"),
+    (dict(controller="pd"), "controller must be"),
+])
+def test_bad_arguments_are_input_errors_naming_them(kwargs, message):
+    args = dict(q0=None, v0=None, dt=1e-3, steps=10)
+    args.update(kwargs)
+    with pytest.raises(InputError, match=message):
+        simulate(sample("arm6"), args.pop("q0"), args.pop("v0"), **args)

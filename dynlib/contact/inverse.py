@@ -352,9 +352,9 @@ def friction_frame(A, b, weight, guess, mask, mu, normal=(0.0, 0.0, 1.0), relax=
     on = [c for c in range(mask.size // 6) if mask[6 * c]]
     cone = np.zeros((4 * len(on), nvar))
     position = np.cumsum(mask) - 1
+    rows = -np.array([nn, mu * nn, t1, t2]) / np.array([[1.0], [max(1.0, mu)], [max(1.0, mu)], [max(1.0, mu)]])
     for k, c in enumerate(on):
-        f = position[6 * c:6 * c + 3]
-        cone[4 * k:4 * k + 4, f] = -np.array([nn, mu * nn, t1, t2])
+        cone[4 * k:4 * k + 4, position[6 * c:6 * c + 3]] = rows  # the cone's rows scaled to O(1)
     Acl = _csc(np.vstack([eq, cone]))
     bcl = np.r_[rhs, np.zeros(cone.shape[0])]
     P = sp.csc_matrix((diag, np.arange(nvar), np.arange(nvar + 1)), shape=(nvar, nvar))

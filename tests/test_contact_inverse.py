@@ -511,7 +511,7 @@ def test_friction_solution_satisfies_kkt_and_the_cones():
         E = [C]
         for c in range(4):
             blk = np.zeros((4, 12))
-            blk[:, 3 * c:3 * c + 3] = -np.array([nn, mu * nn, t1, t2])
+            blk[:, 3 * c:3 * c + 3] = -np.array([nn, mu * nn, t1, t2]) / np.array([[1.0]] + [[max(1.0, mu)]] * 3)
             E.append(blk)
         E = np.vstack(E)
         x = wt[mask]

@@ -1,0 +1,141 @@
+"""`dyn contact-id ROBOT TRAJ --contact FRAME …`: joint torques and contact wrenches of a floating-base motion."""
+import click
+
+from .common import (compile_notice, gravity_option, load_robot, notice, output_option, progress_option,
+                     robot_argument, show_progress)
+
+
+@click.command(epilog="""\b
+Examples:
+  dyn contact-id robots/biped.urdf walk.csv --contact left_foot --contact right_foot -o out.csv
+  dyn contact-id robots/quadruped.urdf scenarios/contact_id_quadruped.csv \\
+      --contact lf_foot --contact rf_foot --contact lh_foot --contact rh_foot --point-contacts -o out.csv
+  dyn contact-id robots/biped.urdf walk.csv --contact left_foot --contact right_foot \\
+      --guess left_foot=0,0,73.6,0,0,0 --guess right_foot=0,0,73.6,0,0,0
+  dyn contact-id robots/biped.urdf walk.csv --contact left_foot --contact right_foot \\
+      --over-time --smoothing 100 --min-torque 1 -o smooth.parquet
+  dyn contact-id robots/quadruped.urdf recording.csv --derivatives savgol --friction 0.7 \\
+      --contact 'lf_foot@0:1.2' --contact 'lf_foot@1.5:' --contact rf_foot …
+
+\b
+Output per row: time, tau.* (the root's six entries zero), contact.<frame>.fx … tz
+(the wrench the ground applies at the frame origin, world-aligned axes, N and N·m),
+residual.root (the norm of the root equations' residual before zeroing: ~0 when
+the contacts explain the motion; the whole root wrench in flight) and, with
+--friction, friction.feasible (1, or 0 where no wrench in the cones meets the root
+equations: the closest one is written there, with its residual).
+
+\b
+Several contacts: the wrenches nearest (least squares) to the --guess values
+(unguessed contacts guessed zero) that meet the root equations; without guesses
+the ones that minimise the sum of w'Ww, W = diag(0.01, 0.01, 0.01, 1, 1, 1).
+--over-time solves all rows together, trading --smoothing (weight on the sum of
+|w_t - w_t-1|^2) against --min-torque (weight on the sum of w'Ww).
+
+\b
+Contacts that come and go: FRAME@START:STOP (seconds, closed; repeat for more
+windows; either bound may be left out) and/or a column active.<frame> in TRAJ
+(non-zero: in contact). Without --contact, the frames of the active.* columns.
+A free-flyer root is added when the URDF has none.""")
+@robot_argument
+@click.argument("traj", metavar="TRAJ")
+@click.option("--contact", "contacts", multiple=True, metavar="FRAME[@START:STOP]",
+              help="A contact frame (a link name), optionally with a time window. Repeatable.")
+@click.option("--point-contacts", is_flag=True,
+              help="Contacts transmit forces only (zero moments), e.g. a quadruped's feet.")
+@click.option("--guess", "guesses", multiple=True, metavar="FRAME=fx,fy,fz,tx,ty,tz",
+              help="A wrench guess for a contact. Repeatable.")
+@click.option("--over-time", is_flag=True, help="Solve all rows in one sparse problem.")
+@click.option("--smoothing", type=float, default=None, metavar="W",
+              help="With --over-time: weight on the wrenches' changes between rows [default: 1].")
+@click.option("--min-torque", type=float, default=None, metavar="W",
+              help="With --over-time: weight on the weighted wrench norm (> 0) [default: 1].")
+@click.option("--friction", type=float, default=None, metavar="MU",
+              help="Normal forces >= 0 and forces in the Coulomb cone of coefficient MU (ground normal +z).")
+@output_option
+@gravity_option
+@click.option("--derivatives", type=click.Choice(["auto", "given", "central", "savgol"]), default="auto",
+              show_default=True, help="Where velocities and accelerations come from (as in dyn inverse).")
+@click.option("--window", type=float, default=0.1, show_default=True, metavar="SECONDS",
+              help="Savitzky–Golay window length.")
+@click.option("--polyorder", type=int, default=4, show_default=True, metavar="K",
+              help="Savitzky–Golay polynomial order (at least 2).")
+@click.option("--columns", "column_map", metavar="MAP", default=None,
+              help="Read q/qd/qdd from columns with other names (as in dyn inverse).")
+@click.option("--no-joint-friction", is_flag=True,
+              help="Leave out the URDF damping and Coulomb friction (rigid-body torques only).")
+@click.option("--friction-smoothing", type=float, default=1e-3, show_default=True, metavar="EPS",
+              help="ε of the joint Coulomb term friction·tanh(q̇/ε).")
+@click.option("--floating-base", is_flag=True, hidden=True, help="Implied: contact-id always has a free-flyer root.")
+@progress_option
+@click.pass_context
+def contact_id(ctx, robot, traj, contacts, point_contacts, guesses, over_time, smoothing, min_torque, friction,
+               output, gravity, derivatives, window, polyorder, column_map, no_joint_friction, friction_smoothing,
+               floating_base, no_progress):
+    """Torques and ground-contact wrenches of the floating-base motion in TRAJ ('-': standard input).
+
+    The root's six coordinates are unactuated: what holds the body up comes
+    through the contact frames, not through an imaginary crane on the root.
+    """
+    import dynlib
+    from dynlib.contact.inverse import contact_inverse_dynamics, parse_guess
+    from dynlib.derivatives import parse_column_map
+    from dynlib.trajectory import read_trajectory, write_trajectory
+
+    if not over_time:
+        given = [name for name, value in (("--smoothing", smoothing), ("--min-torque", min_torque)) if value is not None]
+        if given:
+            raise click.UsageError(f"{' and '.join(given)} {'apply' if len(given) > 1 else 'applies'} only with --over-time")
+    guess = {}
+    for text in guesses:
+        frame, w = parse_guess(text)
+        if frame in guess:
+            raise click.BadParameter(f"two guesses for '{frame}'", param_hint="--guess")
+        guess[frame] = w
+    columns = parse_column_map(column_map) if column_map else None
+    model = load_robot(ctx, robot, False, gravity)
+    if not model.has_floating_base:
+        model = dynlib.load(robot, floating_base=True).with_gravity(model.gravity)
+    data = read_trajectory(traj)
+    compile_notice(ctx)
+    bar = {}
+
+    def progress(done, total):
+        if "bar" not in bar:
+            bar["bar"] = click.progressbar(length=total, label="friction cones", file=click.get_text_stream("stderr"))
+            bar["bar"].__enter__()
+        bar["bar"].update(1)
+        if done == total:
+            bar["bar"].__exit__(None, None, None)
+
+    result = contact_inverse_dynamics(
+        model, data, list(contacts), guesses=guess, over_time=over_time,
+        smoothing=1.0 if smoothing is None else smoothing, min_torque=1.0 if min_torque is None else min_torque,
+        friction=friction, point=point_contacts, derivatives=derivatives, window=window, polyorder=polyorder,
+        columns=columns, joint_friction=not no_joint_friction, friction_smoothing=friction_smoothing,
+        progress=progress if show_progress(ctx, no_progress) else None)
+    if derivatives == "auto" and result.derivatives != "given":
+        notice(ctx, f"no qd.*/qdd.* columns: velocities and accelerations by {result.derivatives} differences "
+                    "(for a noisy recording use --derivatives savgol)")
+    flight = ~result.active.any(axis=1)
+    if flight.any():
+        notice(ctx, f"{int(flight.sum())} of {len(flight)} rows without contact ({_times(result.time, flight)}): "
+                    "zero wrenches, residual.root is the whole root wrench there")
+    if not result.feasible.all():
+        bad = ~result.feasible
+        notice(ctx, f"warning: friction cones infeasible at {int(bad.sum())} of {len(bad)} rows "
+                    f"({_times(result.time, bad)}): friction.feasible = 0 there, with the wrenches in the cones "
+                    "that come closest to the root equations (residual.root > 0)")
+    names, table = result.table(model)
+    write_trajectory(output, names, table, source=robot)
+
+
+def _times(t, rows, show=4):
+    """'t = 0.1–0.25 s, 0.4 s, … (N spans)' for the runs of True in `rows`."""
+    import numpy as np
+
+    edges = np.flatnonzero(np.diff(np.r_[0, rows.astype(np.int8), 0]))
+    spans = list(zip(edges[::2], edges[1::2] - 1))
+    text = ", ".join(f"{t[a]:.6g}" if a == b else f"{t[a]:.6g}–{t[b]:.6g}" for a, b in spans[:show])
+    more = f", … ({len(spans)} spans)" if len(spans) > show else ""
+    return f"t = {text} s{more}"

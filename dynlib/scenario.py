@@ -547,7 +547,7 @@ def _error(sc, path, message) -> ScenarioError:
     for n in range(len(path), -1, -1):  # an override's label wins over the file
         label = sc._origins.get(path[:n]) if sc._origins else None
         if label:
-            return ScenarioError(message, key=f"{label} ({_format(path)})" if path[:n] != path else label)
+            return ScenarioError(message, key=label)
     line = None
     for n in range(len(path), 0, -1):
         line = sc._lines.get(path[:n])

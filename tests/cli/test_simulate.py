@@ -1,0 +1,190 @@
+"""`dyn simulate`: outputs that open in pandas, options, scenarios, exit codes, one-line errors,
+no partial files, and round trips with `dyn inverse` and `--tau-csv`."""
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+from cli.main import dyn
+from dynlib.trajectory import read_trajectory
+from helpers import ROBOTS_DIR
+
+ARM6 = ROBOTS_DIR / "arm6.urdf"
+SCENARIOS = ROBOTS_DIR.parent / "scenarios"
+ARM6_COLUMNS = (["time"] + [f"q.{n}" for n in ("shoulder_pan", "shoulder_lift", "elbow", "wrist_1", "wrist_2", "wrist_3")])
+
+
+def run(*args):
+    return CliRunner().invoke(dyn, [str(a) for a in args], catch_exceptions=False)
+
+
+def run_process(*args, cwd=None):
+    """The real console entry point: exit codes and standard error as a shell sees them."""
+    return subprocess.run([sys.executable, "-m", "cli.main", *map(str, args)], capture_output=True, text=True, cwd=cwd)
+
+
+def one_line_error(stderr):
+    lines = [ln for ln in stderr.splitlines() if ln.startswith("dyn: error:")]
+    assert len(lines) == 1, stderr
+    assert "Traceback" not in stderr
+    return lines[0]
+
+
+def test_arm6_1000_steps_to_standard_output_opens_in_pandas():
+    p = run_process("simulate", ARM6, "--steps", "1000")
+    assert p.returncode == 0, p.stderr
+    from io import StringIO
+
+    df = pd.read_csv(StringIO(p.stdout))
+    assert df.shape == (1001, 1 + 6 + 6 + 6 + 6)
+    assert list(df.columns[:7]) == ARM6_COLUMNS
+    assert list(df.columns[-6:]) == [f"tau.{n}" for n in ("shoulder_pan", "shoulder_lift", "elbow", "wrist_1",
+                                                           "wrist_2", "wrist_3")]
+    assert df["time"].iloc[-1] == pytest.approx(1.0)
+    assert np.all(np.isfinite(df.to_numpy())) and df["q.shoulder_lift"].abs().max() > 0.1  # it fell
+    assert "compiling" not in p.stdout
+
+
+@pytest.mark.parametrize("ext, reader", [("csv", pd.read_csv), ("parquet", pd.read_parquet)])
+def test_output_format_follows_the_extension(tmp_path, ext, reader):
+    out = tmp_path / f"t.{ext}"
+    r = run("simulate", ARM6, "--steps", "50", "--every", "10", "--columns", "q,qd,energy", "-o", out)
+    assert r.exit_code == 0, r.output
+    df = reader(out)
+    assert df.shape == (6, 1 + 6 + 6 + 3)
+    assert list(df.columns[-3:]) == ["energy.kinetic", "energy.potential", "energy.total"]
+    assert np.allclose(df["time"], np.arange(6) * 0.01)
+    assert r.stdout == ""
+
+
+def test_initial_state_by_name_and_whole_vector(tmp_path):
+    a, b = tmp_path / "a.csv", tmp_path / "b.csv"
+    assert run("simulate", ARM6, "--steps", "5", "--q0", "elbow=0.5", "--q0", "wrist_1=-0.2",
+               "--qd0", "shoulder_pan=1", "-o", a).exit_code == 0
+    assert run("simulate", ARM6, "--steps", "5", "--q0", "0,0,0.5,-0.2,0,0", "--qd0", "1,0,0,0,0,0", "-o", b).exit_code == 0
+    ta, tb = read_trajectory(a), read_trajectory(b)
+    assert np.array_equal(ta.data, tb.data)
+    assert ta.column("q.elbow")[0] == 0.5 and ta.column("qd.shoulder_pan")[0] == 1.0
+
+
+def test_options_set_integrator_dt_duration_gravity_and_friction(tmp_path):
+    out = tmp_path / "p.csv"
+    r = run("simulate", ROBOTS_DIR / "pendulum.urdf", "--duration", "0.5", "--dt", "0.01", "--integrator", "euler",
+            "--q0", "1.0", "--gravity", "0,0,0", "--no-joint-friction", "--columns", "q,qd", "-o", out)
+    assert r.exit_code == 0, r.output
+    t = read_trajectory(out)
+    assert len(t) == 51 and t.time[-1] == pytest.approx(0.5)
+    assert np.all(t.column("q.hinge") == 1.0)  # no gravity: it stays
+
+
+def test_floating_base_adds_the_root_columns(tmp_path):
+    out = tmp_path / "f.csv"
+    r = run("simulate", ROBOTS_DIR / "quadruped.urdf", "--floating-base", "--steps", "100", "--q0", "root.z=1",
+            "--columns", "q,tau", "-o", out)
+    assert r.exit_code == 0, r.output
+    t = read_trajectory(out)
+    assert t.names[1:8] == ["q.root.x", "q.root.y", "q.root.z", "q.root.qx", "q.root.qy", "q.root.qz", "q.root.qw"]
+    assert t.column("q.root.z")[-1] == pytest.approx(1 - 0.5 * 9.81 * 0.1 ** 2, abs=1e-9)  # free fall
+    assert t.column("q.root.qw")[0] == 1.0
+
+
+def test_scenario_with_command_line_overrides(tmp_path):
+    out = tmp_path / "pd.csv"
+    r = run("simulate", SCENARIOS / "arm6_pd.yaml", "--steps", "200", "--every", "50", "--q0", "wrist_2=0.1", "-o", out)
+    assert r.exit_code == 0, r.output
+    t = read_trajectory(out)
+    assert len(t) == 5 and t.column("q.wrist_2")[0] == 0.1 and t.column("q.shoulder_lift")[0] == -0.5
+    assert "energy.total" in t.names  # the scenario's columns
+
+
+def test_dyn_inverse_on_the_output_gives_back_the_torques(tmp_path):
+    traj, tau = tmp_path / "pd.csv", tmp_path / "tau.csv"
+    assert run("simulate", SCENARIOS / "arm6_pd.yaml", "--steps", "500", "-o", traj).exit_code == 0
+    r = run("inverse", ARM6, traj, "-o", tau)
+    assert r.exit_code == 0, r.output
+    sim, inv = read_trajectory(traj), read_trajectory(tau)
+    cols = [f"tau.{n}" for n in ("shoulder_pan", "shoulder_lift", "elbow", "wrist_1", "wrist_2", "wrist_3")]
+    assert np.allclose(inv.columns(cols), sim.columns(cols), rtol=1e-8, atol=1e-8)
+
+
+def test_replaying_recorded_torques_with_tau_csv_reproduces_the_motion(tmp_path):
+    # semi-implicit Euler evaluates the controller once per step, at the rows' times: the
+    # interpolated table gives back exactly the recorded torques, hence the same motion
+    pd_run, replay = tmp_path / "pd.csv", tmp_path / "replay.csv"
+    args = ("--steps", "400", "--integrator", "semi-implicit")
+    assert run("simulate", SCENARIOS / "arm6_pd.yaml", *args, "--every", "1", "-o", pd_run).exit_code == 0
+    r = run("simulate", SCENARIOS / "arm6_pd.yaml", *args, "--every", "1", "--tau-csv", pd_run, "-o", replay)
+    assert r.exit_code == 0, r.output
+    a, b = read_trajectory(pd_run), read_trajectory(replay)
+    qcols = [n for n in a.names if n.startswith("q.")]
+    assert np.abs(a.columns(qcols) - b.columns(qcols)).max() < 1e-12
+    assert np.abs(a.columns(qcols)[-1] - a.columns(qcols)[0]).max() > 0.1
+
+
+def test_constant_tau_by_name(tmp_path):
+    out = tmp_path / "t.csv"
+    r = run("simulate", ROBOTS_DIR / "pendulum.urdf", "--steps", "10", "--tau", "hinge=0.5", "-o", out)
+    assert r.exit_code == 0, r.output
+    assert np.all(read_trajectory(out).column("tau.hinge") == 0.5)
+
+
+def test_divergence_writes_the_finite_rows_and_exits_1(tmp_path):
+    out = tmp_path / "d.csv"
+    p = run_process("simulate", ROBOTS_DIR / "pendulum.urdf", "--steps", "100", "--tau", "1e12", "-o", out)
+    assert p.returncode == 1
+    line = one_line_error(p.stderr)
+    assert "diverged at step 1 (t = 0.001 s)" in line and "max_state" in line
+    t = read_trajectory(out)
+    assert len(t) == 1 and np.all(np.isfinite(t.data))
+
+
+@pytest.mark.parametrize("args, message", [
+    (("--q0", "1,2,3"), "--q0: expected 6 values (shoulder_pan, shoulder_lift, elbow"),
+    (("--q0", "elbw=0.3"), "--q0: robot 'arm6' has no coordinate 'elbw'; did you mean 'elbow'?"),
+    (("--qd0", "elbow=fast"), "'fast' is not a number"),
+    (("--q0", "1,2", "--q0", "elbow=1"), "either the whole vector once or NAME=VALUE pairs"),
+    (("--tau", "shoulder=1"), "--tau: robot 'arm6' has no joint coordinate 'shoulder'"),
+    (("--dt", "0"), "--dt"),
+    (("--dt", "-1e-3"), "--dt"),
+    (("--steps", "0"), "--steps"),
+    (("--integrator", "rk5"), "--integrator"),
+    (("--steps", "10", "--duration", "1"), "either --steps or --duration"),
+    (("--columns", "q,qdot"), "--columns"),
+    (("--gravity", "0,0"), "--gravity"),
+    (("--tau-csv", "missing.csv"), "missing.csv"),
+])
+def test_bad_options_exit_2_with_one_line(tmp_path, args, message):
+    out = tmp_path / "never.csv"
+    p = run_process("simulate", ARM6, *args, "-o", out)
+    assert p.returncode == 2, p.stderr
+    assert message in one_line_error(p.stderr)
+    assert not out.exists() and list(tmp_path.iterdir()) == []
+
+
+def test_bad_scenario_exits_2_naming_file_line_and_key(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(f"dyn: 1\nrobot: {ARM6}\ncontrol:\n  type: pd\n  kp: 10\n  kdd: 1\n")
+    p = run_process("simulate", bad, "-o", tmp_path / "never.csv")
+    assert p.returncode == 2
+    assert one_line_error(p.stderr) == f"dyn: error: {bad}:6: control.kdd: unknown key 'kdd'; did you mean 'kd'?"
+    assert not (tmp_path / "never.csv").exists()
+
+
+def test_a_contacts_block_is_refused_not_ignored(tmp_path):
+    sc = tmp_path / "c.yaml"
+    sc.write_text(f"dyn: 1\nrobot: {ROBOTS_DIR / 'quadruped.urdf'}\nfloating_base: true\ncontacts:\n  model: soft\n"
+                  "  points:\n    - {frame: lf_foot}\n")
+    p = run_process("simulate", sc)
+    assert p.returncode == 2 and "contacts: contact models are not supported" in one_line_error(p.stderr)
+    assert p.stdout == ""
+
+
+def test_help_lists_the_options_with_examples():
+    r = run("simulate", "--help")
+    assert r.exit_code == 0
+    for word in ("--steps", "--duration", "--dt", "--integrator", "--q0", "--qd0", "--tau", "--tau-csv", "--every",
+                 "--gravity", "--floating-base", "--no-joint-friction", "--output", "--no-progress", "Examples:"):
+        assert word in r.output

@@ -227,8 +227,9 @@ def solve_over_time(A, b, weight, guess, mask, smoothing, min_torque):
 
     One sparse KKT matrix [[H, Cᵀ], [C, 0]] (H = μW + s DᵀD, C block diagonal),
     with the unknowns in time order (frame t's wrenches, then its multipliers), so
-    that it is banded; factorised once by SuperLU in that order, with one step of
-    iterative refinement. O(N K³) time and O(N K²) memory.
+    that it is banded; factorised once by SuperLU in that order without pivoting,
+    with one step of iterative refinement. O(N K³) time and O(N K²) memory (about
+    0.45 GB for 20 000 rows of four 6D contacts).
     """
     import scipy.sparse as sp
     from scipy.sparse.linalg import splu
@@ -267,7 +268,10 @@ def solve_over_time(A, b, weight, guess, mask, smoothing, min_torque):
     rhs = np.zeros(size)
     rhs[xi[mask]] = min_torque * weight[mask] * np.asarray(guess)[mask]
     rhs[li[keep]] = d[keep]
-    lu = splu(kkt, permc_spec="NATURAL")
+    # Time order needs no pivoting: eliminating the frames before t leaves a convex
+    # quadratic in frame t's wrenches (an SPD block, pivots > 0), then its equations
+    # give −C H⁻¹ Cᵀ (negative definite): diagonal pivots keep the band, and the fill.
+    lu = splu(kkt, permc_spec="NATURAL", diag_pivot_thresh=0.0, options={"SymmetricMode": True})
     sol = lu.solve(rhs)
     sol += lu.solve(rhs - kkt @ sol)
     w[mask] = sol[xi[mask]]

@@ -302,6 +302,26 @@ def test_solo12_round_trip(erd_path):
     assert_close(g.tau, sim["tau"], TOL, "solo12: torques with the simulated wrenches as guesses")
 
 
+def test_an_arm_held_at_its_base_is_the_fixed_base_inverse_dynamics():
+    """arm6 with a free-flyer root, resting (root at rest at the identity) on one contact at
+    base_link: its joint torques are those of the fixed-base arm, URDF joint friction
+    included, and the contact wrench is what holds the whole arm (weight included) up."""
+    fixed, floating = sample("arm6"), sample("arm6", floating_base=True)
+    rng = np.random.default_rng(5)
+    n = 8
+    qj = np.array([dynlib.random_configuration(fixed, rng) for _ in range(n)])
+    vj, aj = rng.uniform(-1, 1, (2, n, fixed.nv))
+    q = np.hstack([np.tile([0, 0, 0, 0, 0, 0, 1.0], (n, 1)), qj])
+    v, a = (np.hstack([np.zeros((n, 6)), x]) for x in (vj, aj))
+    r = ci.contact_inverse_dynamics(floating, (None, q, v, a), ["base_link"])
+    expected = dynlib.rnea(fixed, qj, vj, aj) + fixed.arrays.damping * vj + fixed.arrays.friction * np.tanh(vj / 1e-3)
+    assert_close(r.tau[:, 6:], expected, TOL, "arm held at its base: torques")
+    static = ci.contact_inverse_dynamics(floating, (None, q, 0 * v, 0 * a), ["base_link"])
+    assert_close(static.wrenches[:, 0, 2], np.full(n, 9.81 * floating.total_mass), TOL, "arm at rest: weight")
+    bare = ci.contact_inverse_dynamics(floating, (None, q, v, a), ["base_link"], joint_friction=False)
+    assert_close(bare.tau[:, 6:], dynlib.rnea(fixed, qj, vj, aj), TOL, "arm: no joint friction")
+
+
 @pytest.mark.oracle
 def test_one_contact_wrench_against_pinocchio(erd_path):
     """talos_reduced on its left sole: w = J_root^-T (rnea root rows), all by Pinocchio."""

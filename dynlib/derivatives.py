@@ -253,7 +253,7 @@ def _check_known_coordinates(model, traj, parts):
             if head == part and coord not in valid:
                 hint = (" (a floating-base trajectory: add --floating-base)" if coord.startswith("root.")
                         and not model.has_floating_base else f"; {closest(coord, sorted(valid))}")
-                raise TrajectoryError(f"column {name!r}: robot '{model.name}' has no coordinate {coord!r}{hint}",
+                raise TrajectoryError(f"robot '{model.name}' has no coordinate {coord!r}{hint}",
                                       file=traj.path, column=name)
 
 

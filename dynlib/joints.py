@@ -22,7 +22,6 @@ planar joint, a sum otherwise) and ``difference(q0, q1)`` its inverse, the
 """
 import math
 
-import numpy as np
 from numba import njit
 
 REVOLUTE = 0
@@ -34,87 +33,61 @@ NQ = (1, 1, 7, 3)
 NV = (1, 1, 6, 3)
 NAMES = ("revolute", "prismatic", "floating", "planar")
 
-_jit = njit(cache=True)
+_jit = njit(cache=True, inline="always")
 
 
 @_jit
-def quat_to_rot(qx, qy, qz, qw, R):
-    """R = the rotation of the unit quaternion (x, y, z, w) (normalised here)."""
+def quat_to_rot(qx, qy, qz, qw):
+    """The rotation (a 9-tuple, row order) of the quaternion (x, y, z, w), normalised here."""
     n = math.sqrt(qx * qx + qy * qy + qz * qz + qw * qw)
     x, y, z, w = qx / n, qy / n, qz / n, qw / n
-    R[0, 0] = 1.0 - 2.0 * (y * y + z * z)
-    R[0, 1] = 2.0 * (x * y - z * w)
-    R[0, 2] = 2.0 * (x * z + y * w)
-    R[1, 0] = 2.0 * (x * y + z * w)
-    R[1, 1] = 1.0 - 2.0 * (x * x + z * z)
-    R[1, 2] = 2.0 * (y * z - x * w)
-    R[2, 0] = 2.0 * (x * z - y * w)
-    R[2, 1] = 2.0 * (y * z + x * w)
-    R[2, 2] = 1.0 - 2.0 * (x * x + y * y)
+    return (1.0 - 2.0 * (y * y + z * z), 2.0 * (x * y - z * w), 2.0 * (x * z + y * w),
+            2.0 * (x * y + z * w), 1.0 - 2.0 * (x * x + z * z), 2.0 * (y * z - x * w),
+            2.0 * (x * z - y * w), 2.0 * (y * z + x * w), 1.0 - 2.0 * (x * x + y * y))
 
 
 @_jit
-def axis_angle_to_rot(ax, theta, R):
-    """R = exp(theta [ax]x) for a unit axis (Rodrigues)."""
+def axis_angle_to_rot(x, y, z, theta):
+    """exp(theta [ax]x) for a unit axis (x, y, z) (Rodrigues), a 9-tuple."""
     c = math.cos(theta)
     s = math.sin(theta)
     t = 1.0 - c
-    x, y, z = ax[0], ax[1], ax[2]
-    R[0, 0] = c + x * x * t
-    R[0, 1] = x * y * t - z * s
-    R[0, 2] = x * z * t + y * s
-    R[1, 0] = y * x * t + z * s
-    R[1, 1] = c + y * y * t
-    R[1, 2] = y * z * t - x * s
-    R[2, 0] = z * x * t - y * s
-    R[2, 1] = z * y * t + x * s
-    R[2, 2] = c + z * z * t
+    return (c + x * x * t, x * y * t - z * s, x * z * t + y * s,
+            y * x * t + z * s, c + y * y * t, y * z * t - x * s,
+            z * x * t - y * s, z * y * t + x * s, c + z * z * t)
 
 
 @_jit
-def jcalc(jtype, axis, q, iq, R, p):
-    """(R, p) = the joint transform (child in parent) of one joint at q[iq:iq+nq]."""
+def jcalc(jtype, jaxis, i, q, iq):
+    """XJ = (R, p), the joint transform (child in parent) of joint i (axis jaxis[i]) at q[iq:iq+nq]."""
+    x, y, z = jaxis[i, 0], jaxis[i, 1], jaxis[i, 2]
     if jtype == REVOLUTE:
-        axis_angle_to_rot(axis, q[iq], R)
-        p[0] = 0.0
-        p[1] = 0.0
-        p[2] = 0.0
-    elif jtype == PRISMATIC:
-        for r in range(3):
-            for c in range(3):
-                R[r, c] = 1.0 if r == c else 0.0
-            p[r] = axis[r] * q[iq]
-    elif jtype == FREEFLYER:
-        quat_to_rot(q[iq + 3], q[iq + 4], q[iq + 5], q[iq + 6], R)
-        p[0] = q[iq]
-        p[1] = q[iq + 1]
-        p[2] = q[iq + 2]
-    else:  # PLANAR
-        c = math.cos(q[iq + 2])
-        s = math.sin(q[iq + 2])
-        R[0, 0] = c
-        R[0, 1] = -s
-        R[0, 2] = 0.0
-        R[1, 0] = s
-        R[1, 1] = c
-        R[1, 2] = 0.0
-        R[2, 0] = 0.0
-        R[2, 1] = 0.0
-        R[2, 2] = 1.0
-        p[0] = q[iq]
-        p[1] = q[iq + 1]
-        p[2] = 0.0
+        return (axis_angle_to_rot(x, y, z, q[iq]), (0.0, 0.0, 0.0))
+    if jtype == PRISMATIC:
+        return ((1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0), (x * q[iq], y * q[iq], z * q[iq]))
+    if jtype == FREEFLYER:
+        return (quat_to_rot(q[iq + 3], q[iq + 4], q[iq + 5], q[iq + 6]), (q[iq], q[iq + 1], q[iq + 2]))
+    c = math.cos(q[iq + 2])  # PLANAR
+    s = math.sin(q[iq + 2])
+    return ((c, -s, 0.0, s, c, 0.0, 0.0, 0.0, 1.0), (q[iq], q[iq + 1], 0.0))
 
 
 @_jit
-def _quat_mul(a, b, out):
-    """out = a ⊗ b for quaternions stored (x, y, z, w)."""
-    ax, ay, az, aw = a[0], a[1], a[2], a[3]
-    bx, by, bz, bw = b[0], b[1], b[2], b[3]
-    out[0] = aw * bx + ax * bw + ay * bz - az * by
-    out[1] = aw * by - ax * bz + ay * bw + az * bx
-    out[2] = aw * bz + ax * by - ay * bx + az * bw
-    out[3] = aw * bw - ax * bx - ay * by - az * bz
+def _quat_mul(a, b):
+    """a ⊗ b for quaternions (x, y, z, w) given as 4-tuples."""
+    ax, ay, az, aw = a
+    bx, by, bz, bw = b
+    return (aw * bx + ax * bw + ay * bz - az * by,
+            aw * by - ax * bz + ay * bw + az * bx,
+            aw * bz + ax * by - ay * bx + az * bw,
+            aw * bw - ax * bx - ay * by - az * bz)
+
+
+@_jit
+def _unit_quat(q, k):
+    """The quaternion q[k:k+4], normalised, as a 4-tuple."""
+    n = math.sqrt(q[k] ** 2 + q[k + 1] ** 2 + q[k + 2] ** 2 + q[k + 3] ** 2)
+    return (q[k] / n, q[k + 1] / n, q[k + 2] / n, q[k + 3] / n)
 
 
 @_jit
@@ -129,8 +102,7 @@ def _se3_V_coeffs(theta):
 @_jit
 def _freeflyer_integrate(q, iq, v, iv, out):
     """out[iq:iq+7] = q ⊕ v on SE(3): M_out = M * exp6(v)."""
-    R = np.empty((3, 3))
-    quat_to_rot(q[iq + 3], q[iq + 4], q[iq + 5], q[iq + 6], R)
+    R = quat_to_rot(q[iq + 3], q[iq + 4], q[iq + 5], q[iq + 6])
     wx, wy, wz = v[iv + 3], v[iv + 4], v[iv + 5]
     vx, vy, vz = v[iv], v[iv + 1], v[iv + 2]
     theta = math.sqrt(wx * wx + wy * wy + wz * wz)
@@ -146,20 +118,13 @@ def _freeflyer_integrate(q, iq, v, iv, out):
     t1 = vy + a * c1 + b * d1
     t2 = vz + a * c2 + b * d2
     for r in range(3):
-        out[iq + r] = q[iq + r] + R[r, 0] * t0 + R[r, 1] * t1 + R[r, 2] * t2
+        out[iq + r] = q[iq + r] + R[3 * r] * t0 + R[3 * r + 1] * t1 + R[3 * r + 2] * t2
     # rotation: q_out = q ⊗ exp(w/2), renormalised
     h = 0.5 * theta
     s = math.sin(h) / theta if theta > 1e-8 else 0.5 - theta * theta / 48.0
-    e = np.empty(4)
-    e[0] = wx * s
-    e[1] = wy * s
-    e[2] = wz * s
-    e[3] = math.cos(h)
-    qa = np.empty(4)
-    for k in range(4):
-        qa[k] = q[iq + 3 + k]
-    qn = np.empty(4)
-    _quat_mul(qa, e, qn)
+    e = (wx * s, wy * s, wz * s, math.cos(h))
+    qa = (q[iq + 3], q[iq + 4], q[iq + 5], q[iq + 6])
+    qn = _quat_mul(qa, e)
     n = math.sqrt(qn[0] ** 2 + qn[1] ** 2 + qn[2] ** 2 + qn[3] ** 2)
     for k in range(4):
         out[iq + 3 + k] = qn[k] / n
@@ -168,38 +133,23 @@ def _freeflyer_integrate(q, iq, v, iv, out):
 @_jit
 def _freeflyer_difference(q0, q1, iq, iv, out):
     """out[iv:iv+6] = log6(M0^-1 M1), the body-frame twist taking q0 to q1 in unit time."""
-    a = np.empty(4)
-    b = np.empty(4)
-    for k in range(4):
-        a[k] = q0[iq + 3 + k]
-        b[k] = q1[iq + 3 + k]
-    na = math.sqrt(a[0] ** 2 + a[1] ** 2 + a[2] ** 2 + a[3] ** 2)
-    nb = math.sqrt(b[0] ** 2 + b[1] ** 2 + b[2] ** 2 + b[3] ** 2)
-    ainv = np.empty(4)
-    ainv[0] = -a[0] / na
-    ainv[1] = -a[1] / na
-    ainv[2] = -a[2] / na
-    ainv[3] = a[3] / na
-    for k in range(4):
-        b[k] /= nb
-    dq = np.empty(4)
-    _quat_mul(ainv, b, dq)
+    a = _unit_quat(q0, iq + 3)
+    b = _unit_quat(q1, iq + 3)
+    dq = _quat_mul((-a[0], -a[1], -a[2], a[3]), b)
     if dq[3] < 0.0:  # the shorter rotation
-        for k in range(4):
-            dq[k] = -dq[k]
+        dq = (-dq[0], -dq[1], -dq[2], -dq[3])
     sn = math.sqrt(dq[0] ** 2 + dq[1] ** 2 + dq[2] ** 2)
     theta = 2.0 * math.atan2(sn, dq[3])
     f = theta / sn if sn > 1e-12 else 2.0
     wx, wy, wz = dq[0] * f, dq[1] * f, dq[2] * f
     # translation of M0^-1 M1 in frame 0
-    R0 = np.empty((3, 3))
-    quat_to_rot(a[0], a[1], a[2], a[3], R0)
+    R0 = quat_to_rot(a[0], a[1], a[2], a[3])
     dp0 = q1[iq] - q0[iq]
     dp1 = q1[iq + 1] - q0[iq + 1]
     dp2 = q1[iq + 2] - q0[iq + 2]
-    t0 = R0[0, 0] * dp0 + R0[1, 0] * dp1 + R0[2, 0] * dp2
-    t1 = R0[0, 1] * dp0 + R0[1, 1] * dp1 + R0[2, 1] * dp2
-    t2 = R0[0, 2] * dp0 + R0[1, 2] * dp1 + R0[2, 2] * dp2
+    t0 = R0[0] * dp0 + R0[3] * dp1 + R0[6] * dp2
+    t1 = R0[1] * dp0 + R0[4] * dp1 + R0[7] * dp2
+    t2 = R0[2] * dp0 + R0[5] * dp1 + R0[8] * dp2
     # v = V^-1 t, V^-1 = I - 1/2 [w]x + c [w]x^2
     if theta < 1e-4:
         c = 1.0 / 12.0 + theta * theta / 720.0

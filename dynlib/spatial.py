@@ -1,168 +1,314 @@
 """6D spatial algebra, linear part first (Pinocchio's order), in numba.
 
-A rigid transform is the pair ``(R, p)``: the pose of a child frame in its
-parent, ``x_parent = R @ x_child + p`` (Pinocchio's ``SE3``, Featherstone's
-``X`` from parent to child is its inverse action on motion vectors).
-Motion vectors are ``(v, w)`` (linear, angular), force vectors ``(f, n)``.
+Values, not buffers: inside the kernels a spatial vector is a 6-tuple of floats
+(motion ``(v, w)``, linear then angular; force ``(f, n)``), a 3x3 matrix a
+9-tuple in row order, and a rigid transform the pair ``X = (R, p)``: the pose of
+a child frame in its parent, ``x_parent = R @ x_child + p`` (Pinocchio's
+``SE3``; Featherstone's ``X`` from parent to child is its inverse action on
+motion vectors). Tuples live in registers: no allocation, no reference counting,
+and every helper is inlined, so ``v_i = act_inv_motion(X, v_parent) + vJ``
+compiles to the dozen multiply-adds it reads as.
+
+Arrays are touched only at the edges, through an array and an index, never a
+view (a view ``a[i]`` is an array struct built in compiled code, and a slice
+assignment ``x[:] = y`` a generic copy loop):
+`vec6` / `store6` / `add_to6` read and write row i of an (n, 6) array, `pose` /
+`store_pose` a transform in (n, 3, 3) and (n, 3) arrays, and 6x6 inertias stay
+in (n, 6, 6) arrays (`inertia_times`, `act_inertia`).
+
+The kernels that use these helpers are compiled with ``njit(cache=True,
+_nrt=False)``: they never allocate, so they need none of numba's reference
+counting, which otherwise increfs and decrefs every array of the ModelArrays
+and Data tuples on each kernel call (about 80 atomic operations, more than the
+arithmetic of a 6-DoF RNEA). Arrays are owned by the caller for the whole call.
+
 A spatial inertia is the 6x6 matrix ``[[m 1, -m [c]x], [m [c]x, Ic - m [c]x[c]x]]``
 about the frame origin (RBDA §2.13, reordered linear-first).
-
-Every helper writes into an ``out`` argument: kernels call them inside loops
-and must not allocate. ``out`` must not alias an input unless stated.
 """
 import numpy as np
 from numba import njit
 
-_jit = njit(cache=True, inline="never")
+_jit = njit(cache=True, inline="always")
+
+ZERO6 = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+
+
+# -- 6-vectors ---------------------------------------------------------------
+
+@_jit
+def vec6(a, i):
+    """Row i of an (n, 6) array, as a 6-tuple."""
+    return (a[i, 0], a[i, 1], a[i, 2], a[i, 3], a[i, 4], a[i, 5])
 
 
 @_jit
-def cross3(a, b, out):
-    """out = a x b (3-vectors, `out` may not alias)."""
-    out[0] = a[1] * b[2] - a[2] * b[1]
-    out[1] = a[2] * b[0] - a[0] * b[2]
-    out[2] = a[0] * b[1] - a[1] * b[0]
+def tuple6(x):
+    """A 1-D array of six floats, as a 6-tuple."""
+    return (x[0], x[1], x[2], x[3], x[4], x[5])
 
 
 @_jit
-def act_motion(R, p, m, out):
-    """out = X.act(m): a motion vector from the child frame to the parent frame."""
-    w0 = R[0, 0] * m[3] + R[0, 1] * m[4] + R[0, 2] * m[5]
-    w1 = R[1, 0] * m[3] + R[1, 1] * m[4] + R[1, 2] * m[5]
-    w2 = R[2, 0] * m[3] + R[2, 1] * m[4] + R[2, 2] * m[5]
-    v0 = R[0, 0] * m[0] + R[0, 1] * m[1] + R[0, 2] * m[2]
-    v1 = R[1, 0] * m[0] + R[1, 1] * m[1] + R[1, 2] * m[2]
-    v2 = R[2, 0] * m[0] + R[2, 1] * m[1] + R[2, 2] * m[2]
-    out[0] = v0 + p[1] * w2 - p[2] * w1
-    out[1] = v1 + p[2] * w0 - p[0] * w2
-    out[2] = v2 + p[0] * w1 - p[1] * w0
-    out[3] = w0
-    out[4] = w1
-    out[5] = w2
+def store6(a, i, x):
+    """a[i, :] = x."""
+    for r in range(6):
+        a[i, r] = x[r]
 
 
 @_jit
-def act_inv_motion(R, p, m, out):
-    """out = X.actInv(m): a motion vector from the parent frame to the child frame."""
+def add_to6(a, i, x):
+    """a[i, :] += x."""
+    for r in range(6):
+        a[i, r] += x[r]
+
+
+@_jit
+def add6(x, y):
+    return (x[0] + y[0], x[1] + y[1], x[2] + y[2], x[3] + y[3], x[4] + y[4], x[5] + y[5])
+
+
+@_jit
+def sub6(x, y):
+    return (x[0] - y[0], x[1] - y[1], x[2] - y[2], x[3] - y[3], x[4] - y[4], x[5] - y[5])
+
+
+@_jit
+def scale6(x, s):
+    return (x[0] * s, x[1] * s, x[2] * s, x[3] * s, x[4] * s, x[5] * s)
+
+
+@_jit
+def dot6(x, y):
+    return x[0] * y[0] + x[1] * y[1] + x[2] * y[2] + x[3] * y[3] + x[4] * y[4] + x[5] * y[5]
+
+
+@_jit
+def unit6(c):
+    """The c-th unit 6-vector."""
+    return (1.0 if c == 0 else 0.0, 1.0 if c == 1 else 0.0, 1.0 if c == 2 else 0.0,
+            1.0 if c == 3 else 0.0, 1.0 if c == 4 else 0.0, 1.0 if c == 5 else 0.0)
+
+
+@_jit
+def joint_motion(S, k0, n, x):
+    """S_i x_i = sum of x[k] S[k] over the n DoFs k0.. of one joint (a motion 6-tuple)."""
+    out = ZERO6
+    for k in range(k0, k0 + n):
+        out = add6(out, scale6(vec6(S, k), x[k]))
+    return out
+
+
+@_jit
+def cross_motion(v, m):
+    """v x m (motion cross product): (w x mv + v x mw, w x mw)."""
+    return (v[4] * m[2] - v[5] * m[1] + v[1] * m[5] - v[2] * m[4],
+            v[5] * m[0] - v[3] * m[2] + v[2] * m[3] - v[0] * m[5],
+            v[3] * m[1] - v[4] * m[0] + v[0] * m[4] - v[1] * m[3],
+            v[4] * m[5] - v[5] * m[4],
+            v[5] * m[3] - v[3] * m[5],
+            v[3] * m[4] - v[4] * m[3])
+
+
+@_jit
+def cross_force(v, f):
+    """v x* f (force cross product): (w x f, w x n + v x f)."""
+    return (v[4] * f[2] - v[5] * f[1],
+            v[5] * f[0] - v[3] * f[2],
+            v[3] * f[1] - v[4] * f[0],
+            v[4] * f[5] - v[5] * f[4] + v[1] * f[2] - v[2] * f[1],
+            v[5] * f[3] - v[3] * f[5] + v[2] * f[0] - v[0] * f[2],
+            v[3] * f[4] - v[4] * f[3] + v[0] * f[1] - v[1] * f[0])
+
+
+# -- 3x3 matrices (9-tuples, row order) ----------------------------------------
+
+@_jit
+def mat3(a, i, r0, c0):
+    """The 3x3 block a[i, r0:r0+3, c0:c0+3] of an (n, k, k) array, as a 9-tuple."""
+    return (a[i, r0, c0], a[i, r0, c0 + 1], a[i, r0, c0 + 2],
+            a[i, r0 + 1, c0], a[i, r0 + 1, c0 + 1], a[i, r0 + 1, c0 + 2],
+            a[i, r0 + 2, c0], a[i, r0 + 2, c0 + 1], a[i, r0 + 2, c0 + 2])
+
+
+@_jit
+def add_to_mat3(a, i, r0, c0, B):
+    """a[i, r0:r0+3, c0:c0+3] += B."""
+    for r in range(3):
+        for c in range(3):
+            a[i, r0 + r, c0 + c] += B[3 * r + c]
+
+
+@_jit
+def matmul3(A, B):
+    """A B."""
+    return (A[0] * B[0] + A[1] * B[3] + A[2] * B[6],
+            A[0] * B[1] + A[1] * B[4] + A[2] * B[7],
+            A[0] * B[2] + A[1] * B[5] + A[2] * B[8],
+            A[3] * B[0] + A[4] * B[3] + A[5] * B[6],
+            A[3] * B[1] + A[4] * B[4] + A[5] * B[7],
+            A[3] * B[2] + A[4] * B[5] + A[5] * B[8],
+            A[6] * B[0] + A[7] * B[3] + A[8] * B[6],
+            A[6] * B[1] + A[7] * B[4] + A[8] * B[7],
+            A[6] * B[2] + A[7] * B[5] + A[8] * B[8])
+
+
+@_jit
+def matmul3_t(A, B):
+    """A B^T."""
+    return (A[0] * B[0] + A[1] * B[1] + A[2] * B[2],
+            A[0] * B[3] + A[1] * B[4] + A[2] * B[5],
+            A[0] * B[6] + A[1] * B[7] + A[2] * B[8],
+            A[3] * B[0] + A[4] * B[1] + A[5] * B[2],
+            A[3] * B[3] + A[4] * B[4] + A[5] * B[5],
+            A[3] * B[6] + A[4] * B[7] + A[5] * B[8],
+            A[6] * B[0] + A[7] * B[1] + A[8] * B[2],
+            A[6] * B[3] + A[7] * B[4] + A[8] * B[5],
+            A[6] * B[6] + A[7] * B[7] + A[8] * B[8])
+
+
+@_jit
+def transpose3(A):
+    return (A[0], A[3], A[6], A[1], A[4], A[7], A[2], A[5], A[8])
+
+
+@_jit
+def sub3x3(A, B):
+    return (A[0] - B[0], A[1] - B[1], A[2] - B[2], A[3] - B[3], A[4] - B[4],
+            A[5] - B[5], A[6] - B[6], A[7] - B[7], A[8] - B[8])
+
+
+@_jit
+def add3x3(A, B):
+    return (A[0] + B[0], A[1] + B[1], A[2] + B[2], A[3] + B[3], A[4] + B[4],
+            A[5] + B[5], A[6] + B[6], A[7] + B[7], A[8] + B[8])
+
+
+@_jit
+def skew_times(p, A):
+    """[p]x A, column by column p x A[:, c]."""
+    return (p[1] * A[6] - p[2] * A[3], p[1] * A[7] - p[2] * A[4], p[1] * A[8] - p[2] * A[5],
+            p[2] * A[0] - p[0] * A[6], p[2] * A[1] - p[0] * A[7], p[2] * A[2] - p[0] * A[8],
+            p[0] * A[3] - p[1] * A[0], p[0] * A[4] - p[1] * A[1], p[0] * A[5] - p[1] * A[2])
+
+
+@_jit
+def matvec3(R, x0, x1, x2):
+    """R (x0, x1, x2), as three floats."""
+    return (R[0] * x0 + R[1] * x1 + R[2] * x2,
+            R[3] * x0 + R[4] * x1 + R[5] * x2,
+            R[6] * x0 + R[7] * x1 + R[8] * x2)
+
+
+@_jit
+def matvec3_t(R, x0, x1, x2):
+    """R^T (x0, x1, x2), as three floats."""
+    return (R[0] * x0 + R[3] * x1 + R[6] * x2,
+            R[1] * x0 + R[4] * x1 + R[7] * x2,
+            R[2] * x0 + R[5] * x1 + R[8] * x2)
+
+
+# -- transforms X = (R, p) ---------------------------------------------------------
+
+@_jit
+def pose(Rs, ps, i):
+    """The transform (Rs[i], ps[i]) of (n, 3, 3) and (n, 3) arrays, as tuples."""
+    return (mat3(Rs, i, 0, 0), (ps[i, 0], ps[i, 1], ps[i, 2]))
+
+
+@_jit
+def store_pose(Rs, ps, i, X):
+    """(Rs[i], ps[i]) = X."""
+    R, p = X
+    for r in range(3):
+        for c in range(3):
+            Rs[i, r, c] = R[3 * r + c]
+        ps[i, r] = p[r]
+
+
+@_jit
+def compose(X1, X2):
+    """X1 * X2 = (R1 R2, R1 p2 + p1)."""
+    R1, p1 = X1
+    R2, p2 = X2
+    t0, t1, t2 = matvec3(R1, p2[0], p2[1], p2[2])
+    return (matmul3(R1, R2), (t0 + p1[0], t1 + p1[1], t2 + p1[2]))
+
+
+@_jit
+def act_motion(X, m):
+    """X.act(m): a motion vector from the child frame to the parent frame."""
+    R, p = X
+    w0, w1, w2 = matvec3(R, m[3], m[4], m[5])
+    v0, v1, v2 = matvec3(R, m[0], m[1], m[2])
+    return (v0 + p[1] * w2 - p[2] * w1, v1 + p[2] * w0 - p[0] * w2, v2 + p[0] * w1 - p[1] * w0, w0, w1, w2)
+
+
+@_jit
+def act_inv_motion(X, m):
+    """X.actInv(m): a motion vector from the parent frame to the child frame."""
+    R, p = X
     u0 = m[0] - (p[1] * m[5] - p[2] * m[4])
     u1 = m[1] - (p[2] * m[3] - p[0] * m[5])
     u2 = m[2] - (p[0] * m[4] - p[1] * m[3])
-    w0, w1, w2 = m[3], m[4], m[5]
-    out[0] = R[0, 0] * u0 + R[1, 0] * u1 + R[2, 0] * u2
-    out[1] = R[0, 1] * u0 + R[1, 1] * u1 + R[2, 1] * u2
-    out[2] = R[0, 2] * u0 + R[1, 2] * u1 + R[2, 2] * u2
-    out[3] = R[0, 0] * w0 + R[1, 0] * w1 + R[2, 0] * w2
-    out[4] = R[0, 1] * w0 + R[1, 1] * w1 + R[2, 1] * w2
-    out[5] = R[0, 2] * w0 + R[1, 2] * w1 + R[2, 2] * w2
+    v0, v1, v2 = matvec3_t(R, u0, u1, u2)
+    w0, w1, w2 = matvec3_t(R, m[3], m[4], m[5])
+    return (v0, v1, v2, w0, w1, w2)
 
 
 @_jit
-def act_force(R, p, f, out):
-    """out = X.act(f): a force vector from the child frame to the parent frame."""
-    f0 = R[0, 0] * f[0] + R[0, 1] * f[1] + R[0, 2] * f[2]
-    f1 = R[1, 0] * f[0] + R[1, 1] * f[1] + R[1, 2] * f[2]
-    f2 = R[2, 0] * f[0] + R[2, 1] * f[1] + R[2, 2] * f[2]
-    n0 = R[0, 0] * f[3] + R[0, 1] * f[4] + R[0, 2] * f[5]
-    n1 = R[1, 0] * f[3] + R[1, 1] * f[4] + R[1, 2] * f[5]
-    n2 = R[2, 0] * f[3] + R[2, 1] * f[4] + R[2, 2] * f[5]
-    out[0] = f0
-    out[1] = f1
-    out[2] = f2
-    out[3] = n0 + p[1] * f2 - p[2] * f1
-    out[4] = n1 + p[2] * f0 - p[0] * f2
-    out[5] = n2 + p[0] * f1 - p[1] * f0
+def act_force(X, f):
+    """X.act(f): a force vector from the child frame to the parent frame."""
+    R, p = X
+    f0, f1, f2 = matvec3(R, f[0], f[1], f[2])
+    n0, n1, n2 = matvec3(R, f[3], f[4], f[5])
+    return (f0, f1, f2, n0 + p[1] * f2 - p[2] * f1, n1 + p[2] * f0 - p[0] * f2, n2 + p[0] * f1 - p[1] * f0)
 
 
 @_jit
-def act_inv_force(R, p, f, out):
-    """out = X.actInv(f): a force vector from the parent frame to the child frame."""
+def act_inv_force(X, f):
+    """X.actInv(f): a force vector from the parent frame to the child frame."""
+    R, p = X
     n0 = f[3] - (p[1] * f[2] - p[2] * f[1])
     n1 = f[4] - (p[2] * f[0] - p[0] * f[2])
     n2 = f[5] - (p[0] * f[1] - p[1] * f[0])
-    f0, f1, f2 = f[0], f[1], f[2]
-    out[0] = R[0, 0] * f0 + R[1, 0] * f1 + R[2, 0] * f2
-    out[1] = R[0, 1] * f0 + R[1, 1] * f1 + R[2, 1] * f2
-    out[2] = R[0, 2] * f0 + R[1, 2] * f1 + R[2, 2] * f2
-    out[3] = R[0, 0] * n0 + R[1, 0] * n1 + R[2, 0] * n2
-    out[4] = R[0, 1] * n0 + R[1, 1] * n1 + R[2, 1] * n2
-    out[5] = R[0, 2] * n0 + R[1, 2] * n1 + R[2, 2] * n2
+    f0, f1, f2 = matvec3_t(R, f[0], f[1], f[2])
+    m0, m1, m2 = matvec3_t(R, n0, n1, n2)
+    return (f0, f1, f2, m0, m1, m2)
+
+
+# -- 6x6 inertias, in (n, 6, 6) arrays ------------------------------------------------
+
+@_jit
+def inertia_times(I, i, x):
+    """I[i] @ x for an (n, 6, 6) array of inertias and a 6-tuple x."""
+    return (I[i, 0, 0] * x[0] + I[i, 0, 1] * x[1] + I[i, 0, 2] * x[2] + I[i, 0, 3] * x[3] + I[i, 0, 4] * x[4] + I[i, 0, 5] * x[5],
+            I[i, 1, 0] * x[0] + I[i, 1, 1] * x[1] + I[i, 1, 2] * x[2] + I[i, 1, 3] * x[3] + I[i, 1, 4] * x[4] + I[i, 1, 5] * x[5],
+            I[i, 2, 0] * x[0] + I[i, 2, 1] * x[1] + I[i, 2, 2] * x[2] + I[i, 2, 3] * x[3] + I[i, 2, 4] * x[4] + I[i, 2, 5] * x[5],
+            I[i, 3, 0] * x[0] + I[i, 3, 1] * x[1] + I[i, 3, 2] * x[2] + I[i, 3, 3] * x[3] + I[i, 3, 4] * x[4] + I[i, 3, 5] * x[5],
+            I[i, 4, 0] * x[0] + I[i, 4, 1] * x[1] + I[i, 4, 2] * x[2] + I[i, 4, 3] * x[3] + I[i, 4, 4] * x[4] + I[i, 4, 5] * x[5],
+            I[i, 5, 0] * x[0] + I[i, 5, 1] * x[1] + I[i, 5, 2] * x[2] + I[i, 5, 3] * x[3] + I[i, 5, 4] * x[4] + I[i, 5, 5] * x[5])
 
 
 @_jit
-def cross_motion(v, m, out):
-    """out = v x m (motion cross product): (w x mv + v x mw, w x mw)."""
-    out[0] = v[4] * m[2] - v[5] * m[1] + v[1] * m[5] - v[2] * m[4]
-    out[1] = v[5] * m[0] - v[3] * m[2] + v[2] * m[3] - v[0] * m[5]
-    out[2] = v[3] * m[1] - v[4] * m[0] + v[0] * m[4] - v[1] * m[3]
-    out[3] = v[4] * m[5] - v[5] * m[4]
-    out[4] = v[5] * m[3] - v[3] * m[5]
-    out[5] = v[3] * m[4] - v[4] * m[3]
+def act_inertia(X, I, i, out, j):
+    """out[j] += X.act(I[i]) = Xf I Xf^T, a symmetric 6x6 (articulated) inertia from child to parent.
 
-
-@_jit
-def cross_force(v, f, out):
-    """out = v x* f (force cross product): (w x f, w x n + v x f)."""
-    out[0] = v[4] * f[2] - v[5] * f[1]
-    out[1] = v[5] * f[0] - v[3] * f[2]
-    out[2] = v[3] * f[1] - v[4] * f[0]
-    out[3] = v[4] * f[5] - v[5] * f[4] + v[1] * f[2] - v[2] * f[1]
-    out[4] = v[5] * f[3] - v[3] * f[5] + v[2] * f[0] - v[0] * f[2]
-    out[5] = v[3] * f[4] - v[4] * f[3] + v[0] * f[1] - v[1] * f[0]
-
-
-@_jit
-def matvec6(A, x, out):
-    """out = A @ x for a 6x6 matrix."""
-    for r in range(6):
-        s = 0.0
-        for k in range(6):
-            s += A[r, k] * x[k]
-        out[r] = s
-
-
-@_jit
-def compose(R1, p1, R2, p2, Rout, pout):
-    """(Rout, pout) = (R1, p1) * (R2, p2); the outputs may not alias the inputs."""
-    for r in range(3):
-        for c in range(3):
-            Rout[r, c] = R1[r, 0] * R2[0, c] + R1[r, 1] * R2[1, c] + R1[r, 2] * R2[2, c]
-        pout[r] = R1[r, 0] * p2[0] + R1[r, 1] * p2[1] + R1[r, 2] * p2[2] + p1[r]
-
-
-@_jit
-def force_matrix(R, p, X):
-    """X = the 6x6 matrix of X.act on force vectors: [[R, 0], [[p]x R, R]]."""
-    for r in range(3):
-        for c in range(3):
-            X[r, c] = R[r, c]
-            X[r, c + 3] = 0.0
-            X[r + 3, c + 3] = R[r, c]
-    for c in range(3):
-        X[3, c] = p[1] * R[2, c] - p[2] * R[1, c]
-        X[4, c] = p[2] * R[0, c] - p[0] * R[2, c]
-        X[5, c] = p[0] * R[1, c] - p[1] * R[0, c]
-
-
-@_jit
-def act_inertia(R, p, I, X, T, out):
-    """out += X.act(I) = Xf I Xf^T: a 6x6 (articulated) inertia from child to parent.
-
-    `X` and `T` are 6x6 scratch buffers.
+    With I = [[A, B], [B^T, C]] and Xf = [[R, 0], [[p]x R, R]], the rotated blocks
+    A' = R A R^T, B' = R B R^T, C' = R C R^T give
+    Xf I Xf^T = [[A', Y], [Y^T, C' + [p]x Y - B'^T [p]x]] with Y = B' - A' [p]x.
     """
-    force_matrix(R, p, X)
-    for r in range(6):
-        for c in range(6):
-            s = 0.0
-            for k in range(6):
-                s += X[r, k] * I[k, c]
-            T[r, c] = s
-    for r in range(6):
-        for c in range(6):
-            s = 0.0
-            for k in range(6):
-                s += T[r, k] * X[c, k]
-            out[r, c] += s
+    R, p = X
+    A = matmul3_t(matmul3(R, mat3(I, i, 0, 0)), R)
+    B = matmul3_t(matmul3(R, mat3(I, i, 0, 3)), R)
+    C = matmul3_t(matmul3(R, mat3(I, i, 3, 3)), R)
+    Y = add3x3(B, transpose3(skew_times(p, A)))  # A' [p]x = -([p]x A')^T, A' symmetric
+    Z = add3x3(C, add3x3(skew_times(p, Y), transpose3(skew_times(p, B))))  # -B'^T [p]x = ([p]x B')^T
+    add_to_mat3(out, j, 0, 0, A)
+    add_to_mat3(out, j, 0, 3, Y)
+    add_to_mat3(out, j, 3, 0, transpose3(Y))
+    add_to_mat3(out, j, 3, 3, Z)
 
+
+# -- model building (plain numpy) ----------------------------------------------------
 
 def spatial_inertia(mass, com, I_com):
     """The 6x6 spatial inertia about the frame origin (plain numpy; model building)."""

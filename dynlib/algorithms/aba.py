@@ -15,107 +15,76 @@ import numpy as np
 from numba import njit
 
 from ..errors import ModelError
-from ..spatial import act_force, act_inertia, act_inv_motion, cross_force, cross_motion, matvec6
+from ..spatial import (ZERO6, act_force, act_inertia, act_inv_motion, add6, add_to6, cross_force, cross_motion,
+                       dot6, inertia_times, joint_motion, pose, scale6, store6, sub6, vec6)
 from . import _args
 from .kinematics import placements
-from .linalg import spd_inverse
+from .linalg import spd_invert_block
 
-_jit = njit(cache=True)
+_jit = njit(cache=True, _nrt=False)  # no reference counting (see dynlib.spatial)
 
 
 @_jit
 def aba_kernel(m, d, q, v, tau, fext, gravity, qdd):
-    t = d.tmp6
     nb = m.parent.shape[0]
-    # pass 1: forward, velocities, bias terms, articulated inertias
+    # pass 1: forward, velocities, bias terms c and pA, articulated inertias IA = I
     placements(m, d, q)
     for i in range(nb):
-        vJ = t[0]
-        vJ[:] = 0.0
-        for k in range(m.idx_v[i], m.idx_v[i] + m.nvj[i]):
-            for r in range(6):
-                vJ[r] += m.S[k, r] * v[k]
+        vJ = joint_motion(m.S, m.idx_v[i], m.nvj[i], v)
         pa = m.parent[i]
-        if pa < 0:
-            d.v[i, :] = vJ
-        else:
-            act_inv_motion(d.lR[i], d.lp[i], d.v[pa], d.v[i])
-            for r in range(6):
-                d.v[i, r] += vJ[r]
-        cross_motion(d.v[i], vJ, d.c[i])
-        d.IC[i, :, :] = m.inertia[i]
-        matvec6(m.inertia[i], d.v[i], t[1])
-        cross_force(d.v[i], t[1], d.f[i])
+        vi = vJ if pa < 0 else add6(act_inv_motion(pose(d.lR, d.lp, i), vec6(d.v, pa)), vJ)
+        store6(d.v, i, vi)
+        store6(d.c, i, cross_motion(vi, vJ))
+        store6(d.f, i, sub6(cross_force(vi, inertia_times(m.inertia, i, vi)), vec6(fext, i)))
         for r in range(6):
-            d.f[i, r] -= fext[i, r]
-    # pass 2: backward, articulated inertias and bias forces
+            for c in range(6):
+                d.IC[i, r, c] = m.inertia[i, r, c]
+    # pass 2: backward, U = IA S, D^-1 = (S^T U)^-1, u = tau - S^T pA; Ia and pa to the parent
     for i in range(nb - 1, -1, -1):
         iv = m.idx_v[i]
         n = m.nvj[i]
-        IA = d.IC[i]
-        D = d.X6[0]
-        for k in range(n):
-            matvec6(IA, m.S[iv + k], d.U[iv + k])
-            s = tau[iv + k]
-            for r in range(6):
-                s -= m.S[iv + k, r] * d.f[i, r]
-            d.u[iv + k] = s
-            for l in range(n):
-                s = 0.0
-                for r in range(6):
-                    s += m.S[iv + l, r] * d.U[iv + k, r]
-                D[l, k] = s
-        spd_inverse(D, n, d.X6[1], d.Dinv[i])
+        pA = vec6(d.f, i)
+        for k in range(iv, iv + n):
+            Uk = inertia_times(d.IC, i, vec6(m.S, k))
+            store6(d.U, k, Uk)
+            d.u[k] = tau[k] - dot6(vec6(m.S, k), pA)
+            for l in range(iv, iv + n):
+                d.Dinv[i, l - iv, k - iv] = dot6(vec6(m.S, l), Uk)
+        spd_invert_block(d.Dinv, i, n)
         pa = m.parent[i]
         if pa < 0:
             continue
-        # UD = U Dinv (kept in X6[0] rows 0..n-1), then Ia = IA - UD U^T, pa = pA + Ia c + UD u
-        UD = d.X6[0]
+        # Ia = IA - (U D^-1) U^T, pa = pA + Ia c + (U D^-1) u
         for k in range(n):
+            UDk = ZERO6
+            for l in range(n):
+                UDk = add6(UDk, scale6(vec6(d.U, iv + l), d.Dinv[i, l, k]))
+            Uk = vec6(d.U, iv + k)
             for r in range(6):
-                s = 0.0
-                for l in range(n):
-                    s += d.U[iv + l, r] * d.Dinv[i, l, k]
-                UD[k, r] = s
-        for r in range(6):
-            for c in range(6):
-                s = 0.0
-                for k in range(n):
-                    s += UD[k, r] * d.U[iv + k, c]
-                IA[r, c] -= s
-        matvec6(IA, d.c[i], t[1])
-        for r in range(6):
-            s = d.f[i, r] + t[1, r]
-            for k in range(n):
-                s += UD[k, r] * d.u[iv + k]
-            t[2, r] = s
-        act_force(d.lR[i], d.lp[i], t[2], t[3])
-        for r in range(6):
-            d.f[pa, r] += t[3, r]
-        act_inertia(d.lR[i], d.lp[i], IA, d.X6[0], d.X6[1], d.IC[pa])
-    # pass 3: forward, accelerations
-    for r in range(3):
-        t[3, r] = -gravity[r]
-        t[3, r + 3] = 0.0
+                for c in range(6):
+                    d.IC[i, r, c] -= UDk[r] * Uk[c]
+            pA = add6(pA, scale6(UDk, d.u[iv + k]))
+        pA = add6(pA, inertia_times(d.IC, i, vec6(d.c, i)))
+        liMi = pose(d.lR, d.lp, i)
+        add_to6(d.f, pa, act_force(liMi, pA))
+        act_inertia(liMi, d.IC, i, d.IC, pa)
+    # pass 3: forward, a'_i = liMi^-1 a_parent + c_i, qdd_i = D^-1 (u - U^T a'_i), a_i = a'_i + S qdd_i
+    a_world = (-gravity[0], -gravity[1], -gravity[2], 0.0, 0.0, 0.0)
+    t = d.tmp6
     for i in range(nb):
         iv = m.idx_v[i]
         n = m.nvj[i]
         pa = m.parent[i]
-        act_inv_motion(d.lR[i], d.lp[i], t[3] if pa < 0 else d.a[pa], d.a[i])
-        for r in range(6):
-            d.a[i, r] += d.c[i, r]
+        ai = add6(act_inv_motion(pose(d.lR, d.lp, i), a_world if pa < 0 else vec6(d.a, pa)), vec6(d.c, i))
         for k in range(n):
-            s = d.u[iv + k]
-            for r in range(6):
-                s -= d.U[iv + k, r] * d.a[i, r]
-            t[0, k] = s
+            t[0, k] = d.u[iv + k] - dot6(vec6(d.U, iv + k), ai)
         for k in range(n):
             s = 0.0
             for l in range(n):
                 s += d.Dinv[i, k, l] * t[0, l]
             qdd[iv + k] = s
-            for r in range(6):
-                d.a[i, r] += m.S[iv + k, r] * s
+            ai = add6(ai, scale6(vec6(m.S, iv + k), s))
+        store6(d.a, i, ai)
 
 
 @_jit

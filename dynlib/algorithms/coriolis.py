@@ -13,63 +13,47 @@ O(n d) with d the tree depth.
 import numpy as np
 from numba import njit
 
-from ..spatial import act_inertia, act_motion, cross_motion, matvec6
+from ..spatial import (act_inertia, act_motion, add6, cross_force, cross_motion, dot6, inertia_times, pose,
+                       store6, sub6, unit6, vec6)
 from . import _args
 from .kinematics import motion, placements
 
-_jit = njit(cache=True)
+_jit = njit(cache=True, _nrt=False)  # no reference counting (see dynlib.spatial)
 
 
 @_jit
-def _b_matrix(Iw, vw, Vf, Vm, B):
-    """B = 1/2 [(v x*) I + (I v) xbar - I (v x)] (world frame)."""
-    Vf[:, :] = 0.0
-    Vm[:, :] = 0.0
-    for blk in range(2):
-        o = 3 * blk
-        # [w]x on the diagonal blocks
-        Vf[o + 0, o + 1] = -vw[5]; Vf[o + 0, o + 2] = vw[4]
-        Vf[o + 1, o + 0] = vw[5]; Vf[o + 1, o + 2] = -vw[3]
-        Vf[o + 2, o + 0] = -vw[4]; Vf[o + 2, o + 1] = vw[3]
-    Vm[:, :] = Vf
-    # [v]x: force cross product lower-left, motion cross product upper-right
-    Vf[3, 1] = -vw[2]; Vf[3, 2] = vw[1]; Vf[4, 0] = vw[2]; Vf[4, 2] = -vw[0]; Vf[5, 0] = -vw[1]; Vf[5, 1] = vw[0]
-    Vm[0, 4] = -vw[2]; Vm[0, 5] = vw[1]; Vm[1, 3] = vw[2]; Vm[1, 5] = -vw[0]; Vm[2, 3] = -vw[1]; Vm[2, 4] = vw[0]
-    # (I v) xbar = [[0, -[f]x], [-[f]x, -[n]x]]
-    f0 = 0.0; f1 = 0.0; f2 = 0.0; n0 = 0.0; n1 = 0.0; n2 = 0.0
+def _b_matrix(I, i, vw, B):
+    """B[i] = 1/2 [(v x*) I + (I v) xbar - I (v x)] with I = I[i] (world frame), column by column."""
+    h = inertia_times(I, i, vw)
     for c in range(6):
-        f0 += Iw[0, c] * vw[c]; f1 += Iw[1, c] * vw[c]; f2 += Iw[2, c] * vw[c]
-        n0 += Iw[3, c] * vw[c]; n1 += Iw[4, c] * vw[c]; n2 += Iw[5, c] * vw[c]
-    B[:, :] = 0.0
-    for o_r, o_c in ((0, 3), (3, 0)):
-        B[o_r + 0, o_c + 1] = f2; B[o_r + 0, o_c + 2] = -f1
-        B[o_r + 1, o_c + 0] = -f2; B[o_r + 1, o_c + 2] = f0
-        B[o_r + 2, o_c + 0] = f1; B[o_r + 2, o_c + 1] = -f0
-    B[3, 4] += n2; B[3, 5] -= n1; B[4, 3] -= n2; B[4, 5] += n0; B[5, 3] += n1; B[5, 4] -= n0
-    for r in range(6):
-        for c in range(6):
-            s = B[r, c]
-            for k in range(6):
-                s += Vf[r, k] * Iw[k, c] - Iw[r, k] * Vm[k, c]
-            B[r, c] = 0.5 * s
+        e = unit6(c)
+        Ie = (I[i, 0, c], I[i, 1, c], I[i, 2, c], I[i, 3, c], I[i, 4, c], I[i, 5, c])
+        col = add6(cross_force(vw, Ie), sub6(cross_force(e, h), inertia_times(I, i, cross_motion(vw, e))))
+        for r in range(6):
+            B[i, r, c] = 0.5 * col[r]
 
 
 @_jit
 def coriolis_kernel(m, d, q, v, C):
-    vw = d.tmp6[1]
     nb = m.parent.shape[0]
     # pass 1: forward, placements, velocities, world inertias, B matrices, S and dS
     placements(m, d, q)
-    d.tmp6[2, :] = 0.0
-    motion(m, d, v, d.zeros_v, d.tmp6[2])
+    a_world = d.tmp6[2]
+    for r in range(6):
+        a_world[r] = 0.0
+    motion(m, d, v, d.zeros_v, a_world)
     for i in range(nb):
-        d.IC[i, :, :] = 0.0
-        act_inertia(d.oR[i], d.op[i], m.inertia[i], d.X6[0], d.X6[1], d.IC[i])
-        act_motion(d.oR[i], d.op[i], d.v[i], vw)
-        _b_matrix(d.IC[i], vw, d.X6[0], d.X6[1], d.BC[i])
+        oMi = pose(d.oR, d.op, i)
+        for r in range(6):
+            for c in range(6):
+                d.IC[i, r, c] = 0.0
+        act_inertia(oMi, m.inertia, i, d.IC, i)
+        vw = act_motion(oMi, vec6(d.v, i))
+        _b_matrix(d.IC, i, vw, d.BC)
         for k in range(m.idx_v[i], m.idx_v[i] + m.nvj[i]):
-            act_motion(d.oR[i], d.op[i], m.S[k], d.Sw[k])
-            cross_motion(vw, d.Sw[k], d.dS[k])
+            Sk = act_motion(oMi, vec6(m.S, k))
+            store6(d.Sw, k, Sk)
+            store6(d.dS, k, cross_motion(vw, Sk))
     # pass 2: backward, composite sums over subtrees
     for i in range(nb - 1, 0, -1):
         pa = m.parent[i]
@@ -78,26 +62,17 @@ def coriolis_kernel(m, d, q, v, C):
                 for c in range(6):
                     d.IC[pa, r, c] += d.IC[i, r, c]
                     d.BC[pa, r, c] += d.BC[i, r, c]
-    # pass 3: entries, each pair (k, l) with l on the path from k's body to the root
-    F = d.tmp6[2]
-    G = d.tmp6[3]
+    # pass 3: entries, each pair (k, l) with l on the path from k's body i to the root
     for i in range(nb):
         for k in range(m.idx_v[i], m.idx_v[i] + m.nvj[i]):
+            Sk = vec6(d.Sw, k)
+            Fk = add6(inertia_times(d.IC, i, vec6(d.dS, k)), inertia_times(d.BC, i, Sk))
             j = i
             while j >= 0:
                 for l in range(m.idx_v[j], m.idx_v[j] + m.nvj[j]):
-                    matvec6(d.IC[i], d.dS[l], F)
-                    matvec6(d.BC[i], d.Sw[l], G)
-                    s = 0.0
-                    for r in range(6):
-                        s += d.Sw[k, r] * (F[r] + G[r])
-                    C[k, l] = s
-                    matvec6(d.IC[i], d.dS[k], F)
-                    matvec6(d.BC[i], d.Sw[k], G)
-                    s = 0.0
-                    for r in range(6):
-                        s += d.Sw[l, r] * (F[r] + G[r])
-                    C[l, k] = s
+                    Sl = vec6(d.Sw, l)
+                    C[k, l] = dot6(Sk, add6(inertia_times(d.IC, i, vec6(d.dS, l)), inertia_times(d.BC, i, Sl)))
+                    C[l, k] = dot6(Sl, Fk)
                 j = m.parent[j]
 
 

@@ -9,45 +9,42 @@ Input q (nq,); output M (nv, nv), symmetric. O(n d) with d the tree depth.
 import numpy as np
 from numba import njit
 
-from ..spatial import act_force, act_inertia
+from ..spatial import act_force, act_inertia, dot6, inertia_times, pose, vec6
 from . import _args
 from .kinematics import placements
 
-_jit = njit(cache=True)
+_jit = njit(cache=True, _nrt=False)  # no reference counting (see dynlib.spatial)
 
 
 @_jit
 def crba_kernel(m, d, q, M):
-    F = d.tmp6[0]
-    G = d.tmp6[1]
-    # pass 1: forward, joint placements
+    nb = m.parent.shape[0]
+    nv = M.shape[0]
+    # pass 1: forward, joint placements; IC = I, M = 0
     placements(m, d, q)
-    d.IC[:, :, :] = m.inertia
-    M[:, :] = 0.0
+    for i in range(nb):
+        for r in range(6):
+            for c in range(6):
+                d.IC[i, r, c] = m.inertia[i, r, c]
+    for k in range(nv):
+        for l in range(nv):
+            M[k, l] = 0.0
     # pass 2: backward, composite inertias and the columns of M
-    for i in range(m.parent.shape[0] - 1, -1, -1):
+    for i in range(nb - 1, -1, -1):
         for k in range(m.idx_v[i], m.idx_v[i] + m.nvj[i]):
-            for r in range(6):
-                s = 0.0
-                for c in range(6):
-                    s += d.IC[i, r, c] * m.S[k, c]
-                F[r] = s
+            F = inertia_times(d.IC, i, vec6(m.S, k))
             j = i
             while True:
                 for l in range(m.idx_v[j], m.idx_v[j] + m.nvj[j]):
-                    s = 0.0
-                    for r in range(6):
-                        s += m.S[l, r] * F[r]
-                    M[k, l] = s
-                    M[l, k] = s
+                    M[k, l] = dot6(vec6(m.S, l), F)
+                    M[l, k] = M[k, l]
                 if m.parent[j] < 0:
                     break
-                act_force(d.lR[j], d.lp[j], F, G)
-                F[:] = G
+                F = act_force(pose(d.lR, d.lp, j), F)
                 j = m.parent[j]
         pa = m.parent[i]
         if pa >= 0:
-            act_inertia(d.lR[i], d.lp[i], d.IC[i], d.X6[0], d.X6[1], d.IC[pa])
+            act_inertia(pose(d.lR, d.lp, i), d.IC, i, d.IC, pa)
 
 
 @_jit

@@ -7,34 +7,35 @@ Pinocchio; links fixed to the world do not count). O(n).
 import numpy as np
 from numba import njit
 
-from ..spatial import matvec6
+from ..spatial import dot6, inertia_times, vec6
 from . import _args
 from .kinematics import placements, motion
 
-_jit = njit(cache=True)
+_jit = njit(cache=True, _nrt=False)  # no reference counting (see dynlib.spatial)
 
 
 @_jit
 def kinetic_kernel(m, d, q, v):
     placements(m, d, q)
-    d.tmp6[2, :] = 0.0
-    motion(m, d, v, d.zeros_v, d.tmp6[2])
+    a_world = d.tmp6[2]
+    for r in range(6):
+        a_world[r] = 0.0
+    motion(m, d, v, d.zeros_v, a_world)
     T = 0.0
     for i in range(m.parent.shape[0]):
-        matvec6(m.inertia[i], d.v[i], d.tmp6[0])
-        for r in range(6):
-            T += 0.5 * d.v[i, r] * d.tmp6[0, r]
+        vi = vec6(d.v, i)
+        T += 0.5 * dot6(vi, inertia_times(m.inertia, i, vi))
     return T
 
 
 @_jit
 def potential_after_placements(m, d, gravity):
     U = 0.0
+    I = m.inertia
     for i in range(m.parent.shape[0]):
-        I = m.inertia[i]
-        mass = I[0, 0]
+        mass = I[i, 0, 0]
         # m c, read off the spatial inertia's [m c]x block
-        mc0, mc1, mc2 = I[5, 1], I[3, 2], I[4, 0]
+        mc0, mc1, mc2 = I[i, 5, 1], I[i, 3, 2], I[i, 4, 0]
         for r in range(3):
             wc = d.oR[i, r, 0] * mc0 + d.oR[i, r, 1] * mc1 + d.oR[i, r, 2] * mc2 + mass * d.op[i, r]
             U -= gravity[r] * wc

@@ -14,70 +14,74 @@ axes (LOCAL_WORLD_ALIGNED).
 import numpy as np
 from numba import njit
 
-from ..spatial import act_inv_motion, act_motion
+from ..spatial import act_inv_motion, act_motion, matvec3, matvec3_t, pose, vec6
 from . import _args
-from .kinematics import frame_pose, motion, placements
+from .kinematics import frame_transform, motion, placements
 
-_jit = njit(cache=True)
+_jit = njit(cache=True, _nrt=False)  # no reference counting (see dynlib.spatial)
 WORLD, LOCAL, LOCAL_WORLD_ALIGNED = 0, 1, 2
 
 
 @_jit
 def jacobian_kernel(m, d, q, fid, ref, Jout):
-    R = d.R3
-    p = d.p3
-    col = d.tmp6[0]
     placements(m, d, q)
-    frame_pose(m, d, fid, R, p)
-    Jout[:, :] = 0.0
+    R, p = frame_transform(m, d, fid)
+    for r in range(6):
+        for k in range(Jout.shape[1]):
+            Jout[r, k] = 0.0
     j = m.frame_body[fid]
     while j >= 0:
+        oMj = pose(d.oR, d.op, j)
         for k in range(m.idx_v[j], m.idx_v[j] + m.nvj[j]):
-            act_motion(d.oR[j], d.op[j], m.S[k], col)
+            c0, c1, c2, c3, c4, c5 = act_motion(oMj, vec6(m.S, k))
             if ref != WORLD:
                 # velocity of the frame origin: v_O + w x p
-                col[0] += col[4] * p[2] - col[5] * p[1]
-                col[1] += col[5] * p[0] - col[3] * p[2]
-                col[2] += col[3] * p[1] - col[4] * p[0]
+                c0 += c4 * p[2] - c5 * p[1]
+                c1 += c5 * p[0] - c3 * p[2]
+                c2 += c3 * p[1] - c4 * p[0]
             if ref == LOCAL:
-                for r in range(3):
-                    Jout[r, k] = R[0, r] * col[0] + R[1, r] * col[1] + R[2, r] * col[2]
-                    Jout[r + 3, k] = R[0, r] * col[3] + R[1, r] * col[4] + R[2, r] * col[5]
-            else:
-                for r in range(6):
-                    Jout[r, k] = col[r]
+                c0, c1, c2 = matvec3_t(R, c0, c1, c2)
+                c3, c4, c5 = matvec3_t(R, c3, c4, c5)
+            Jout[0, k] = c0
+            Jout[1, k] = c1
+            Jout[2, k] = c2
+            Jout[3, k] = c3
+            Jout[4, k] = c4
+            Jout[5, k] = c5
         j = m.parent[j]
 
 
 @_jit
 def jacobian_dot_v_kernel(m, d, q, v, fid, ref, out):
-    R = d.R3
-    p = d.p3
-    vf = d.tmp6[0]
-    af = d.tmp6[1]
     placements(m, d, q)
-    d.tmp6[2, :] = 0.0
-    motion(m, d, v, d.zeros_v, d.tmp6[2])
+    a_world = d.tmp6[2]
+    for r in range(6):
+        a_world[r] = 0.0
+    motion(m, d, v, d.zeros_v, a_world)
     b = m.frame_body[fid]
     if b < 0:
-        out[:] = 0.0
+        for r in range(6):
+            out[r] = 0.0
         return
     # the frame's own velocity and acceleration, frame axes
-    act_inv_motion(m.frame_R[fid], m.frame_p[fid], d.v[b], vf)
-    act_inv_motion(m.frame_R[fid], m.frame_p[fid], d.a[b], af)
-    frame_pose(m, d, fid, R, p)
+    bMf = pose(m.frame_R, m.frame_p, fid)
+    vf = act_inv_motion(bMf, vec6(d.v, b))
+    af = act_inv_motion(bMf, vec6(d.a, b))
+    oMf = frame_transform(m, d, fid)
     if ref == LOCAL:
-        out[:] = af
+        res = af
     elif ref == WORLD:
-        act_motion(R, p, af, out)
+        res = act_motion(oMf, af)
     else:
         # classical acceleration of the origin: a + w x v, rotated to world axes
         c0 = af[0] + vf[4] * vf[2] - vf[5] * vf[1]
         c1 = af[1] + vf[5] * vf[0] - vf[3] * vf[2]
         c2 = af[2] + vf[3] * vf[1] - vf[4] * vf[0]
-        for r in range(3):
-            out[r] = R[r, 0] * c0 + R[r, 1] * c1 + R[r, 2] * c2
-            out[r + 3] = R[r, 0] * af[3] + R[r, 1] * af[4] + R[r, 2] * af[5]
+        x0, x1, x2 = matvec3(oMf[0], c0, c1, c2)
+        w0, w1, w2 = matvec3(oMf[0], af[3], af[4], af[5])
+        res = (x0, x1, x2, w0, w1, w2)
+    for r in range(6):
+        out[r] = res[r]
 
 
 @_jit

@@ -12,26 +12,23 @@ import numpy as np
 from numba import njit
 
 from .. import joints as J
-from ..spatial import act_inv_motion, compose, cross_motion
+from ..spatial import (act_inv_motion, add6, compose, cross_motion, joint_motion, pose, store6,
+                       store_pose, tuple6, vec6)
 from . import _args
 
-_jit = njit(cache=True)
+_jit = njit(cache=True, _nrt=False)  # no reference counting (see dynlib.spatial)
 
 
 @_jit
 def placements(m, d, q):
     """Pass: joint placements liMi and world placements oMi of every body."""
     for i in range(m.parent.shape[0]):
-        J.jcalc(m.jtype[i], m.jaxis[i], q, m.idx_q[i], d.R3, d.p3)
-        compose(m.Xtree_R[i], m.Xtree_p[i], d.R3, d.p3, d.lR[i], d.lp[i])
+        XJ = J.jcalc(m.jtype[i], m.jaxis, i, q, m.idx_q[i])
+        liMi = compose(pose(m.Xtree_R, m.Xtree_p, i), XJ)
+        store_pose(d.lR, d.lp, i, liMi)
         pa = m.parent[i]
-        if pa < 0:
-            for r in range(3):
-                for c in range(3):
-                    d.oR[i, r, c] = d.lR[i, r, c]
-                d.op[i, r] = d.lp[i, r]
-        else:
-            compose(d.oR[pa], d.op[pa], d.lR[i], d.lp[i], d.oR[i], d.op[i])
+        oMi = liMi if pa < 0 else compose(pose(d.oR, d.op, pa), liMi)
+        store_pose(d.oR, d.op, i, oMi)
 
 
 @_jit
@@ -40,51 +37,50 @@ def motion(m, d, v, a, a_world):
 
     `a_world` is the world's spatial acceleration ((-g, 0) to include gravity).
     """
-    vJ = d.tmp6[0]
-    aJ = d.tmp6[1]
-    t = d.tmp6[2]
+    a0 = tuple6(a_world)
     for i in range(m.parent.shape[0]):
-        vJ[:] = 0.0
-        aJ[:] = 0.0
-        for k in range(m.idx_v[i], m.idx_v[i] + m.nvj[i]):
-            for r in range(6):
-                vJ[r] += m.S[k, r] * v[k]
-                aJ[r] += m.S[k, r] * a[k]
+        liMi = pose(d.lR, d.lp, i)
+        vJ = joint_motion(m.S, m.idx_v[i], m.nvj[i], v)
+        aJ = joint_motion(m.S, m.idx_v[i], m.nvj[i], a)
         pa = m.parent[i]
         if pa < 0:
-            d.v[i, :] = vJ
-            act_inv_motion(d.lR[i], d.lp[i], a_world, d.a[i])
+            vi = vJ
+            ai = act_inv_motion(liMi, a0)
         else:
-            act_inv_motion(d.lR[i], d.lp[i], d.v[pa], d.v[i])
-            for r in range(6):
-                d.v[i, r] += vJ[r]
-            act_inv_motion(d.lR[i], d.lp[i], d.a[pa], d.a[i])
-        cross_motion(d.v[i], vJ, t)
-        for r in range(6):
-            d.a[i, r] += aJ[r] + t[r]
+            vi = add6(act_inv_motion(liMi, vec6(d.v, pa)), vJ)
+            ai = act_inv_motion(liMi, vec6(d.a, pa))
+        store6(d.v, i, vi)
+        store6(d.a, i, add6(ai, add6(aJ, cross_motion(vi, vJ))))
+
+
+@_jit
+def frame_transform(m, d, fid):
+    """oMf = (R, p) as tuples, the placement of frame fid in the world (placements done)."""
+    b = m.frame_body[fid]
+    bMf = pose(m.frame_R, m.frame_p, fid)
+    return bMf if b < 0 else compose(pose(d.oR, d.op, b), bMf)
 
 
 @_jit
 def frame_pose(m, d, fid, R, p):
-    """(R, p) = oMf, the placement of frame fid in the world (placements done)."""
-    b = m.frame_body[fid]
-    if b < 0:
-        R[:, :] = m.frame_R[fid]
-        p[:] = m.frame_p[fid]
-    else:
-        compose(d.oR[b], d.op[b], m.frame_R[fid], m.frame_p[fid], R, p)
+    """(R, p) = oMf, the placement of frame fid in the world (placements done), into arrays."""
+    Rf, pf = frame_transform(m, d, fid)
+    for r in range(3):
+        for c in range(3):
+            R[r, c] = Rf[3 * r + c]
+        p[r] = pf[r]
 
 
 @_jit
 def _frame_placement_batch(m, d, Q, fid, out):
-    R = np.empty((3, 3))
-    p = np.empty(3)
     for n in range(Q.shape[0]):
         placements(m, d, Q[n])
-        frame_pose(m, d, fid, R, p)
-        out[n, :3, :3] = R
-        out[n, :3, 3] = p
-        out[n, 3, :3] = 0.0
+        R, p = frame_transform(m, d, fid)
+        for r in range(3):
+            for c in range(3):
+                out[n, r, c] = R[3 * r + c]
+            out[n, r, 3] = p[r]
+            out[n, 3, r] = 0.0
         out[n, 3, 3] = 1.0
 
 

@@ -9,41 +9,36 @@ Public: `rnea`, `nonlinear_effects` (h = C v + g), `gravity_torques` (g).
 import numpy as np
 from numba import njit
 
-from ..spatial import act_force, cross_force, matvec6
+from ..spatial import act_force, add6, add_to6, cross_force, dot6, inertia_times, pose, store6, sub6, vec6
 from . import _args
 from .kinematics import motion, placements
 
-_jit = njit(cache=True)
+_jit = njit(cache=True, _nrt=False)  # no reference counting (see dynlib.spatial)
 
 
 @_jit
 def rnea_kernel(m, d, q, v, a, fext, gravity, tau):
-    t = d.tmp6
-    # pass 1: forward, placements, velocities and accelerations
+    nb = m.parent.shape[0]
+    # pass 1: forward, placements, velocities and accelerations (the world's is (-g, 0))
     placements(m, d, q)
+    a_world = d.tmp6[3]
     for r in range(3):
-        t[3, r] = -gravity[r]
-        t[3, r + 3] = 0.0
-    motion(m, d, v, a, t[3])
+        a_world[r] = -gravity[r]
+        a_world[r + 3] = 0.0
+    motion(m, d, v, a, a_world)
     # body forces f = I a + v x* I v - f_ext
-    for i in range(m.parent.shape[0]):
-        matvec6(m.inertia[i], d.a[i], d.f[i])
-        matvec6(m.inertia[i], d.v[i], t[0])
-        cross_force(d.v[i], t[0], t[1])
-        for r in range(6):
-            d.f[i, r] += t[1, r] - fext[i, r]
+    for i in range(nb):
+        vi = vec6(d.v, i)
+        fi = add6(inertia_times(m.inertia, i, vec6(d.a, i)), cross_force(vi, inertia_times(m.inertia, i, vi)))
+        store6(d.f, i, sub6(fi, vec6(fext, i)))
     # pass 2: backward, joint torques and force propagation
-    for i in range(m.parent.shape[0] - 1, -1, -1):
+    for i in range(nb - 1, -1, -1):
+        fi = vec6(d.f, i)
         for k in range(m.idx_v[i], m.idx_v[i] + m.nvj[i]):
-            s = 0.0
-            for r in range(6):
-                s += m.S[k, r] * d.f[i, r]
-            tau[k] = s
+            tau[k] = dot6(vec6(m.S, k), fi)
         pa = m.parent[i]
         if pa >= 0:
-            act_force(d.lR[i], d.lp[i], d.f[i], t[0])
-            for r in range(6):
-                d.f[pa, r] += t[0, r]
+            add_to6(d.f, pa, act_force(pose(d.lR, d.lp, i), fi))
 
 
 @_jit

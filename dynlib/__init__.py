@@ -30,6 +30,16 @@ _PUBLIC = {
     "integrate": "algorithms.configuration",
     "difference": "algorithms.configuration",
     "random_configuration": "algorithms.configuration",
+    "simulate": "simulate",
+    "run_scenario": "simulate",
+    "ExternalWrench": "simulate",
+    "load_scenario": "scenario",
+    "inverse_dynamics_trajectory": "inverse",
+    "joint_friction_torques": "inverse",
+    "contact_inverse_dynamics": "contact.inverse",
+    "energy_check": "checks",
+    "read_trajectory": "trajectory",
+    "write_trajectory": "trajectory",
 }
 
 __all__ = sorted(_PUBLIC) + ["errors", "__version__"]

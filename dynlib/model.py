@@ -85,6 +85,7 @@ class Model:
     frame_names: tuple      # (nf,) every URDF link, in depth-first order
     q_names: tuple
     v_names: tuple
+    tau_names: tuple        # (nv,) the generalized forces: v_names, with fx fy fz tx ty tz for a free-flyer
     q_neutral: np.ndarray   # (nq,) zero angles, root at the identity
     lower: np.ndarray       # (nq,) position limits (-inf when none)
     upper: np.ndarray       # (nq,) position limits (+inf when none)

@@ -63,11 +63,13 @@ _SHOW = 8  # names listed in a message before "… (N more)"
 
 # --------------------------------------------------------------------- columns
 
-def column_names(q_names, v_names, parts=("q", "qd", "qdd", "tau")) -> list[str]:
+def column_names(q_names, v_names, parts=("q", "qd", "qdd", "tau"), tau_names=None) -> list[str]:
     """The SPEC §5 column list, in order, for the requested `parts`.
 
     `parts` is any iterable among ``"q" "qd" "qdd" "tau" "energy"``; the order
     of the result is fixed (``time`` first) whatever the order of `parts`.
+    `tau_names` (default: `v_names`) names the torque columns: `model.tau_names`
+    gives a free-flyer's ``tau.root.fx … tz``.
     """
     parts = set(parts)
     unknown = parts - set(PARTS) - {"energy"}
@@ -77,9 +79,11 @@ def column_names(q_names, v_names, parts=("q", "qd", "qdd", "tau")) -> list[str]
     names = ["time"]
     if "q" in parts:
         names += [f"q.{n}" for n in q_names]
-    for part in ("qd", "qdd", "tau"):
+    for part in ("qd", "qdd"):
         if part in parts:
             names += [f"{part}.{n}" for n in v_names]
+    if "tau" in parts:
+        names += [f"tau.{n}" for n in (v_names if tau_names is None else tau_names)]
     if "energy" in parts:
         names += list(ENERGY_COLUMNS)
     return names
@@ -300,7 +304,7 @@ def check_increasing_time(traj: Trajectory) -> None:
     bad = np.flatnonzero(np.diff(t) <= 0)
     if bad.size:
         i = int(bad[0]) + 1
-        raise TrajectoryError(f"time {t[i]!r} does not increase (previous row {t[i - 1]!r}); "
+        raise TrajectoryError(f"time {float(t[i])!r} does not increase (previous row {float(t[i - 1])!r}); "
                               f"rows must be in increasing time", file=traj.path,
                               column="time", **traj.locate(i))
 
@@ -362,7 +366,7 @@ def _finite(names, data, display, locate) -> None:
     bad = ~ok
     i = int(bad.any(axis=1).argmax())
     j = int(bad[i].argmax())
-    raise TrajectoryError(f"value {data[i, j]!r} is not finite (NaN or infinite)",
+    raise TrajectoryError(f"value {float(data[i, j])!r} is not finite (NaN or infinite)",
                           file=display, column=names[j], **locate(i))
 
 

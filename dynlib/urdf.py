@@ -380,7 +380,7 @@ def _assemble(rd, order, b_parent, b_code, b_axis, b_R, b_p, b_inertia, b_joint,
     jtypes = [b_type[o] for o in order]
     S = np.zeros((nv, 6))
     dof_body = np.zeros(nv, dtype=np.int64)
-    q_names, v_names = [], []
+    q_names, v_names, tau_names = [], [], []
     q_neutral = np.zeros(nq)
     lower, upper = np.full(nq, -np.inf), np.full(nq, np.inf)
     effort, vlim = np.full(nv, np.inf), np.full(nv, np.inf)
@@ -400,15 +400,18 @@ def _assemble(rd, order, b_parent, b_code, b_axis, b_R, b_p, b_inertia, b_joint,
         if t in (J.REVOLUTE, J.PRISMATIC):
             q_names.append(jn)
             v_names.append(jn)
+            tau_names.append(jn)
             lo, up, ef, ve = b_lim[o]
             lower[iq], upper[iq], effort[iv], vlim[iv] = lo, up, ef, ve
             damping[iv], friction[iv] = b_dyn[o]
         elif t == J.FREEFLYER:
             q_names += [f"{jn}.{c}" for c in ("x", "y", "z", "qx", "qy", "qz", "qw")]
             v_names += [f"{jn}.{c}" for c in ("vx", "vy", "vz", "wx", "wy", "wz")]
+            tau_names += [f"{jn}.{c}" for c in ("fx", "fy", "fz", "tx", "ty", "tz")]
         else:
             q_names += [f"{jn}.{c}" for c in ("x", "y", "theta")]
             v_names += [f"{jn}.{c}" for c in ("vx", "vy", "wz")]
+            tau_names += [f"{jn}.{c}" for c in ("fx", "fy", "tz")]
     subtree_end = np.arange(1, nb + 1, dtype=np.int64)
     for i in range(nb - 1, -1, -1):
         if parent[i] >= 0:
@@ -439,7 +442,7 @@ def _assemble(rd, order, b_parent, b_code, b_axis, b_R, b_p, b_inertia, b_joint,
     return Model(
         name=name, arrays=arrays, joint_names=tuple(jnames), joint_types=tuple(jtypes),
         body_links=tuple(b_link[o] for o in order), frame_names=tuple(frame_names),
-        q_names=tuple(q_names), v_names=tuple(v_names), q_neutral=q_neutral, lower=lower, upper=upper,
+        q_names=tuple(q_names), v_names=tuple(v_names), tau_names=tuple(tau_names), q_neutral=q_neutral, lower=lower, upper=upper,
         effort=effort, velocity_limit=vlim, mimic=mimics, link_masses=tuple(link_masses),
         fixed_mass=fixed_mass, warnings=tuple(warnings), source=source, floating_base=floating_base,
         massless_joints=tuple(massless), collisions=collisions,

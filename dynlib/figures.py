@@ -49,7 +49,7 @@ def energy_figure(series, path, title=""):
     ax1.legend(loc="best")
     ax1.grid(True, alpha=0.3)
     ax1.set_title(title or "energy")
-    drift = np.maximum(series["drift"], 1e-18)
+    drift = np.maximum(series["drift"], 1e-16)  # round-off floor, so the log axis stays readable
     ax2.semilogy(t, drift, color="C3")
     ax2.set_ylabel("relative drift |E(t) - E(0)| / scale")
     ax2.set_xlabel("time [s]")

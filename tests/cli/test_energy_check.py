@@ -1,0 +1,55 @@
+"""`dyn energy-check`: the table, the JSON report, the figure and the exit codes."""
+import json
+import subprocess
+import sys
+
+from helpers import ROBOTS_DIR
+
+
+def dyn(*args):
+    return subprocess.run([sys.executable, "-m", "cli.main", *map(str, args)], capture_output=True, text=True)
+
+
+def test_passes_and_writes_the_report_and_figure(tmp_path):
+    report, fig = tmp_path / "r.json", tmp_path / "e.png"
+    r = dyn("energy-check", ROBOTS_DIR / "arm6.urdf", "--report", report, "--plot", fig)
+    assert r.returncode == 0, r.stderr
+    assert "seed 0" in r.stderr and "energy_drift" in r.stdout and "passed" in r.stdout
+    d = json.loads(report.read_text())
+    assert d["passed"] is True and d["robot"] == "arm6"
+    names = [c["name"] for c in d["checks"]]
+    assert names[:1] == ["energy_drift"] and {"fd_id_roundtrip", "mass_matrix_symmetric",
+                                               "mass_matrix_positive_definite", "coriolis_skew"} <= set(names)
+    assert all(set(c) == {"name", "value", "tolerance", "passed"} for c in d["checks"])
+    assert d["settings"]["integrator"] == "rk4"
+    data = fig.read_bytes()
+    assert data.startswith(b"\x89PNG") and len(data) > 10_000
+
+
+def test_euler_at_large_dt_exits_1(tmp_path):
+    report = tmp_path / "r.json"
+    r = dyn("energy-check", ROBOTS_DIR / "arm6.urdf", "--integrator", "euler", "--dt", "1e-2", "--report", report)
+    assert r.returncode == 1 and "FAIL" in r.stdout
+    assert json.loads(report.read_text())["passed"] is False
+
+
+def test_floating_base_reports_the_quaternion_norm():
+    r = dyn("energy-check", ROBOTS_DIR / "quadruped.urdf", "--floating-base", "--seed", "3")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "quaternion_norm" in r.stdout
+
+
+def test_bad_input_exit_2(tmp_path):
+    r = dyn("energy-check", tmp_path / "missing.urdf")
+    assert r.returncode == 2 and r.stderr.startswith("dyn: error:")
+    r = dyn("energy-check", ROBOTS_DIR / "arm6.urdf", "--q0", "nope=1")
+    assert r.returncode == 2 and "nope" in r.stderr
+
+
+def test_modern_robotics_demonstration_scenarios():
+    from helpers import ROBOTS_DIR as robots
+
+    scenarios = robots.parent / "scenarios"
+    assert dyn("energy-check", scenarios / "arm6_fall.yaml").returncode == 0
+    r = dyn("energy-check", scenarios / "arm6_fall_euler.yaml")
+    assert r.returncode == 1 and "euler" in r.stdout and "FAIL" in r.stdout

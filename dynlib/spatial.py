@@ -308,6 +308,37 @@ def act_inertia(X, I, i, out, j):
     add_to_mat3(out, j, 3, 3, Z)
 
 
+@_jit
+def act_rigid_inertia(X, I, i, out, j):
+    """out[j] += X.act(I[i]) for a rigid-body spatial inertia I[i] = [[m 1, -[h]x], [[h]x, Io]].
+
+    The closed form of `act_inertia` for that structure (h = m c, Io about the origin):
+    ``h' = R h + m p`` and ``Io' = R Io R^T - [p]x[Rh]x - [Rh]x[p]x - m [p]x[p]x``, with
+    ``[a]x[b]x = b a^T - (a.b) 1``. Reads only m, h and Io.
+    """
+    R, p = X
+    m = I[i, 0, 0]
+    Rh0, Rh1, Rh2 = matvec3(R, I[i, 5, 1], I[i, 3, 2], I[i, 4, 0])
+    h0, h1, h2 = Rh0 + m * p[0], Rh1 + m * p[1], Rh2 + m * p[2]
+    Io = matmul3_t(matmul3(R, mat3(I, i, 3, 3)), R)
+    pRh = p[0] * Rh0 + p[1] * Rh1 + p[2] * Rh2
+    pp = p[0] * p[0] + p[1] * p[1] + p[2] * p[2]
+    # -[p]x[Rh]x - [Rh]x[p]x - m [p]x[p]x = 2 (p.Rh) 1 - p Rh^T - Rh p^T + m (|p|^2 1 - p p^T)
+    dg = 2.0 * pRh + m * pp
+    Io = add3x3(Io, (dg - 2.0 * p[0] * Rh0 - m * p[0] * p[0], -p[0] * Rh1 - Rh0 * p[1] - m * p[0] * p[1],
+                     -p[0] * Rh2 - Rh0 * p[2] - m * p[0] * p[2],
+                     -p[1] * Rh0 - Rh1 * p[0] - m * p[1] * p[0], dg - 2.0 * p[1] * Rh1 - m * p[1] * p[1],
+                     -p[1] * Rh2 - Rh1 * p[2] - m * p[1] * p[2],
+                     -p[2] * Rh0 - Rh2 * p[0] - m * p[2] * p[0], -p[2] * Rh1 - Rh2 * p[1] - m * p[2] * p[1],
+                     dg - 2.0 * p[2] * Rh2 - m * p[2] * p[2]))
+    hx = (0.0, -h2, h1, h2, 0.0, -h0, -h1, h0, 0.0)
+    for r in range(3):
+        out[j, r, r] += m
+    add_to_mat3(out, j, 0, 3, (0.0, h2, -h1, -h2, 0.0, h0, h1, -h0, 0.0))
+    add_to_mat3(out, j, 3, 0, hx)
+    add_to_mat3(out, j, 3, 3, Io)
+
+
 # -- model building (plain numpy) ----------------------------------------------------
 
 def spatial_inertia(mass, com, I_com):

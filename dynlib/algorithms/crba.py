@@ -1,15 +1,17 @@
 """Composite Rigid Body Algorithm: the joint-space inertia matrix M(q).
 
-RBDA Table 6.2 (body frame, linear first): composite inertias
-``IC_parent += liMi.act(IC_i)`` backward, and for each DoF k of body i the force
-``F = IC_i S_k`` carried up the chain gives the row/column entries
-``M[k, l] = M[l, k] = S_l . F`` for the DoFs l of i and its ancestors.
-Input q (nq,); output M (nv, nv), symmetric. O(n d) with d the tree depth.
+RBDA Table 6.2 (linear first) with Pinocchio's world-frame columns: composite
+inertias ``IC_parent += liMi.act(IC_i)`` backward in body frames, and for each
+DoF k of body i the force ``F = oMi.act(IC_i S_k)`` in the world frame gives the
+row/column entries ``M[k, l] = M[l, k] = oS_l . F`` for the DoFs l of i and its
+ancestors, with ``oS_l = oMj.act(S_l)`` (Data.Sw). In the world frame F needs
+no carrying up the chain. Input q (nq,); output M (nv, nv), symmetric.
+O(n d) with d the tree depth.
 """
 import numpy as np
 from numba import njit
 
-from ..spatial import act_force, act_inertia, dot6, inertia_times, pose, vec6
+from ..spatial import act_force, act_motion, act_rigid_inertia, dot6, inertia_times, pose, store6, vec6
 from . import _args
 from .kinematics import placements
 
@@ -20,31 +22,32 @@ _jit = njit(cache=True, _nrt=False)  # no reference counting (see dynlib.spatial
 def crba_kernel(m, d, q, M):
     nb = m.parent.shape[0]
     nv = M.shape[0]
-    # pass 1: forward, joint placements; IC = I, M = 0
+    # pass 1: forward, placements and world motion subspaces oS; IC = I, M = 0
     placements(m, d, q)
     for i in range(nb):
+        oMi = pose(d.oR, d.op, i)
+        for k in range(m.idx_v[i], m.idx_v[i] + m.nvj[i]):
+            store6(d.Sw, k, act_motion(oMi, vec6(m.S, k)))
         for r in range(6):
             for c in range(6):
                 d.IC[i, r, c] = m.inertia[i, r, c]
     for k in range(nv):
         for l in range(nv):
             M[k, l] = 0.0
-    # pass 2: backward, composite inertias and the columns of M
+    # pass 2: backward, composite inertias and the rows of M
     for i in range(nb - 1, -1, -1):
+        oMi = pose(d.oR, d.op, i)
         for k in range(m.idx_v[i], m.idx_v[i] + m.nvj[i]):
-            F = inertia_times(d.IC, i, vec6(m.S, k))
+            F = act_force(oMi, inertia_times(d.IC, i, vec6(m.S, k)))
             j = i
-            while True:
+            while j >= 0:
                 for l in range(m.idx_v[j], m.idx_v[j] + m.nvj[j]):
-                    M[k, l] = dot6(vec6(m.S, l), F)
+                    M[k, l] = dot6(vec6(d.Sw, l), F)
                     M[l, k] = M[k, l]
-                if m.parent[j] < 0:
-                    break
-                F = act_force(pose(d.lR, d.lp, j), F)
                 j = m.parent[j]
         pa = m.parent[i]
         if pa >= 0:
-            act_inertia(pose(d.lR, d.lp, i), d.IC, i, d.IC, pa)
+            act_rigid_inertia(pose(d.lR, d.lp, i), d.IC, i, d.IC, pa)
 
 
 @_jit

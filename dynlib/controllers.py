@@ -47,8 +47,10 @@ TABLE = 2
 PD_CODE = 3
 GRAVITY = 4
 COMPUTED = 5
+FEEDBACK = PD_CODE  # codes from here on read the state (q, v) and call RNEA
 
 _jit = njit(cache=True)
+_inline = njit(cache=True, inline="always")  # small step-level helpers: no call boundary
 
 
 class ControllerArrays(NamedTuple):
@@ -74,7 +76,7 @@ class ControllerArrays(NamedTuple):
 
 # ---------------------------------------------------------------- compiled part
 
-@_jit
+@_inline
 def interpolate_rows(times, values, t, out):
     """out = the row of `values` at time t, linear between samples, held beyond the ends."""
     n = times.shape[0]
@@ -89,23 +91,23 @@ def interpolate_rows(times, values, t, out):
             out[k] = (1.0 - s) * values[i - 1, k] + s * values[i, k]
 
 
-@_jit
-def position_error(m, q_ref, q, err):
+@_inline
+def position_error(jtype, idx_q, idx_v, q_ref, q, err):
     """err = q_ref ⊖ q per joint (v-sized); zero on free-flyer joints."""
-    for i in range(m.jtype.shape[0]):
-        iq = m.idx_q[i]
-        iv = m.idx_v[i]
-        t = m.jtype[i]
+    for i in range(jtype.shape[0]):
+        iq = idx_q[i]
+        iv = idx_v[i]
+        t = jtype[i]
         if t == J.FREEFLYER:
             for k in range(6):
                 err[iv + k] = 0.0
         elif t == J.PLANAR:
-            J.difference_kernel(m.jtype[i:i + 1], m.idx_q[i:i + 1], m.idx_v[i:i + 1], q, q_ref, err)
+            J.difference_kernel(jtype[i:i + 1], idx_q[i:i + 1], idx_v[i:i + 1], q, q_ref, err)
         else:
             err[iv] = q_ref[iq] - q[iq]
 
 
-@_jit
+@_inline
 def _target(c, t):
     """c.wq, c.wv[1], c.wv[2] = the target q_d, v_d, a_d at time t (computed torque)."""
     if c.times.shape[0] > 0:
@@ -121,24 +123,33 @@ def _target(c, t):
         c.wv[2, k] = -amp * w * w * s
 
 
-@_jit
+@_inline
+def open_loop(code, tau_c, times, values, t, tau):
+    """tau = the torque of an open-loop controller (ZERO, CONSTANT, TABLE) at time t."""
+    if code == CONSTANT:
+        tau[:] = tau_c
+    elif code == TABLE:
+        interpolate_rows(times, values, t, tau)
+    else:
+        tau[:] = 0.0
+
+
+@_inline
 def control(m, d, c, damping, friction, eps, t, q, v, tau):
-    """tau = the controller's motor torque at (t, q, v). Uses d as RNEA workspace."""
+    """tau = the motor torque of a feedback controller (PD, GRAVITY, COMPUTED) at (t, q, v).
+
+    Uses d as RNEA workspace; damping, friction, eps: the plant's joint friction
+    (computed torque compensates it).
+    """
     code = c.code
     nv = tau.shape[0]
-    if code == ZERO:
-        tau[:] = 0.0
-    elif code == CONSTANT:
-        tau[:] = c.tau
-    elif code == TABLE:
-        interpolate_rows(c.times, c.values, t, tau)
-    elif code == PD_CODE:
+    if code == PD_CODE:
         if c.gravity_comp:
             rnea_kernel(m, d, q, d.zeros_v, d.zeros_v, c.fext0, m.gravity, tau)
         else:
             tau[:] = 0.0
         err = c.wv[0]
-        position_error(m, c.q_ref, q, err)
+        position_error(m.jtype, m.idx_q, m.idx_v, c.q_ref, q, err)
         for k in range(nv):
             tau[k] = c.actuated[k] * (tau[k] + c.kp[k] * err[k] - c.kd[k] * v[k])
     elif code == GRAVITY:
@@ -148,7 +159,7 @@ def control(m, d, c, damping, friction, eps, t, q, v, tau):
     else:  # COMPUTED
         _target(c, t)
         err = c.wv[0]
-        position_error(m, c.wq, q, err)
+        position_error(m.jtype, m.idx_q, m.idx_v, c.wq, q, err)
         a_cmd = c.wv[2]
         for k in range(nv):
             a_cmd[k] += c.kd[k] * (c.wv[1, k] - v[k]) + c.kp[k] * err[k]

@@ -57,7 +57,8 @@ from .algorithms.crba import crba_kernel
 from .algorithms.kinematics import placements
 from .algorithms.linalg import cholesky, cholesky_solve
 from .algorithms.rnea import rnea_kernel
-from .controllers import control
+from .controllers import FEEDBACK as CONTROL_FEEDBACK
+from .controllers import control, open_loop
 
 EULER = 0
 SEMI_IMPLICIT = 1
@@ -65,6 +66,7 @@ RK4 = 2
 SCHEMES = {"euler": EULER, "semi-implicit": SEMI_IMPLICIT, "rk4": RK4}
 
 _jit = njit(cache=True)
+_inline = njit(cache=True, inline="always")  # small step-level helpers: no call boundary
 
 
 class Forces(NamedTuple):
@@ -88,52 +90,67 @@ class Work(NamedTuple):
     tau_total: np.ndarray  # (nv,) motor torque + joint friction of that evaluation
     fext: np.ndarray       # (nb, 6) body wrenches of that evaluation, body frame
     qs: np.ndarray         # (nq,) stage configuration
-    vs: np.ndarray         # (3, nv) stage velocities v2, v3, v4
-    acc: np.ndarray        # (3, nv) stage accelerations a2, a3, a4
-    ks: np.ndarray         # (3, nv) RK4 stage rates k2, k3, k4 of the configuration (dexp^-1 v_i)
+    vs: np.ndarray         # (4, nv) stage velocities v1..v4
+    acc: np.ndarray        # (4, nv) stage accelerations a1..a4
+    ks: np.ndarray         # (4, nv) stage rates of the configuration k1..k4 (dexp^-1 v_i)
     br: np.ndarray         # (2, nv) the brackets [xi, v], [xi, [xi, v]]
-    vdt: np.ndarray        # (nv,) velocity times a step (xi)
+    xi: np.ndarray         # (nv,) configuration increment of a stage or a step
     qn: np.ndarray         # (nq,) next configuration
 
 
 def make_work(nq, nv, nb) -> Work:
-    return Work(np.zeros(nv), np.zeros(nv), np.zeros((nb, 6)), np.zeros(nq), np.zeros((3, nv)),
-                np.zeros((3, nv)), np.zeros((3, nv)), np.zeros((2, nv)), np.zeros(nv), np.zeros(nq))
+    return Work(np.zeros(nv), np.zeros(nv), np.zeros((nb, 6)), np.zeros(nq), np.zeros((4, nv)),
+                np.zeros((4, nv)), np.zeros((4, nv)), np.zeros((2, nv)), np.zeros(nv), np.zeros(nq))
+
+
+# Butcher tableau of the schemes: stage times c_s (RK4's a_{s,s-1} = c_s) and weights b_s
+NODES = np.array([0.0, 0.5, 0.5, 1.0])
+WEIGHTS = np.array([1.0, 2.0, 2.0, 1.0]) / 6.0
+
+
+@_inline
+def stages(scheme):
+    """Number of right-hand side evaluations per step."""
+    return 4 if scheme == RK4 else 1
 
 
 # ---------------------------------------------------------- right-hand side
+# Per-step helpers take plain arrays where they can: every helper that takes the
+# (model, Data) tuples re-binds their ~40 arrays, which costs about 0.6 µs a call.
 
-@_jit
-def generalized_forces(m, d, fo, t, q, v, tau, tau_total, fext):
-    """tau_total = tau + joint friction; fext = external wrenches as body wrenches at time t."""
-    for k in range(tau.shape[0]):
-        tau_total[k] = tau[k] - fo.damping[k] * v[k] - fo.friction[k] * math.tanh(v[k] / fo.eps)
+@_inline
+def passive_forces(damping, friction, eps, v, tau, tau_total):
+    """tau_total = tau - damping v - friction tanh(v / eps) (SPEC §2 joint friction)."""
+    for k in range(v.shape[0]):
+        tau_total[k] = tau[k] - damping[k] * v[k] - friction[k] * math.tanh(v[k] / eps)
+
+
+@_inline
+def wrench_forces(oR, body, p, wrench, start, stop, t, fext):
+    """fext = the wrenches active at t as body wrenches (placements done: oR is the body rotations).
+
+    A wrench (f, tau) in world-aligned axes at a frame origin p (in the body frame) is, in
+    the body frame at the body origin, f_b = R^T f, n_b = R^T tau + p x f_b.
+    """
     fext[:, :] = 0.0
-    placed = False
-    for w in range(fo.wrench_body.shape[0]):
-        if not (fo.wrench_start[w] <= t < fo.wrench_stop[w]):
+    for w in range(body.shape[0]):
+        if not (start[w] <= t < stop[w]):
             continue
-        if not placed:
-            placements(m, d, q)
-            placed = True
-        b = fo.wrench_body[w]
-        R = d.oR[b]
-        f = fo.wrench[w]
-        p = fo.wrench_p[w]
-        # body frame: f_b = R^T f, n_b = R^T tau + p x f_b (moment moved from the frame origin to the body origin)
+        b = body[w]
+        R = oR[b]
+        f = wrench[w]
         fb0 = R[0, 0] * f[0] + R[1, 0] * f[1] + R[2, 0] * f[2]
         fb1 = R[0, 1] * f[0] + R[1, 1] * f[1] + R[2, 1] * f[2]
         fb2 = R[0, 2] * f[0] + R[1, 2] * f[1] + R[2, 2] * f[2]
         fext[b, 0] += fb0
         fext[b, 1] += fb1
         fext[b, 2] += fb2
-        fext[b, 3] += R[0, 0] * f[3] + R[1, 0] * f[4] + R[2, 0] * f[5] + p[1] * fb2 - p[2] * fb1
-        fext[b, 4] += R[0, 1] * f[3] + R[1, 1] * f[4] + R[2, 1] * f[5] + p[2] * fb0 - p[0] * fb2
-        fext[b, 5] += R[0, 2] * f[3] + R[1, 2] * f[4] + R[2, 2] * f[5] + p[0] * fb1 - p[1] * fb0
-    # contact forces (SPEC §7) will add to fext here
+        fext[b, 3] += R[0, 0] * f[3] + R[1, 0] * f[4] + R[2, 0] * f[5] + p[w, 1] * fb2 - p[w, 2] * fb1
+        fext[b, 4] += R[0, 1] * f[3] + R[1, 1] * f[4] + R[2, 1] * f[5] + p[w, 2] * fb0 - p[w, 0] * fb2
+        fext[b, 5] += R[0, 2] * f[3] + R[1, 2] * f[4] + R[2, 2] * f[5] + p[w, 0] * fb1 - p[w, 1] * fb0
 
 
-@_jit
+@_inline
 def implicit_forward(m, d, fo, q, v, tau_total, fext, a):
     """(M + dt B) a = tau_total - (h - J^T f_ext). Returns False if the matrix is not PD."""
     h = fo.implicit_dt
@@ -150,11 +167,21 @@ def implicit_forward(m, d, fo, q, v, tau_total, fext, a):
     return True
 
 
-@_jit
+@_inline
 def rhs(m, d, c, fo, w, t, q, v, a):
-    """a = the acceleration at (t, q, v); w.tau = the motor torque. False if undefined."""
-    control(m, d, c, fo.damping, fo.friction, fo.eps, t, q, v, w.tau)
-    generalized_forces(m, d, fo, t, q, v, w.tau, w.tau_total, w.fext)
+    """a = the acceleration at (t, q, v); w.tau = the motor torque. False if undefined.
+
+    Every generalized force is gathered here, once: motor torque, joint friction,
+    external wrenches (contact forces will join them), then forward dynamics.
+    """
+    if c.code >= CONTROL_FEEDBACK:
+        control(m, d, c, fo.damping, fo.friction, fo.eps, t, q, v, w.tau)
+    else:
+        open_loop(c.code, c.tau, c.times, c.values, t, w.tau)
+    passive_forces(fo.damping, fo.friction, fo.eps, v, w.tau, w.tau_total)
+    if fo.wrench_body.shape[0] > 0:
+        placements(m, d, q)
+        wrench_forces(d.oR, fo.wrench_body, fo.wrench_p, fo.wrench, fo.wrench_start, fo.wrench_stop, t, w.fext)
     if fo.implicit_dt > 0.0:
         return implicit_forward(m, d, fo, q, v, w.tau_total, w.fext, a)
     aba_kernel(m, d, q, v, w.tau_total, w.fext, m.gravity, a)
@@ -163,7 +190,7 @@ def rhs(m, d, c, fo, w, t, q, v, a):
 
 # ----------------------------------------------------------------- schemes
 
-@_jit
+@_inline
 def _bracket_se3(x, y, j, out):
     """out[j:j+6] = [x, y] = x cross y (motion cross product, linear first) of the twists at x[j], y[j]."""
     vx0, vx1, vx2, wx0, wx1, wx2 = x[j], x[j + 1], x[j + 2], x[j + 3], x[j + 4], x[j + 5]
@@ -176,7 +203,7 @@ def _bracket_se3(x, y, j, out):
     out[j + 5] = wx0 * wy1 - wx1 * wy0
 
 
-@_jit
+@_inline
 def _bracket_se2(x, y, j, out):
     """out[j:j+3] = [x, y] for planar twists (vx, vy, w)."""
     out[j] = -x[j + 2] * y[j + 1] + x[j + 1] * y[j + 2]
@@ -184,85 +211,54 @@ def _bracket_se2(x, y, j, out):
     out[j + 2] = 0.0
 
 
-@_jit
-def dexp_inv(m, xi, v, t1, t2, out):
+@_inline
+def dexp_inv(jtype, idx_v, nvj, xi, v, t1, t2, out):
     """out = v + 1/2 [xi, v] + 1/12 [xi, [xi, v]] per non-abelian joint (free-flyer, planar); v elsewhere.
 
     t1, t2: (nv,) scratch. The rate of xi when q = q0 ⊕ xi moves with body twist v.
     """
-    for i in range(m.jtype.shape[0]):
-        iv = m.idx_v[i]
-        t = m.jtype[i]
-        if t == J.FREEFLYER or t == J.PLANAR:
-            n = 6 if t == J.FREEFLYER else 3
-            if t == J.FREEFLYER:
-                _bracket_se3(xi, v, iv, t1)
-                _bracket_se3(xi, t1, iv, t2)
-            else:
-                _bracket_se2(xi, v, iv, t1)
-                _bracket_se2(xi, t1, iv, t2)
-            for k in range(iv, iv + n):
-                out[k] = v[k] + 0.5 * t1[k] + t2[k] / 12.0
+    for i in range(jtype.shape[0]):
+        iv = idx_v[i]
+        t = jtype[i]
+        if t == J.FREEFLYER:
+            _bracket_se3(xi, v, iv, t1)
+            _bracket_se3(xi, t1, iv, t2)
+        elif t == J.PLANAR:
+            _bracket_se2(xi, v, iv, t1)
+            _bracket_se2(xi, t1, iv, t2)
         else:
-            for k in range(iv, iv + m.nvj[i]):
+            for k in range(iv, iv + nvj[i]):
                 out[k] = v[k]
+            continue
+        for k in range(iv, iv + nvj[i]):
+            out[k] = v[k] + 0.5 * t1[k] + t2[k] / 12.0
 
 
-@_jit
-def _move(m, q, v, h, w, out):
-    """out = q ⊕ h v (out may be q)."""
+@_inline
+def stage_state(jtype, idx_q, idx_v, nvj, h, q, v, k_prev, a_prev, xi, qs, vs):
+    """RK4 stage: xi = h k_prev, qs = q ⊕ xi, vs = v + h a_prev."""
     for k in range(v.shape[0]):
-        w.vdt[k] = h * v[k]
-    J.integrate_kernel(m.jtype, m.idx_q, m.idx_v, q, w.vdt, w.qn)
-    out[:] = w.qn
+        xi[k] = h * k_prev[k]
+        vs[k] = v[k] + h * a_prev[k]
+    J.integrate_kernel(jtype, idx_q, idx_v, q, xi, qs)
 
 
-@_jit
-def step(scheme, m, d, c, fo, w, t, dt, q, v, a1):
-    """(q, v) <- the state at t + dt, in place, given a1 = a(t, q, v). False if a stage failed."""
+@_inline
+def advance(scheme, jtype, idx_q, idx_v, dt, q, v, ks, acc, xi, qn):
+    """(q, v) <- the state at t + dt from the stages' rates ks and accelerations acc, in place."""
     nv = v.shape[0]
-    if scheme == EULER:
-        _move(m, q, v, dt, w, q)
+    if scheme == RK4:
         for k in range(nv):
-            v[k] += dt * a1[k]
-        return True
-    if scheme == SEMI_IMPLICIT:
+            xi[k] = dt * (WEIGHTS[0] * ks[0, k] + WEIGHTS[1] * ks[1, k] + WEIGHTS[2] * ks[2, k] + WEIGHTS[3] * ks[3, k])
+            v[k] += dt * (WEIGHTS[0] * acc[0, k] + WEIGHTS[1] * acc[1, k] + WEIGHTS[2] * acc[2, k]
+                          + WEIGHTS[3] * acc[3, k])
+    elif scheme == EULER:  # position with the old velocity
         for k in range(nv):
-            v[k] += dt * a1[k]
-        _move(m, q, v, dt, w, q)
-        return True
-    # RK4 (Munthe-Kaas): xi_i = c_i dt k_{i-1}, q_i = q ⊕ xi_i, k_i = dexp^-1_{xi_i}(v_i)
-    v2, v3, v4 = w.vs[0], w.vs[1], w.vs[2]
-    a2, a3, a4 = w.acc[0], w.acc[1], w.acc[2]
-    k2, k3, k4 = w.ks[0], w.ks[1], w.ks[2]
-    xi = w.vdt
-    t1, t2 = w.br[0], w.br[1]
-    half = 0.5 * dt
-    for k in range(nv):
-        xi[k] = half * v[k]
-        v2[k] = v[k] + half * a1[k]
-    J.integrate_kernel(m.jtype, m.idx_q, m.idx_v, q, xi, w.qs)
-    if not rhs(m, d, c, fo, w, t + half, w.qs, v2, a2):
-        return False
-    dexp_inv(m, xi, v2, t1, t2, k2)
-    for k in range(nv):
-        xi[k] = half * k2[k]
-        v3[k] = v[k] + half * a2[k]
-    J.integrate_kernel(m.jtype, m.idx_q, m.idx_v, q, xi, w.qs)
-    if not rhs(m, d, c, fo, w, t + half, w.qs, v3, a3):
-        return False
-    dexp_inv(m, xi, v3, t1, t2, k3)
-    for k in range(nv):
-        xi[k] = dt * k3[k]
-        v4[k] = v[k] + dt * a3[k]
-    J.integrate_kernel(m.jtype, m.idx_q, m.idx_v, q, xi, w.qs)
-    if not rhs(m, d, c, fo, w, t + dt, w.qs, v4, a4):
-        return False
-    dexp_inv(m, xi, v4, t1, t2, k4)
-    sixth = dt / 6.0
-    for k in range(nv):
-        xi[k] = sixth * (v[k] + 2.0 * k2[k] + 2.0 * k3[k] + k4[k])
-        v[k] += sixth * (a1[k] + 2.0 * a2[k] + 2.0 * a3[k] + a4[k])
-    J.integrate_kernel(m.jtype, m.idx_q, m.idx_v, q, xi, w.qn)
-    q[:] = w.qn
-    return True
+            xi[k] = dt * v[k]
+            v[k] += dt * acc[0, k]
+    else:  # semi-implicit: position with the new velocity
+        for k in range(nv):
+            v[k] += dt * acc[0, k]
+            xi[k] = dt * v[k]
+    J.integrate_kernel(jtype, idx_q, idx_v, q, xi, qn)
+    q[:] = qn

@@ -36,6 +36,8 @@ from .algorithms.aba import aba_kernel, check_dynamics
 from .algorithms.energy import kinetic_kernel, potential_after_placements
 from .errors import InputError, NumericalError
 
+_inline = njit(cache=True, inline="always")  # no call boundary inside the loop
+
 # divergence reasons
 NONFINITE_ACCELERATION = 1
 NONFINITE_STATE = 2
@@ -51,7 +53,7 @@ REASONS = {
 CHUNKED_ABOVE = 20_000  # steps: below this, one compiled call (Ctrl-C waits for it)
 
 
-@njit(cache=True)
+@_inline
 def _bad_state(q, v, max_state):
     """0 if (q, v) is finite and within max_state, else the reason code."""
     for x in q:
@@ -67,7 +69,7 @@ def _bad_state(q, v, max_state):
     return 0
 
 
-@njit(cache=True)
+@_inline
 def _finite(x):
     for y in x:
         if not math.isfinite(y):
@@ -77,40 +79,56 @@ def _finite(x):
 
 @njit(cache=True)
 def _run(m, d, c, fo, w, scheme, dt, k0, k1, steps, every, max_state, want_energy,
-         q, v, a, out_t, out_q, out_v, out_a, out_tau, out_e, row):
+         q, v, out_t, out_q, out_v, out_a, out_tau, out_e, row):
     """Steps k0 <= k < k1 (state k in q, v on entry; state k1 on exit), recording rows.
 
-    At each k: a = a(t_k, q_k, v_k) (the scheme's first stage), a row when k % every == 0,
-    then one step unless k == steps. Returns (rows written, step of divergence or -1, reason).
+    At each k: the scheme's stages (stage 1 is a(t_k, q_k, v_k)), a row when
+    k % every == 0, then the step to k + 1 unless k == steps. Returns (rows written,
+    step of divergence or -1, reason). The right-hand side is called from here only,
+    once per stage: see `integrators.rhs` for why the loop is this flat.
     """
+    jtype, idx_q, idx_v, nvj = m.jtype, m.idx_q, m.idx_v, m.nvj
+    ns = I.stages(scheme)
     for k in range(k0, k1):
         t = k * dt
-        if not I.rhs(m, d, c, fo, w, t, q, v, a):
-            return row, k, SINGULAR
-        if not _finite(a):
-            return row, k, NONFINITE_ACCELERATION
-        if k % every == 0:
-            if fo.implicit_dt > 0.0:  # the model's acceleration at this state, not the implicit stage
-                aba_kernel(m, d, q, v, w.tau_total, w.fext, m.gravity, out_a[row])
-                if not _finite(out_a[row]):
-                    return row, k, NONFINITE_ACCELERATION
+        for s in range(ns):
+            # the stage's state: (q, v) itself first, then q ⊕ c_s dt k_{s-1}, v + c_s dt a_{s-1}
+            if s == 0:
+                w.qs[:] = q
+                w.vs[0, :] = v
+                w.ks[0, :] = v
             else:
-                out_a[row, :] = a
-            out_t[row] = t
-            out_q[row, :] = q
-            out_v[row, :] = v
-            out_tau[row, :] = w.tau
-            if want_energy:
-                T = kinetic_kernel(m, d, q, v)
-                U = potential_after_placements(m, d, m.gravity)  # placements done by kinetic_kernel
-                out_e[row, 0] = T
-                out_e[row, 1] = U
-                out_e[row, 2] = T + U
-            row += 1
-        if k == steps:
-            break
-        if not I.step(scheme, m, d, c, fo, w, t, dt, q, v, a):
-            return row, k + 1, SINGULAR
+                I.stage_state(jtype, idx_q, idx_v, nvj, I.NODES[s] * dt, q, v, w.ks[s - 1], w.acc[s - 1],
+                              w.xi, w.qs, w.vs[s])
+            if not I.rhs(m, d, c, fo, w, t + I.NODES[s] * dt, w.qs, w.vs[s], w.acc[s]):
+                return row, (k if s == 0 else k + 1), SINGULAR
+            if s > 0:
+                I.dexp_inv(jtype, idx_v, nvj, w.xi, w.vs[s], w.br[0], w.br[1], w.ks[s])
+                continue
+            # stage 1 is the state k itself: check it, record it
+            if not _finite(w.acc[0]):
+                return row, k, NONFINITE_ACCELERATION
+            if k % every == 0:
+                if fo.implicit_dt > 0.0:  # the model's acceleration at this state, not the implicit stage's
+                    aba_kernel(m, d, q, v, w.tau_total, w.fext, m.gravity, out_a[row])
+                    if not _finite(out_a[row]):
+                        return row, k, NONFINITE_ACCELERATION
+                else:
+                    out_a[row, :] = w.acc[0]
+                out_t[row] = t
+                out_q[row, :] = q
+                out_v[row, :] = v
+                out_tau[row, :] = w.tau
+                if want_energy:
+                    T = kinetic_kernel(m, d, q, v)
+                    U = potential_after_placements(m, d, m.gravity)  # placements done by kinetic_kernel
+                    out_e[row, 0] = T
+                    out_e[row, 1] = U
+                    out_e[row, 2] = T + U
+                row += 1
+            if k == steps:
+                return row, -1, 0
+        I.advance(scheme, jtype, idx_q, idx_v, dt, q, v, w.ks, w.acc, w.xi, w.qn)
         bad = _bad_state(q, v, max_state)
         if bad:
             return row, k + 1, bad
@@ -313,7 +331,6 @@ def simulate(model, q0=None, v0=None, *, dt, steps, integrator="rk4", controller
     out_a = np.zeros((nrows, model.nv))
     out_tau = np.zeros((nrows, model.nv))
     out_e = np.zeros((nrows if energy else 0, 3))
-    a = np.zeros(model.nv)
     scheme = I.SCHEMES[integrator]
 
     total = steps + 1  # states 0..steps
@@ -323,7 +340,7 @@ def simulate(model, q0=None, v0=None, *, dt, steps, integrator="rk4", controller
     while k0 < total:
         k1 = min(total, k0 + chunk)
         row, bad_step, reason = _run(m, d, ctrl, fo, w, scheme, dt, k0, k1, steps, every, max_state, bool(energy),
-                                     q, v, a, out_t, out_q, out_v, out_a, out_tau, out_e, row)
+                                     q, v, out_t, out_q, out_v, out_a, out_tau, out_e, row)
         if bad_step >= 0:
             break
         q_last[:], v_last[:] = q, v

@@ -50,7 +50,7 @@ COMPUTED = 5
 FEEDBACK = PD_CODE  # codes from here on read the state (q, v) and call RNEA
 
 _jit = njit(cache=True)
-_inline = njit(cache=True, inline="always")  # small step-level helpers: no call boundary
+_inline = njit(cache=True, inline="always")  # helpers taking the (model, Data) tuples: no call boundary
 
 
 class ControllerArrays(NamedTuple):
@@ -76,7 +76,7 @@ class ControllerArrays(NamedTuple):
 
 # ---------------------------------------------------------------- compiled part
 
-@_inline
+@_jit
 def interpolate_rows(times, values, t, out):
     """out = the row of `values` at time t, linear between samples, held beyond the ends."""
     n = times.shape[0]
@@ -91,7 +91,7 @@ def interpolate_rows(times, values, t, out):
             out[k] = (1.0 - s) * values[i - 1, k] + s * values[i, k]
 
 
-@_inline
+@_jit
 def position_error(jtype, idx_q, idx_v, q_ref, q, err):
     """err = q_ref ⊖ q per joint (v-sized); zero on free-flyer joints."""
     for i in range(jtype.shape[0]):
@@ -123,7 +123,7 @@ def _target(c, t):
         c.wv[2, k] = -amp * w * w * s
 
 
-@_inline
+@_jit
 def open_loop(code, tau_c, times, values, t, tau):
     """tau = the torque of an open-loop controller (ZERO, CONSTANT, TABLE) at time t."""
     if code == CONSTANT:

@@ -36,7 +36,7 @@ from .algorithms.aba import aba_kernel, check_dynamics
 from .algorithms.energy import kinetic_kernel, potential_after_placements
 from .errors import InputError, NumericalError
 
-_inline = njit(cache=True, inline="always")  # no call boundary inside the loop
+_jit = njit(cache=True)
 
 # divergence reasons
 NONFINITE_ACCELERATION = 1
@@ -53,7 +53,7 @@ REASONS = {
 CHUNKED_ABOVE = 20_000  # steps: below this, one compiled call (Ctrl-C waits for it)
 
 
-@_inline
+@_jit
 def _bad_state(q, v, max_state):
     """0 if (q, v) is finite and within max_state, else the reason code."""
     for x in q:
@@ -69,7 +69,7 @@ def _bad_state(q, v, max_state):
     return 0
 
 
-@_inline
+@_jit
 def _finite(x):
     for y in x:
         if not math.isfinite(y):

@@ -2,7 +2,9 @@
 
 A controller is a small Python object that `dynlib.simulate` turns, once, into
 `ControllerArrays` (a type code and parameter arrays); the compiled loop then
-calls `control` at every evaluation of the dynamics (four times per RK4 step).
+evaluates it at every evaluation of the dynamics (four times per RK4 step):
+`open_loop` for the open-loop ones; for the feedback ones, `reference` (which RNEA
+term they need), the RNEA call, then `feedback` (their own terms).
 
 ==================== ============================================================
 controller            tau (nv,)
@@ -38,7 +40,6 @@ import numpy as np
 from numba import njit
 
 from . import joints as J
-from .algorithms.rnea import rnea_kernel
 from .errors import InputError, closest
 
 ZERO = 0
@@ -50,7 +51,6 @@ COMPUTED = 5
 FEEDBACK = PD_CODE  # codes from here on read the state (q, v) and call RNEA
 
 _jit = njit(cache=True)
-_inline = njit(cache=True, inline="always")  # helpers taking the (model, Data) tuples: no call boundary
 
 
 class ControllerArrays(NamedTuple):
@@ -107,7 +107,7 @@ def position_error(jtype, idx_q, idx_v, q_ref, q, err):
             err[iv] = q_ref[iq] - q[iq]
 
 
-@_inline
+@_jit
 def _target(c, t):
     """c.wq, c.wv[1], c.wv[2] = the target q_d, v_d, a_d at time t (computed torque)."""
     if c.times.shape[0] > 0:
@@ -134,39 +134,47 @@ def open_loop(code, tau_c, times, values, t, tau):
         tau[:] = 0.0
 
 
-@_inline
-def control(m, d, c, damping, friction, eps, t, q, v, tau):
-    """tau = the motor torque of a feedback controller (PD, GRAVITY, COMPUTED) at (t, q, v).
+# A feedback controller's torque is tau = RNEA(q, v_r, a_r) + its own terms. `reference`
+# says which RNEA it needs (and leaves a_r in c.wv[2]); the simulation loop calls RNEA
+# itself (it holds the model and workspace); `feedback` adds the controller's terms.
+RNEA_NONE = 0     # plain PD: no model term
+RNEA_STATIC = 1   # g(q) = RNEA(q, 0, 0): gravity compensation, PD + g
+RNEA_MOTION = 2   # RNEA(q, v, a_cmd): computed torque
 
-    Uses d as RNEA workspace; damping, friction, eps: the plant's joint friction
-    (computed torque compensates it).
+
+@_jit
+def reference(c, jtype, idx_q, idx_v, t, q, v):
+    """The RNEA term a feedback controller needs at (t, q, v); a_cmd -> c.wv[2] for RNEA_MOTION."""
+    if c.code == GRAVITY or (c.code == PD_CODE and c.gravity_comp):
+        return RNEA_STATIC
+    if c.code == PD_CODE:
+        return RNEA_NONE
+    _target(c, t)  # computed torque: a_cmd = a_d + kd (v_d - v) + kp (q_d ⊖ q)
+    err = c.wv[0]
+    position_error(jtype, idx_q, idx_v, c.wq, q, err)
+    for k in range(v.shape[0]):
+        c.wv[2, k] += c.kd[k] * (c.wv[1, k] - v[k]) + c.kp[k] * err[k]
+    return RNEA_MOTION
+
+
+@_jit
+def feedback(c, damping, friction, eps, jtype, idx_q, idx_v, q, v, tau):
+    """tau (holding the RNEA term) += the controller's own terms; zero on unactuated DoFs.
+
+    PD: kp (q* ⊖ q) - kd v. Computed torque: + damping v + friction tanh(v/eps), the
+    plant's joint friction (damping, friction, eps), so that it cancels.
     """
-    code = c.code
-    nv = tau.shape[0]
-    if code == PD_CODE:
-        if c.gravity_comp:
-            rnea_kernel(m, d, q, d.zeros_v, d.zeros_v, c.fext0, m.gravity, tau)
-        else:
-            tau[:] = 0.0
+    nv = v.shape[0]
+    if c.code == PD_CODE:
         err = c.wv[0]
-        position_error(m.jtype, m.idx_q, m.idx_v, c.q_ref, q, err)
+        position_error(jtype, idx_q, idx_v, c.q_ref, q, err)
         for k in range(nv):
-            tau[k] = c.actuated[k] * (tau[k] + c.kp[k] * err[k] - c.kd[k] * v[k])
-    elif code == GRAVITY:
-        rnea_kernel(m, d, q, d.zeros_v, d.zeros_v, c.fext0, m.gravity, tau)
+            tau[k] += c.kp[k] * err[k] - c.kd[k] * v[k]
+    elif c.code == COMPUTED:
         for k in range(nv):
-            tau[k] *= c.actuated[k]
-    else:  # COMPUTED
-        _target(c, t)
-        err = c.wv[0]
-        position_error(m.jtype, m.idx_q, m.idx_v, c.wq, q, err)
-        a_cmd = c.wv[2]
-        for k in range(nv):
-            a_cmd[k] += c.kd[k] * (c.wv[1, k] - v[k]) + c.kp[k] * err[k]
-        rnea_kernel(m, d, q, v, a_cmd, c.fext0, m.gravity, tau)
-        for k in range(nv):
-            # the plant's joint friction, compensated: motor = M a + h + damping v + friction tanh(v/eps)
-            tau[k] = c.actuated[k] * (tau[k] + damping[k] * v[k] + friction[k] * math.tanh(v[k] / eps))
+            tau[k] += damping[k] * v[k] + friction[k] * math.tanh(v[k] / eps)
+    for k in range(nv):
+        tau[k] *= c.actuated[k]
 
 
 # ---------------------------------------------------------------- Python side

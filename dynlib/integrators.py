@@ -1,4 +1,4 @@
-"""Time integration of the forward dynamics: the right-hand side and three schemes.
+"""Time integration of the forward dynamics: three schemes and the pieces of the right-hand side.
 
 The state is ``(q, v)``; its derivative is ``(v, a)`` with ``a = FD(q, v, tau)``
 (ABA). Configurations move on the joint manifolds, ``q ⊕ v dt``
@@ -19,11 +19,12 @@ Schemes (one step from t to t + dt, a1 = a(t, q, v) given):
   truncation RKMK needs for order 4). Without this correction (summing the v_i
   as if they were tangent at q) the root pose is only second-order accurate.
 
-The right-hand side (`rhs`) gathers every generalized force in one place
-(`generalized_forces`): the controller's motor torque, joint friction
-``-damping v - friction tanh(v/eps)`` (SPEC §2), and external wrenches turned
-into body wrenches ``f_ext``; contact forces will join them there. Then
-forward dynamics:
+The right-hand side, evaluated once per stage by `dynlib.simulate._run` with the
+helpers below, gathers every generalized force in one place: the controller's
+motor torque, joint friction ``-damping v - friction tanh(v/eps)`` (SPEC §2,
+`passive_forces`), and external wrenches turned into body wrenches ``f_ext``
+(`wrench_forces`); contact forces will join ``f_ext`` there. Then forward
+dynamics:
 
 - explicit joint friction (``Forces.implicit_dt == 0``): ``a = ABA(q, v, tau, f_ext)``;
 - implicit joint friction (``implicit_dt = dt > 0``): joint damping and the
@@ -33,7 +34,8 @@ forward dynamics:
   up on them. The friction is then taken linearly implicit, as MuJoCo does for
   joint damping: ``(M + dt B) a = tau + friction(v) + J^T f_ext - h`` with
   ``B = diag(damping + friction/eps (1 - tanh²(v/eps)))`` the friction's
-  (negated) velocity Jacobian (M by CRBA, h by RNEA, Cholesky). This is
+  (negated) velocity Jacobian (M by CRBA, h by RNEA, `add_friction_jacobian`,
+  `solve_spd`). This is
   backward Euler on the friction term inside each stage: stable at any dt,
   first-order accurate in the friction term only; the rigid-body part keeps the
   scheme's order. (`dynlib.simulate` keeps the friction explicit under the
@@ -52,13 +54,7 @@ import numpy as np
 from numba import njit
 
 from . import joints as J
-from .algorithms.aba import aba_kernel
-from .algorithms.crba import crba_kernel
-from .algorithms.kinematics import placements
 from .algorithms.linalg import cholesky, cholesky_solve
-from .algorithms.rnea import rnea_kernel
-from .controllers import FEEDBACK as CONTROL_FEEDBACK
-from .controllers import control, open_loop
 
 EULER = 0
 SEMI_IMPLICIT = 1
@@ -66,7 +62,6 @@ RK4 = 2
 SCHEMES = {"euler": EULER, "semi-implicit": SEMI_IMPLICIT, "rk4": RK4}
 
 _jit = njit(cache=True)
-_inline = njit(cache=True, inline="always")  # helpers taking the (model, Data) tuples: no call boundary
 
 
 class Forces(NamedTuple):
@@ -108,15 +103,17 @@ NODES = np.array([0.0, 0.5, 0.5, 1.0])
 WEIGHTS = np.array([1.0, 2.0, 2.0, 1.0]) / 6.0
 
 
-@_inline
+@_jit
 def stages(scheme):
     """Number of right-hand side evaluations per step."""
     return 4 if scheme == RK4 else 1
 
 
 # ---------------------------------------------------------- right-hand side
-# Per-step helpers take plain arrays where they can: every helper that takes the
-# (model, Data) tuples re-binds their ~40 arrays, which costs about 0.6 µs a call.
+# The pieces that `dynlib.simulate._run` puts together once per stage. They take
+# plain arrays, not the (model, Data) tuples: a numba function that takes those
+# re-binds their ~40 arrays (reference counts), about 1 µs a call, as much as a
+# 6-DoF ABA; so the loop calls the kernels itself and these helpers around them.
 
 @_jit
 def passive_forces(damping, friction, eps, v, tau, tau_total):
@@ -150,41 +147,23 @@ def wrench_forces(oR, body, p, wrench, start, stop, t, fext):
         fext[b, 5] += R[0, 2] * f[3] + R[1, 2] * f[4] + R[2, 2] * f[5] + p[w, 0] * fb1 - p[w, 1] * fb0
 
 
-@_inline
-def implicit_forward(m, d, fo, q, v, tau_total, fext, a):
-    """(M + dt B) a = tau_total - (h - J^T f_ext). Returns False if the matrix is not PD."""
-    h = fo.implicit_dt
-    crba_kernel(m, d, q, d.M)
-    for k in range(a.shape[0]):
-        sech2 = 1.0 - math.tanh(v[k] / fo.eps) ** 2
-        d.M[k, k] += h * (fo.damping[k] + fo.friction[k] / fo.eps * sech2)
-    rnea_kernel(m, d, q, v, d.zeros_v, fext, m.gravity, d.h)
-    if not cholesky(d.M, d.L):
+@_jit
+def add_friction_jacobian(M, damping, friction, eps, h, v):
+    """M += h B, B = diag(damping + friction/eps (1 - tanh²(v/eps))), the joint friction's
+    (negated) velocity Jacobian: (M + h B) a = ... is friction taken linearly implicit."""
+    for k in range(v.shape[0]):
+        sech2 = 1.0 - math.tanh(v[k] / eps) ** 2
+        M[k, k] += h * (damping[k] + friction[k] / eps * sech2)
+
+
+@_jit
+def solve_spd(M, L, tau_total, h, a):
+    """a = M^-1 (tau_total - h) by Cholesky (L: scratch). False if M is not positive definite."""
+    if not cholesky(M, L):
         return False
     for k in range(a.shape[0]):
-        a[k] = tau_total[k] - d.h[k]
-    cholesky_solve(d.L, a, a)
-    return True
-
-
-@_inline
-def rhs(m, d, c, fo, w, t, q, v, a):
-    """a = the acceleration at (t, q, v); w.tau = the motor torque. False if undefined.
-
-    Every generalized force is gathered here, once: motor torque, joint friction,
-    external wrenches (contact forces will join them), then forward dynamics.
-    """
-    if c.code >= CONTROL_FEEDBACK:
-        control(m, d, c, fo.damping, fo.friction, fo.eps, t, q, v, w.tau)
-    else:
-        open_loop(c.code, c.tau, c.times, c.values, t, w.tau)
-    passive_forces(fo.damping, fo.friction, fo.eps, v, w.tau, w.tau_total)
-    if fo.wrench_body.shape[0] > 0:
-        placements(m, d, q)
-        wrench_forces(d.oR, fo.wrench_body, fo.wrench_p, fo.wrench, fo.wrench_start, fo.wrench_stop, t, w.fext)
-    if fo.implicit_dt > 0.0:
-        return implicit_forward(m, d, fo, q, v, w.tau_total, w.fext, a)
-    aba_kernel(m, d, q, v, w.tau_total, w.fext, m.gravity, a)
+        a[k] = tau_total[k] - h[k]
+    cholesky_solve(L, a, a)
     return True
 
 

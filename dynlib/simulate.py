@@ -33,7 +33,10 @@ from numba import njit
 from . import controllers as C
 from . import integrators as I
 from .algorithms.aba import aba_kernel, check_dynamics
+from .algorithms.crba import crba_kernel
 from .algorithms.energy import kinetic_kernel, potential_after_placements
+from .algorithms.kinematics import placements
+from .algorithms.rnea import rnea_kernel
 from .errors import InputError, NumericalError
 
 _jit = njit(cache=True)
@@ -82,16 +85,17 @@ def _run(m, d, c, fo, w, scheme, dt, k0, k1, steps, every, max_state, want_energ
          q, v, out_t, out_q, out_v, out_a, out_tau, out_e, row):
     """Steps k0 <= k < k1 (state k in q, v on entry; state k1 on exit), recording rows.
 
-    At each k: the scheme's stages (stage 1 is a(t_k, q_k, v_k)), a row when
+    At each k: the scheme's stages (stage 1 is the state k itself), a row when
     k % every == 0, then the step to k + 1 unless k == steps. Returns (rows written,
-    step of divergence or -1, reason). The right-hand side is called from here only,
-    once per stage: see `integrators.rhs` for why the loop is this flat.
+    step of divergence or -1, reason). The right-hand side is written out here, not
+    in a function of its own: see `dynlib.integrators` (a call that takes the
+    model and workspace costs as much as the ABA).
     """
     jtype, idx_q, idx_v, nvj = m.jtype, m.idx_q, m.idx_v, m.nvj
-    ns = I.stages(scheme)
+    tau, tau_total, fext = w.tau, w.tau_total, w.fext
     for k in range(k0, k1):
         t = k * dt
-        for s in range(ns):
+        for s in range(I.stages(scheme)):
             # the stage's state: (q, v) itself first, then q ⊕ c_s dt k_{s-1}, v + c_s dt a_{s-1}
             if s == 0:
                 w.qs[:] = q
@@ -100,25 +104,51 @@ def _run(m, d, c, fo, w, scheme, dt, k0, k1, steps, every, max_state, want_energ
             else:
                 I.stage_state(jtype, idx_q, idx_v, nvj, I.NODES[s] * dt, q, v, w.ks[s - 1], w.acc[s - 1],
                               w.xi, w.qs, w.vs[s])
-            if not I.rhs(m, d, c, fo, w, t + I.NODES[s] * dt, w.qs, w.vs[s], w.acc[s]):
-                return row, (k if s == 0 else k + 1), SINGULAR
+            ts, qs, vs, a = t + I.NODES[s] * dt, w.qs, w.vs[s], w.acc[s]
+            # 1. motor torque: open loop, or RNEA(q, v_r, a_r) + the controller's own terms
+            if c.code < C.FEEDBACK:
+                C.open_loop(c.code, c.tau, c.times, c.values, ts, tau)
+            else:
+                need = C.reference(c, jtype, idx_q, idx_v, ts, qs, vs)
+                if need == C.RNEA_NONE:
+                    tau[:] = 0.0
+                elif need == C.RNEA_STATIC:
+                    rnea_kernel(m, d, qs, d.zeros_v, d.zeros_v, c.fext0, m.gravity, tau)
+                else:
+                    rnea_kernel(m, d, qs, vs, c.wv[2], c.fext0, m.gravity, tau)
+                C.feedback(c, fo.damping, fo.friction, fo.eps, jtype, idx_q, idx_v, qs, vs, tau)
+            # 2. generalized forces, all here: joint friction, external wrenches (contact forces join fext here)
+            I.passive_forces(fo.damping, fo.friction, fo.eps, vs, tau, tau_total)
+            if fo.wrench_body.shape[0] > 0:
+                placements(m, d, qs)
+                I.wrench_forces(d.oR, fo.wrench_body, fo.wrench_p, fo.wrench, fo.wrench_start, fo.wrench_stop,
+                                ts, fext)
+            # 3. forward dynamics; with implicit friction (M + dt B) a = tau_total - (h - J^T f_ext)
+            if fo.implicit_dt > 0.0:
+                crba_kernel(m, d, qs, d.M)
+                I.add_friction_jacobian(d.M, fo.damping, fo.friction, fo.eps, fo.implicit_dt, vs)
+                rnea_kernel(m, d, qs, vs, d.zeros_v, fext, m.gravity, d.h)
+                if not I.solve_spd(d.M, d.L, tau_total, d.h, a):
+                    return row, (k if s == 0 else k + 1), SINGULAR
+            else:
+                aba_kernel(m, d, qs, vs, tau_total, fext, m.gravity, a)
             if s > 0:
-                I.dexp_inv(jtype, idx_v, nvj, w.xi, w.vs[s], w.br[0], w.br[1], w.ks[s])
+                I.dexp_inv(jtype, idx_v, nvj, w.xi, vs, w.br[0], w.br[1], w.ks[s])
                 continue
             # stage 1 is the state k itself: check it, record it
-            if not _finite(w.acc[0]):
+            if not _finite(a):
                 return row, k, NONFINITE_ACCELERATION
             if k % every == 0:
                 if fo.implicit_dt > 0.0:  # the model's acceleration at this state, not the implicit stage's
-                    aba_kernel(m, d, q, v, w.tau_total, w.fext, m.gravity, out_a[row])
+                    aba_kernel(m, d, q, v, tau_total, fext, m.gravity, out_a[row])
                     if not _finite(out_a[row]):
                         return row, k, NONFINITE_ACCELERATION
                 else:
-                    out_a[row, :] = w.acc[0]
+                    out_a[row, :] = a
                 out_t[row] = t
                 out_q[row, :] = q
                 out_v[row, :] = v
-                out_tau[row, :] = w.tau
+                out_tau[row, :] = tau
                 if want_energy:
                     T = kinetic_kernel(m, d, q, v)
                     U = potential_after_placements(m, d, m.gravity)  # placements done by kinetic_kernel

@@ -287,13 +287,14 @@ class Zero(Controller):
 
 @dataclasses.dataclass(frozen=True)
 class Constant(Controller):
-    """A constant torque: a vector (nv,) or {coordinate name: torque} (the rest zero)."""
+    """A constant torque: a vector (nv,) or {name: torque} by `model.tau_names` (the rest zero;
+    a free-flyer's root.fx … root.tz is a wrench on the root body, in its frame)."""
 
     tau: object = None
     name = "constant"
 
     def arrays(self, model, q0):
-        return _empty_arrays(model, CONSTANT, tau=per_dof(model, self.tau, "tau"))
+        return _empty_arrays(model, CONSTANT, tau=per_dof(model, self.tau, "tau", names=model.tau_names))
 
 
 @dataclasses.dataclass(frozen=True)

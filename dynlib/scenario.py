@@ -631,7 +631,7 @@ def _check_against_robot(sc):
         if isinstance(getattr(c, gain, None), (dict, list)):
             _names_check(sc, ("control", gain), getattr(c, gain), model.v_names, "joint coordinate", model)
     if isinstance(c, ConstantControl):
-        _names_check(sc, ("control", "tau"), c.tau, model.v_names, "joint coordinate", model)
+        _names_check(sc, ("control", "tau"), c.tau, model.tau_names, "torque coordinate", model)
     if isinstance(c, PDControl):
         _names_check(sc, ("control", "target"), c.target, model.q_names, "coordinate", model)
     if isinstance(c, CsvControl):
@@ -677,17 +677,18 @@ def _torque_table(sc, model):
     """(time (n,), tau (n, nv)) from control.file: tau.<name> columns, the rest zero."""
     key = ("control", "file")
     p, traj = _read_table(sc, key, sc.control.file)
+    names = model.tau_names
     tau_cols = [n for n in traj.names if n.startswith("tau.")]
     if not tau_cols:
         raise sc.error(key, f"'{p}' has no tau.<joint> column; expected some of "
-                            f"{_short(['tau.' + n for n in model.v_names])}")
+                            f"{_short(['tau.' + n for n in names])}")
     tau = np.zeros((len(traj), model.nv))
     for col in tau_cols:
         name = col[4:]
-        if name not in model.v_names:
-            raise sc.error(key, f"'{p}': column '{col}' names no coordinate of robot '{model.name}'; "
-                                f"{closest(name, model.v_names)}")
-        tau[:, model.v_names.index(name)] = traj.column(col)
+        if name not in names:
+            raise sc.error(key, f"'{p}': column '{col}' names no torque coordinate of robot '{model.name}'; "
+                                f"{closest(name, names)}")
+        tau[:, names.index(name)] = traj.column(col)
     return traj.time, tau
 
 

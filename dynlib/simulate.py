@@ -222,7 +222,7 @@ class SimulationResult:
         parts = tuple(parts)
         if "energy" in parts and self.energy is None:
             raise InputError("energy columns were asked for, but the simulation ran with energy=False")
-        return column_names(self.model.q_names, self.model.v_names, parts)
+        return column_names(self.model.q_names, self.model.v_names, parts, tau_names=self.model.tau_names)
 
     def table(self, parts=("q", "qd", "qdd", "tau")) -> tuple:
         """(column names, (N, ncols) array) for `parts`, in the SPEC §5 order."""

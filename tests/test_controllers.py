@@ -138,6 +138,8 @@ def test_constant_torque_is_applied_as_given_root_included():
     tau[:3] = [2.0, -1.0, 12.0]
     r = simulate(model, dt=1e-3, steps=200, controller=Constant(tau))
     assert np.all(r.tau == tau)
+    by_name = simulate(model, dt=1e-3, steps=200, controller=Constant({"root.fx": 2.0, "root.fy": -1.0, "root.fz": 12.0}))
+    assert np.array_equal(by_name.q, r.q)
     force = np.array([momentum(model, q, v)[1] @ tau[:3] for q, v in zip(r.q, r.v)])
     impulse = np.trapezoid(force, r.time, axis=0)
     p, _ = momentum(model, r.q[-1], r.v[-1])

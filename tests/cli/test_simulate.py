@@ -89,6 +89,7 @@ def test_floating_base_adds_the_root_columns(tmp_path):
     assert t.names[1:8] == ["q.root.x", "q.root.y", "q.root.z", "q.root.qx", "q.root.qy", "q.root.qz", "q.root.qw"]
     assert t.column("q.root.z")[-1] == pytest.approx(1 - 0.5 * 9.81 * 0.1 ** 2, abs=1e-9)  # free fall
     assert t.column("q.root.qw")[0] == 1.0
+    assert [n for n in t.names if n.startswith("tau.root")][0] == "tau.root.fx"
 
 
 def test_scenario_with_command_line_overrides(tmp_path):
@@ -146,7 +147,7 @@ def test_divergence_writes_the_finite_rows_and_exits_1(tmp_path):
     (("--q0", "elbw=0.3"), "--q0: robot 'arm6' has no coordinate 'elbw'; did you mean 'elbow'?"),
     (("--qd0", "elbow=fast"), "'fast' is not a number"),
     (("--q0", "1,2", "--q0", "elbow=1"), "either the whole vector once or NAME=VALUE pairs"),
-    (("--tau", "shoulder=1"), "--tau: robot 'arm6' has no joint coordinate 'shoulder'"),
+    (("--tau", "shoulder=1"), "--tau: robot 'arm6' has no torque coordinate 'shoulder'"),
     (("--dt", "0"), "--dt"),
     (("--dt", "-1e-3"), "--dt"),
     (("--steps", "0"), "--steps"),

@@ -13,13 +13,16 @@
      contacts, joint limits, damping and friction loss off), its Euler (semi-implicit) and RK4
      integrators.
 
-   Each row also gives the largest |q_dyn - q_peer| at the end of the run: the
-   three compute the same trajectory.
+   Each row also gives the largest |q_dyn - q_peer| after 1 s (1000 steps): the three
+   compute the same trajectory. (Over longer runs the falling arm is chaotic: round-off
+   differences grow to O(1) within a few seconds, for any pair of peers.)
 
 2. The whole command, as separate processes (start-up, imports and the CSV included):
    `dyn -q simulate ROBOT --steps N --no-joint-friction -o out.csv` against a Pinocchio
    script that integrates the same RK4 and writes the same columns (time, q.*, qd.*,
-   qdd.*, tau.*) with pyarrow's CSV writer, for each N of --command-steps.
+   qdd.*, tau.*) with pyarrow's CSV writer, for each N of --command-steps; then each
+   one's start-up and cost per step (a line through the two largest N) and the run
+   length from which dyn is the faster.
 
 Goals (issue 3): per step faster than MuJoCo and at most half the Pinocchio loop; the
 whole command no slower than the Pinocchio script. Ratios only, never asserted.
@@ -159,9 +162,10 @@ def per_step(model, steps, repeat):
         t_mj = best_of(lambda: mujoco_rollout(mj, q0, v0, steps, scheme), repeat) / steps
         t_pin = best_of(lambda: pinocchio_loop(pm, pmap.q(q0)[0], pmap.v(v0)[0], pin_steps, scheme),
                         max(1, repeat // 2)) / pin_steps
-        q_dyn = simulate(model, q0, v0, steps=pin_steps, **kw).q[-1]
-        dq_pin = np.abs(pmap.q(q_dyn)[0] - pinocchio_loop(pm, pmap.q(q0)[0], pmap.v(v0)[0], pin_steps, scheme)[-1]).max()
-        dq_mj = np.abs(q_dyn - mujoco_rollout(mj, q0, v0, pin_steps, scheme)).max()
+        n = 1000
+        q_dyn = simulate(model, q0, v0, steps=n, **kw).q[-1]
+        dq_pin = np.abs(pmap.q(q_dyn)[0] - pinocchio_loop(pm, pmap.q(q0)[0], pmap.v(v0)[0], n, scheme)[-1]).max()
+        dq_mj = np.abs(q_dyn - mujoco_rollout(mj, q0, v0, n, scheme)).max()
         print(f"{scheme:14s} {t_dyn * 1e6:9.2f} {t_mj * 1e6:12.2f} {t_pin * 1e6:15.2f} "
               f"{t_dyn / t_mj:11.2f} {t_dyn / t_pin:14.3f} {dq_mj:15.1e} {dq_pin:12.1e}")
     kw = dict(dt=DT, integrator="rk4", energy=False)
@@ -190,15 +194,24 @@ def whole_command(model, counts, repeat):
         subprocess.run(dyn + ["--steps", "10", "-o", str(folder / "warm.csv")], check=True)  # numba's cache warm
         print(f"\nwhole command: dyn simulate vs a Pinocchio script writing the same CSV, {model.name}, rk4, "
               f"best of {repeat} (separate processes)")
-        print(f"{'steps':>8s} {'dyn [s]':>9s} {'pinocchio [s]':>14s} {'dyn/pin':>8s} {'max |Δ| in the files':>21s}")
+        print(f"{'steps':>8s} {'dyn [s]':>9s} {'pinocchio [s]':>14s} {'dyn/pin':>8s} {'max |Δ| first 1 s':>18s}")
+        times = []
         for n in counts:
             out_dyn, out_pin = folder / f"dyn{n}.csv", folder / f"pin{n}.csv"
             td = wall(dyn + ["--steps", str(n), "-o", str(out_dyn)], repeat)
             tp = wall([sys.executable, str(script), robot, str(n), str(out_pin)], repeat)
             a, b = read_trajectory(out_dyn), read_trajectory(out_pin)
             assert a.names == b.names, (a.names, b.names)
-            diff = np.abs(a.data - b.data).max()
-            print(f"{n:8d} {td:9.3f} {tp:14.3f} {td / tp:8.2f} {diff:21.1e}")
+            diff = np.abs(a.data[:1001] - b.data[:1001]).max()
+            times.append((n, td, tp))
+            print(f"{n:8d} {td:9.3f} {tp:14.3f} {td / tp:8.2f} {diff:18.1e}")
+        if len(times) >= 2:
+            (n0, d0, p0), (n1, d1, p1) = times[-2], times[-1]
+            sd, sp = (d1 - d0) / (n1 - n0), (p1 - p0) / (n1 - n0)
+            od, op = d0 - sd * n0, p0 - sp * n0
+            print(f"start-up: dyn {od:.2f} s, Pinocchio script {op:.2f} s; per step, CSV included: dyn "
+                  f"{sd * 1e6:.1f} us, Pinocchio {sp * 1e6:.1f} us", end="")
+            print(f"; dyn is the faster from about {(od - op) / (sp - sd):.0f} steps on" if sp > sd and od > op else "")
 
 
 def main():

@@ -22,7 +22,8 @@ Examples:
   dyn simulate robots/arm6.urdf --duration 2 --integrator semi-implicit --q0 shoulder_lift=-1.2 -o fall.parquet
   dyn simulate robots/pendulum.urdf --steps 500 --q0 1.0 --columns q,qd,energy
   dyn simulate scenarios/arm6_pd.yaml --duration 3 -o pd.csv
-  dyn simulate robots/arm6.urdf --tau-csv torques.csv --duration 2 -o replay.csv
+  dyn simulate scenarios/arm6_pd.yaml -o pd.csv
+  dyn simulate scenarios/arm6_pd.yaml --tau-csv pd.csv -o open_loop.csv   # the same torques, open loop
 
 \b
 --q0, --qd0 and --tau take the whole vector (0.1,0,0.3) or, repeated, one
@@ -37,7 +38,8 @@ zero (the root at the identity). Options override the scenario's fields.""")
               help="Integration scheme [default: rk4].")
 @click.option("--q0", multiple=True, metavar="VALUES|NAME=VALUE", help="Initial configuration.")
 @click.option("--qd0", multiple=True, metavar="VALUES|NAME=VALUE", help="Initial velocity.")
-@click.option("--tau", multiple=True, metavar="VALUES|NAME=VALUE", help="Constant joint torques.")
+@click.option("--tau", multiple=True, metavar="VALUES|NAME=VALUE",
+              help="Constant joint torques (a floating base's root.fx … root.tz: a wrench on the root).")
 @click.option("--tau-csv", type=click.Path(dir_okay=False), default=None,
               help="Torques over time: a time column and tau.<joint> columns, linearly interpolated.")
 @click.option("--every", type=click.IntRange(min=1), default=None, help="Keep one sample in K [default: 1].")

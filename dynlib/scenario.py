@@ -753,6 +753,12 @@ def _initial_v(sc, model):
 
 # ================================================================== running
 
+def initial_state(sc):
+    """(q0, v0) of the scenario: named coordinates set, the rest at zero, the root at the identity."""
+    model = sc.model
+    return _initial_q(sc, model), _initial_v(sc, model)
+
+
 def controller(sc):
     """The dynlib.controllers object of the scenario's `control:` block."""
     from . import controllers as C
@@ -794,7 +800,8 @@ def run(sc, *, progress=None):
     model = sc.model
     wrenches = [ExternalWrench(w.frame, tuple(w.wrench), w.start, w.stop) for w in sc.external_wrenches]
     try:
-        return simulate(model, _initial_q(sc, model), _initial_v(sc, model), dt=sc.dt, steps=sc.n_steps,
+        q0, v0 = initial_state(sc)
+        return simulate(model, q0, v0, dt=sc.dt, steps=sc.n_steps,
                         integrator=sc.integrator, controller=controller(sc), external_wrenches=wrenches,
                         joint_friction=sc.joint_friction != "none", friction_smoothing=sc.friction_smoothing,
                         friction_integration=sc.friction_integration, every=sc.output.every,

@@ -1,6 +1,5 @@
 """Integrators (dynlib.integrators) against an independent RK4 on Pinocchio, conservation laws,
 convergence orders, and the implicit treatment of stiff joint friction."""
-import math
 
 import numpy as np
 import pytest

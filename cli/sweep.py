@@ -1,0 +1,113 @@
+"""`dyn sweep SCENARIO -o OUTDIR`: every variant of a scenario's `sweep:` block, in parallel.
+
+Thin: `dynlib.sweep.plan_sweep` expands and validates the variants,
+`dynlib.sweep.run_sweep` runs them (local processes or a Dask cluster) and
+writes the trajectories and OUTDIR/summary.csv; this module renders the
+progress on standard error and turns a diverged or failed variant into exit
+code 1 at the end.
+"""
+import sys
+
+import click
+
+from .common import notice, progress_option, show_progress
+
+
+@click.command(epilog="""\b
+Examples:
+  dyn sweep scenarios/sweep_arm6_pd.yaml --dry-run              # list the variants
+  dyn sweep scenarios/sweep_arm6_pd.yaml -o pd_sweep            # one process per core
+  dyn sweep scenarios/sweep_arm6_pd.yaml -o pd_sweep --workers 2 --format parquet
+  dyn sweep scenarios/sweep_arm6_pd.yaml -o pd_sweep --scheduler tcp://10.0.0.5:8786
+
+\b
+OUTDIR gets one trajectory per variant (<variant>-<hash>.csv) and summary.csv:
+variant, each swept key path, status (ok, diverged, failed), path, final
+energy, energy drift, max contact force, final state, hash, message. A rerun
+skips the variants already done (ok or diverged), so an interrupted sweep
+resumes; failed ones run again. With --scheduler the variants run on a Dask
+cluster ('pip install dyn[dask]'; 'dask scheduler' on one machine, 'dask worker
+tcp://HOST:8786 --nthreads 1 --nworkers N' on each of the others) and the
+files are written here, the same bytes as a local run.""")
+@click.argument("scenario", metavar="SCENARIO", type=click.Path(dir_okay=False))
+@click.option("-o", "--output", "outdir", metavar="OUTDIR", default=None,
+              help="Output folder (created if needed): the trajectories and summary.csv.")
+@click.option("--workers", type=click.IntRange(min=1), default=None,
+              help="Local worker processes [default: the core count].")
+@click.option("--scheduler", metavar="tcp://HOST:PORT", default=None,
+              help="Run on the Dask distributed cluster of this scheduler instead of local processes.")
+@click.option("--format", "fmt", type=click.Choice(["csv", "parquet"]), default=None,
+              help="Trajectory format [default: the extension of the scenario's output.path, else csv].")
+@click.option("--dry-run", is_flag=True, help="List the variants (CSV on standard output) and run nothing.")
+@progress_option
+@click.pass_context
+def sweep(ctx, scenario, outdir, workers, scheduler, fmt, dry_run, no_progress):
+    """Run every variant of SCENARIO's sweep: block and write OUTDIR/summary.csv.
+
+    Exit code 1 if a variant diverged or failed (the others still run and are
+    all in the summary).
+    """
+    from dynlib.sweep import plan_sweep
+
+    if workers is not None and scheduler is not None:
+        raise click.UsageError("give either --workers (local processes) or --scheduler (a Dask cluster), not both")
+    plan = plan_sweep(scenario)
+    if dry_run:
+        _list(ctx, plan, outdir, fmt)
+        return
+    if outdir is None:
+        raise click.UsageError("missing -o/--output OUTDIR (the folder for the trajectories and summary.csv)")
+    from dynlib.sweep import run_sweep
+
+    if scheduler is None:
+        from dynlib.simulate import loop_is_cached
+
+        if not loop_is_cached():
+            notice(ctx, "compiling the simulation loop (first run only; later runs load it from the cache)…")
+    status = _Status(ctx, show_progress(ctx, no_progress))
+    try:
+        report = run_sweep(plan, outdir, workers=workers, scheduler=scheduler, fmt=fmt, progress=status)
+    finally:
+        status.close()
+    notice(ctx, f"sweep: {report.total} variants ({plan.shape}): {report.count('ok')} ok, "
+                f"{report.count('diverged')} diverged, {report.count('failed')} failed"
+                f"{f' ({report.skipped} already done)' if report.skipped else ''}; summary in {report.summary_path}")
+    if not report.ok:
+        raise report.error()
+
+
+def _list(ctx, plan, outdir, fmt):
+    from dynlib.sweep import variants_csv
+
+    click.echo(variants_csv(plan, outdir, fmt), nl=False)
+    notice(ctx, f"{len(plan)} variants ({plan.shape})")
+
+
+class _Status:
+    """progress(report, variant): a status line on a terminal; a line per diverged or failed variant."""
+
+    def __init__(self, ctx, live):
+        self.ctx = ctx
+        self.live = live
+        self.shown = False
+
+    def __call__(self, report, variant):
+        row = None if variant is None else report.rows[variant.index]
+        if row is not None and row["status"] != "ok":
+            self._clear()
+            notice(self.ctx, f"warning: {variant.name} ({variant.describe()}) {row['status']}: {row['message']}")
+        if self.live:
+            text = f"dyn: sweep: {report.done}/{report.total} variants done, {report.failures} failed"
+            if report.skipped:
+                text += f" ({report.skipped} done before)"
+            click.echo("\r" + text + "\033[K", err=True, nl=False)
+            self.shown = True
+
+    def _clear(self):
+        if self.shown:
+            click.echo("\r\033[K", err=True, nl=False)
+
+    def close(self):
+        if self.shown:
+            click.echo("", err=True)
+            self.shown = False

@@ -62,6 +62,14 @@ def add_to6(a, i, x):
 
 
 @_jit
+def sub_outer6(a, i, x, y):
+    """a[i] -= x y^T for an (n, 6, 6) array and two 6-tuples."""
+    for r in range(6):
+        for c in range(6):
+            a[i, r, c] -= x[r] * y[c]
+
+
+@_jit
 def add6(x, y):
     return (x[0] + y[0], x[1] + y[1], x[2] + y[2], x[3] + y[3], x[4] + y[4], x[5] + y[5])
 
@@ -163,6 +171,12 @@ def matmul3_t(A, B):
             A[6] * B[0] + A[7] * B[1] + A[8] * B[2],
             A[6] * B[3] + A[7] * B[4] + A[8] * B[5],
             A[6] * B[6] + A[7] * B[7] + A[8] * B[8])
+
+
+@_jit
+def symmetric3(A):
+    """The symmetric matrix with A's upper triangle (the compiler then computes only that)."""
+    return (A[0], A[1], A[2], A[1], A[4], A[5], A[2], A[5], A[8])
 
 
 @_jit
@@ -289,19 +303,37 @@ def inertia_times(I, i, x):
 
 
 @_jit
+def rigid_inertia_times(I, i, x):
+    """I[i] @ x for a rigid-body spatial inertia I[i] = [[m 1, -[h]x], [[h]x, Io]]: (m v - h x w, h x v + Io w).
+
+    Reads only m, h = m c and Io (13 numbers instead of 36).
+    """
+    m = I[i, 0, 0]
+    h0, h1, h2 = I[i, 5, 1], I[i, 3, 2], I[i, 4, 0]
+    n0, n1, n2 = matvec3(symmetric3(mat3(I, i, 3, 3)), x[3], x[4], x[5])
+    return (m * x[0] - (h1 * x[5] - h2 * x[4]),
+            m * x[1] - (h2 * x[3] - h0 * x[5]),
+            m * x[2] - (h0 * x[4] - h1 * x[3]),
+            n0 + h1 * x[2] - h2 * x[1],
+            n1 + h2 * x[0] - h0 * x[2],
+            n2 + h0 * x[1] - h1 * x[0])
+
+
+@_jit
 def act_inertia(X, I, i, out, j):
     """out[j] += X.act(I[i]) = Xf I Xf^T, a symmetric 6x6 (articulated) inertia from child to parent.
 
     With I = [[A, B], [B^T, C]] and Xf = [[R, 0], [[p]x R, R]], the rotated blocks
     A' = R A R^T, B' = R B R^T, C' = R C R^T give
     Xf I Xf^T = [[A', Y], [Y^T, C' + [p]x Y - B'^T [p]x]] with Y = B' - A' [p]x.
+    Only the upper triangles of the symmetric blocks A, C, A', C' and Z are computed.
     """
     R, p = X
-    A = matmul3_t(matmul3(R, mat3(I, i, 0, 0)), R)
+    A = symmetric3(matmul3_t(matmul3(R, symmetric3(mat3(I, i, 0, 0))), R))
     B = matmul3_t(matmul3(R, mat3(I, i, 0, 3)), R)
-    C = matmul3_t(matmul3(R, mat3(I, i, 3, 3)), R)
+    C = symmetric3(matmul3_t(matmul3(R, symmetric3(mat3(I, i, 3, 3))), R))
     Y = add3x3(B, transpose3(skew_times(p, A)))  # A' [p]x = -([p]x A')^T, A' symmetric
-    Z = add3x3(C, add3x3(skew_times(p, Y), transpose3(skew_times(p, B))))  # -B'^T [p]x = ([p]x B')^T
+    Z = symmetric3(add3x3(C, add3x3(skew_times(p, Y), transpose3(skew_times(p, B)))))  # -B'^T [p]x = ([p]x B')^T
     add_to_mat3(out, j, 0, 0, A)
     add_to_mat3(out, j, 0, 3, Y)
     add_to_mat3(out, j, 3, 0, transpose3(Y))

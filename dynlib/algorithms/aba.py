@@ -4,22 +4,29 @@ RBDA Table 7.1 (body frame, linear first), three passes, O(n):
 
 1. forward: placements, velocities v_i, velocity-product terms c_i = v_i x (S_i v),
    articulated inertias IA_i = I_i and bias forces pA_i = v_i x* I_i v_i - f_ext_i;
-2. backward: U = IA S, D = S^T U, u = tau - S^T pA, then
-   Ia = IA - U D^-1 U^T and pa = pA + Ia c + U D^-1 u go to the parent;
-3. forward: a'_i = liMi^-1 a_parent + c_i, qdd_i = D^-1 (u - U^T a'_i), a_i = a'_i + S qdd_i.
+2. backward: the DoFs k of joint i, last first, are eliminated one at a time
+   (RBDA §7.2's multi-DoF joint as a chain of 1-DoF joints through massless
+   bodies; for one DoF these are the book's equations):
+   U_k = IA S_k, D_k = S_k^T U_k, u_k = tau_k - S_k^T pA, then
+   IA -= U_k U_k^T / D_k and pA += U_k u_k / D_k; the result Ia, pa = pA + Ia c go to the parent;
+3. forward: a_i = liMi^-1 a_parent + c_i, then for each DoF k, first first,
+   qdd_k = (u_k - U_k^T a_i) / D_k and a_i += S_k qdd_k.
 
-Gravity enters as the world's acceleration (-g, 0). Inputs q (nq,), v, tau (nv,),
-f_ext (nb, 6); output a (nv,).
+Eliminating DoF by DoF is block Gaussian elimination of D = S^T IA S, the same
+Ia, pa and qdd as with D^-1, without inverting D. Gravity enters as the world's
+acceleration (-g, 0). Inputs q (nq,), v, tau (nv,), f_ext (nb, 6); output a (nv,).
+Afterwards Data.U[k], u[k] hold U_k, u_k and Data.Dinv[i, j, j] holds 1 / D_k
+(k the j-th DoF of joint i).
 """
 import numpy as np
 from numba import njit
 
 from ..errors import ModelError
-from ..spatial import (ZERO6, act_force, act_inertia, act_inv_motion, add6, add_to6, cross_force, cross_motion,
-                       dot6, inertia_times, joint_motion, pose, scale6, store6, sub6, vec6)
+from ..spatial import (act_force, act_inertia, act_inv_motion, add6, add_to6, cross_force, cross_motion,
+                       dot6, inertia_times, joint_motion, pose, rigid_inertia_times, scale6, store6, sub6,
+                       sub_outer6, vec6)
 from . import _args
-from .kinematics import placements
-from .linalg import spd_invert_block
+from .kinematics import joint_placements
 
 _jit = njit(cache=True, _nrt=False)  # no reference counting (see dynlib.spatial)
 
@@ -28,62 +35,45 @@ _jit = njit(cache=True, _nrt=False)  # no reference counting (see dynlib.spatial
 def aba_kernel(m, d, q, v, tau, fext, gravity, qdd):
     nb = m.parent.shape[0]
     # pass 1: forward, velocities, bias terms c and pA, articulated inertias IA = I
-    placements(m, d, q)
+    joint_placements(m, d, q)
     for i in range(nb):
         vJ = joint_motion(m.S, m.idx_v[i], m.nvj[i], v)
         pa = m.parent[i]
         vi = vJ if pa < 0 else add6(act_inv_motion(pose(d.lR, d.lp, i), vec6(d.v, pa)), vJ)
         store6(d.v, i, vi)
         store6(d.c, i, cross_motion(vi, vJ))
-        store6(d.f, i, sub6(cross_force(vi, inertia_times(m.inertia, i, vi)), vec6(fext, i)))
+        store6(d.f, i, sub6(cross_force(vi, rigid_inertia_times(m.inertia, i, vi)), vec6(fext, i)))
         for r in range(6):
             for c in range(6):
                 d.IC[i, r, c] = m.inertia[i, r, c]
-    # pass 2: backward, U = IA S, D^-1 = (S^T U)^-1, u = tau - S^T pA; Ia and pa to the parent
+    # pass 2: backward, each DoF eliminated from (IA, pA); Ia and pa = pA + Ia c to the parent
     for i in range(nb - 1, -1, -1):
         iv = m.idx_v[i]
-        n = m.nvj[i]
         pA = vec6(d.f, i)
-        for k in range(iv, iv + n):
-            Uk = inertia_times(d.IC, i, vec6(m.S, k))
+        for k in range(iv + m.nvj[i] - 1, iv - 1, -1):
+            Sk = vec6(m.S, k)
+            Uk = inertia_times(d.IC, i, Sk)
+            Dinv = 1.0 / dot6(Sk, Uk)
+            uk = tau[k] - dot6(Sk, pA)
             store6(d.U, k, Uk)
-            d.u[k] = tau[k] - dot6(vec6(m.S, k), pA)
-            for l in range(iv, iv + n):
-                d.Dinv[i, l - iv, k - iv] = dot6(vec6(m.S, l), Uk)
-        spd_invert_block(d.Dinv, i, n)
+            d.u[k] = uk
+            d.Dinv[i, k - iv, k - iv] = Dinv
+            sub_outer6(d.IC, i, scale6(Uk, Dinv), Uk)
+            pA = add6(pA, scale6(Uk, uk * Dinv))
         pa = m.parent[i]
-        if pa < 0:
-            continue
-        # Ia = IA - (U D^-1) U^T, pa = pA + Ia c + (U D^-1) u
-        for k in range(n):
-            UDk = ZERO6
-            for l in range(n):
-                UDk = add6(UDk, scale6(vec6(d.U, iv + l), d.Dinv[i, l, k]))
-            Uk = vec6(d.U, iv + k)
-            for r in range(6):
-                for c in range(6):
-                    d.IC[i, r, c] -= UDk[r] * Uk[c]
-            pA = add6(pA, scale6(UDk, d.u[iv + k]))
-        pA = add6(pA, inertia_times(d.IC, i, vec6(d.c, i)))
-        liMi = pose(d.lR, d.lp, i)
-        add_to6(d.f, pa, act_force(liMi, pA))
-        act_inertia(liMi, d.IC, i, d.IC, pa)
-    # pass 3: forward, a'_i = liMi^-1 a_parent + c_i, qdd_i = D^-1 (u - U^T a'_i), a_i = a'_i + S qdd_i
+        if pa >= 0:
+            liMi = pose(d.lR, d.lp, i)
+            add_to6(d.f, pa, act_force(liMi, add6(pA, inertia_times(d.IC, i, vec6(d.c, i)))))
+            act_inertia(liMi, d.IC, i, d.IC, pa)
+    # pass 3: forward, a_i = liMi^-1 a_parent + c_i, qdd_k = (u_k - U_k^T a_i) / D_k, a_i += S_k qdd_k
     a_world = (-gravity[0], -gravity[1], -gravity[2], 0.0, 0.0, 0.0)
-    t = d.tmp6
     for i in range(nb):
         iv = m.idx_v[i]
-        n = m.nvj[i]
         pa = m.parent[i]
         ai = add6(act_inv_motion(pose(d.lR, d.lp, i), a_world if pa < 0 else vec6(d.a, pa)), vec6(d.c, i))
-        for k in range(n):
-            t[0, k] = d.u[iv + k] - dot6(vec6(d.U, iv + k), ai)
-        for k in range(n):
-            s = 0.0
-            for l in range(n):
-                s += d.Dinv[i, k, l] * t[0, l]
-            qdd[iv + k] = s
-            ai = add6(ai, scale6(vec6(m.S, iv + k), s))
+        for k in range(iv, iv + m.nvj[i]):
+            qdd[k] = (d.u[k] - dot6(vec6(d.U, k), ai)) * d.Dinv[i, k - iv, k - iv]
+            ai = add6(ai, scale6(vec6(m.S, k), qdd[k]))
         store6(d.a, i, ai)
 
 

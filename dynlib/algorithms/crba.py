@@ -11,7 +11,7 @@ O(n d) with d the tree depth.
 import numpy as np
 from numba import njit
 
-from ..spatial import act_force, act_motion, act_rigid_inertia, dot6, inertia_times, pose, store6, vec6
+from ..spatial import act_force, act_motion, act_rigid_inertia, dot6, pose, rigid_inertia_times, store6, vec6
 from . import _args
 from .kinematics import placements
 
@@ -38,7 +38,7 @@ def crba_kernel(m, d, q, M):
     for i in range(nb - 1, -1, -1):
         oMi = pose(d.oR, d.op, i)
         for k in range(m.idx_v[i], m.idx_v[i] + m.nvj[i]):
-            F = act_force(oMi, inertia_times(d.IC, i, vec6(m.S, k)))
+            F = act_force(oMi, rigid_inertia_times(d.IC, i, vec6(m.S, k)))
             j = i
             while j >= 0:
                 for l in range(m.idx_v[j], m.idx_v[j] + m.nvj[j]):

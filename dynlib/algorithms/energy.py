@@ -7,7 +7,7 @@ Pinocchio; links fixed to the world do not count). O(n).
 import numpy as np
 from numba import njit
 
-from ..spatial import dot6, inertia_times, vec6
+from ..spatial import dot6, rigid_inertia_times, vec6
 from . import _args
 from .kinematics import placements, motion
 
@@ -24,7 +24,7 @@ def kinetic_kernel(m, d, q, v):
     T = 0.0
     for i in range(m.parent.shape[0]):
         vi = vec6(d.v, i)
-        T += 0.5 * dot6(vi, inertia_times(m.inertia, i, vi))
+        T += 0.5 * dot6(vi, rigid_inertia_times(m.inertia, i, vi))
     return T
 
 

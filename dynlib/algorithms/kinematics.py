@@ -4,7 +4,8 @@ RBDA §4.4 / Pinocchio ``forwardKinematics``. For each body i (in order):
 ``liMi = Xtree_i * XJ_i(q)``, ``oMi = oM_parent * liMi``,
 ``v_i = liMi^-1 v_parent + S_i v``, ``a_i = liMi^-1 a_parent + S_i a + v_i x (S_i v)``
 (body frame, linear first; ``cJ = 0`` for every joint of dynlib.joints).
-Outputs go to ``Data.lR, lp, oR, op, v, a``. O(n).
+Outputs go to ``Data.lR, lp`` (`joint_placements`), ``Data.oR, op`` (`placements`
+does both) and ``Data.v, a`` (`motion`). O(n).
 
 Public: `frame_placement(model, q, frame)` -> (4, 4) homogeneous transform in the world.
 """
@@ -20,15 +21,21 @@ _jit = njit(cache=True, _nrt=False)  # no reference counting (see dynlib.spatial
 
 
 @_jit
-def placements(m, d, q):
-    """Pass: joint placements liMi and world placements oMi of every body."""
+def joint_placements(m, d, q):
+    """Pass: the joint placements liMi = Xtree_i * XJ_i(q) of every body (all that RNEA and ABA need)."""
     for i in range(m.parent.shape[0]):
         XJ = J.jcalc(m.jtype[i], m.jaxis, i, q, m.idx_q[i])
-        liMi = compose(pose(m.Xtree_R, m.Xtree_p, i), XJ)
-        store_pose(d.lR, d.lp, i, liMi)
+        store_pose(d.lR, d.lp, i, compose(pose(m.Xtree_R, m.Xtree_p, i), XJ))
+
+
+@_jit
+def placements(m, d, q):
+    """Pass: joint placements liMi and world placements oMi = oM_parent * liMi of every body."""
+    joint_placements(m, d, q)
+    for i in range(m.parent.shape[0]):
+        liMi = pose(d.lR, d.lp, i)
         pa = m.parent[i]
-        oMi = liMi if pa < 0 else compose(pose(d.oR, d.op, pa), liMi)
-        store_pose(d.oR, d.op, i, oMi)
+        store_pose(d.oR, d.op, i, liMi if pa < 0 else compose(pose(d.oR, d.op, pa), liMi))
 
 
 @_jit

@@ -70,22 +70,3 @@ def spd_inverse(A, n, W, out):
                     for c in range(n):
                         W[r, c] -= f * W[k, c]
                         out[r, c] -= f * out[k, c]
-
-
-@_jit
-def spd_invert_block(A, i, n):
-    """A[i, :n, :n] = its inverse, in place, for a small SPD block of an (m, k, k) stack.
-
-    Gauss-Jordan without pivoting (stable for SPD matrices), no scratch.
-    """
-    for k in range(n):
-        piv = 1.0 / A[i, k, k]
-        A[i, k, k] = 1.0
-        for c in range(n):
-            A[i, k, c] *= piv
-        for r in range(n):
-            if r != k:
-                f = A[i, r, k]
-                A[i, r, k] = 0.0
-                for c in range(n):
-                    A[i, r, c] -= f * A[i, k, c]

@@ -9,9 +9,10 @@ Public: `rnea`, `nonlinear_effects` (h = C v + g), `gravity_torques` (g).
 import numpy as np
 from numba import njit
 
-from ..spatial import act_force, add6, add_to6, cross_force, dot6, inertia_times, pose, store6, sub6, vec6
+from ..spatial import (act_force, add6, add_to6, cross_force, dot6, pose, rigid_inertia_times, store6, sub6,
+                       vec6)
 from . import _args
-from .kinematics import motion, placements
+from .kinematics import joint_placements, motion
 
 _jit = njit(cache=True, _nrt=False)  # no reference counting (see dynlib.spatial)
 
@@ -20,7 +21,7 @@ _jit = njit(cache=True, _nrt=False)  # no reference counting (see dynlib.spatial
 def rnea_kernel(m, d, q, v, a, fext, gravity, tau):
     nb = m.parent.shape[0]
     # pass 1: forward, placements, velocities and accelerations (the world's is (-g, 0))
-    placements(m, d, q)
+    joint_placements(m, d, q)
     a_world = d.tmp6[3]
     for r in range(3):
         a_world[r] = -gravity[r]
@@ -29,7 +30,7 @@ def rnea_kernel(m, d, q, v, a, fext, gravity, tau):
     # body forces f = I a + v x* I v - f_ext
     for i in range(nb):
         vi = vec6(d.v, i)
-        fi = add6(inertia_times(m.inertia, i, vec6(d.a, i)), cross_force(vi, inertia_times(m.inertia, i, vi)))
+        fi = add6(rigid_inertia_times(m.inertia, i, vec6(d.a, i)), cross_force(vi, rigid_inertia_times(m.inertia, i, vi)))
         store6(d.f, i, sub6(fi, vec6(fext, i)))
     # pass 2: backward, joint torques and force propagation
     for i in range(nb - 1, -1, -1):

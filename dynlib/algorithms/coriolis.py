@@ -62,7 +62,10 @@ def coriolis_kernel(m, d, q, v, C):
                 for c in range(6):
                     d.IC[pa, r, c] += d.IC[i, r, c]
                     d.BC[pa, r, c] += d.BC[i, r, c]
-    # pass 3: entries, each pair (k, l) with l on the path from k's body i to the root
+    # pass 3: entries, each pair (k, l) with l on the path from k's body i to the root (0 for other pairs)
+    for k in range(C.shape[0]):
+        for l in range(C.shape[1]):
+            C[k, l] = 0.0
     for i in range(nb):
         for k in range(m.idx_v[i], m.idx_v[i] + m.nvj[i]):
             Sk = vec6(d.Sw, k)

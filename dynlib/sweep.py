@@ -677,7 +677,7 @@ def _terminate(pool):
 class _Dask:
     """Tasks on a running Dask distributed cluster; results come back to this process, which writes them."""
 
-    CONNECT_TIMEOUT = 20  # s, to reach the scheduler and to see a first worker
+    CONNECT_TIMEOUT = 10  # s, to reach the scheduler and to see a first worker
 
     def __init__(self, address):
         try:
@@ -716,7 +716,7 @@ class _Dask:
                 fut = client.submit(run_variant, task, pure=False, key=f"dyn-{task.name}-{task.key[:8]}-"
                                                                         f"{os.urandom(4).hex()}")
                 futures[fut] = task
-            for fut in d.as_completed(list(futures)):
+            for fut in d.as_completed(list(futures), loop=client.loop):
                 task = futures.pop(fut)
                 try:
                     outcome = fut.result()

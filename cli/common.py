@@ -71,3 +71,58 @@ def compile_notice(ctx):
 def show_progress(ctx, no_progress):
     """Progress bars only on a terminal, and not with --no-progress or -q."""
     return not no_progress and not (ctx.obj or {}).get("quiet") and sys.stderr.isatty()
+
+
+def vector_option(values, label):
+    """('0.1,0,0.3',) -> [0.1, 0.0, 0.3]; ('a=1', 'b=2') -> {'a': 1.0, 'b': 2.0} (--q0, --qd0, --tau)."""
+    out = {}
+    for text in values:
+        if "=" not in text:
+            if len(values) > 1:
+                raise click.BadParameter("give either the whole vector once or NAME=VALUE pairs", param_hint=label)
+            return parse_vector(text, None, label)
+        name, _, val = text.partition("=")
+        name = name.strip()
+        if not name:
+            raise click.BadParameter(f"{text!r}: expected NAME=VALUE", param_hint=label)
+        try:
+            out[name] = float(val)
+        except ValueError:
+            raise click.BadParameter(f"{text!r}: {val!r} is not a number", param_hint=label) from None
+    return out
+
+
+class Overrides:
+    """Command-line options as scenario overrides ({key path: value}) with their option names,
+    so that a bad value is reported against the option that gave it."""
+
+    def __init__(self):
+        self.values, self.origins = {}, {}
+
+    def put(self, key, value, label):
+        self.values[key] = value
+        self.origins[key] = label
+
+    def put_if(self, key, value, label):
+        if value is not None:
+            self.put(key, value, label)
+
+    def initial_state(self, q0, qd0):
+        for key, values, label in ((("initial", "q"), q0, "--q0"), (("initial", "qd"), qd0, "--qd0")):
+            given = vector_option(values, label)
+            if isinstance(given, list):
+                self.put(key, given, label)
+            else:
+                for name, v in given.items():
+                    self.put(key + (name,), v, label)
+
+    def robot(self, floating_base, gravity):
+        if floating_base:
+            self.put("floating_base", True, "--floating-base")
+        if gravity is not None:
+            self.put("gravity", parse_vector(gravity, 3, "--gravity"), "--gravity")
+
+    def load(self, source):
+        from dynlib.scenario import load_scenario
+
+        return load_scenario(source, self.values, origins=self.origins)

@@ -3,7 +3,7 @@ import json
 
 import click
 
-from .common import compile_notice, floating_base_option, gravity_option, notice, parse_vector
+from .common import Overrides, compile_notice, floating_base_option, gravity_option, notice
 
 
 @click.command(epilog="""\b
@@ -39,36 +39,18 @@ def energy_check(ctx, source, duration, dt, integrator, q0, qd0, seed, tolerance
                  floating_base, gravity):
     """Check ROBOT (.urdf/.xacro) or SCENARIO (.yaml): energy drift, FD∘ID, mass matrix, Coriolis skew."""
     from dynlib.checks import energy_check as run_checks
-    from dynlib.scenario import load_scenario
 
-    from .simulate import _vector_option
-
-    overrides, origins = {}, {}
-
-    def put(key, value, label):
-        overrides[key] = value
-        origins[key] = label
-
+    o = Overrides()
     is_robot = not str(source).lower().endswith((".yaml", ".yml"))
     if is_robot:
-        put("control", {"type": "zero"}, "energy-check")
-        put("joint_friction", "none", "energy-check")
-    for key, value, label in (("duration", duration, "--duration"), ("dt", dt, "--dt"),
-                              ("integrator", integrator, "--integrator")):
-        if value is not None:
-            put(key, value, label)
-    for key, values, label in ((("initial", "q"), q0, "--q0"), (("initial", "qd"), qd0, "--qd0")):
-        given = _vector_option(values, label)
-        if isinstance(given, list):
-            put(key, given, label)
-        else:
-            for name, v in given.items():
-                put(key + (name,), v, label)
-    if floating_base:
-        put("floating_base", True, "--floating-base")
-    if gravity is not None:
-        put("gravity", parse_vector(gravity, 3, "--gravity"), "--gravity")
-    scenario = load_scenario(source, overrides, origins=origins)
+        o.put("control", {"type": "zero"}, "energy-check")
+        o.put("joint_friction", "none", "energy-check")
+    o.put_if("duration", duration, "--duration")
+    o.put_if("dt", dt, "--dt")
+    o.put_if("integrator", integrator, "--integrator")
+    o.initial_state(q0, qd0)
+    o.robot(floating_base, gravity)
+    scenario = o.load(source)
     random_initial = is_robot and not q0 and not qd0
     if random_initial:
         notice(ctx, f"random initial state, seed {seed}")

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import click
 
-from .common import (compile_notice, floating_base_option, gravity_option, notice, output_option, parse_vector,
-                     progress_option, show_progress)
+from .common import (Overrides, compile_notice, floating_base_option, gravity_option, notice, output_option,
+                     progress_option, show_progress, vector_option)
 
 PARTS = ("q", "qd", "qdd", "tau", "energy")
 
@@ -59,54 +59,36 @@ def simulate(ctx, source, steps, duration, dt, integrator, q0, qd0, tau, tau_csv
     (and energy.* with --columns). Exit code 1 if the simulation diverges (the
     finite part is written).
     """
-    from dynlib.scenario import load_scenario
     from dynlib.simulate import loop_is_cached, run_scenario
 
-    overrides, origins = {}, {}
-
-    def put(key, value, label):
-        overrides[key] = value
-        origins[key] = label
-
+    o = Overrides()
     if steps is not None and duration is not None:
         raise click.UsageError("give either --steps or --duration, not both")
-    if steps is not None:
-        put("steps", steps, "--steps")
-    if duration is not None:
-        put("duration", duration, "--duration")
-    for key, value, label in (("dt", dt, "--dt"), ("integrator", integrator, "--integrator"),
-                              ("output.every", every, "--every")):
-        if value is not None:
-            put(key, value, label)
-    for key, values, label in ((("initial", "q"), q0, "--q0"), (("initial", "qd"), qd0, "--qd0")):
-        given = _vector_option(values, label)
-        if isinstance(given, list):
-            put(key, given, label)
-        else:
-            for name, v in given.items():
-                put(key + (name,), v, label)
+    o.put_if("steps", steps, "--steps")
+    o.put_if("duration", duration, "--duration")
+    o.put_if("dt", dt, "--dt")
+    o.put_if("integrator", integrator, "--integrator")
+    o.put_if("output.every", every, "--every")
+    o.initial_state(q0, qd0)
     if tau and tau_csv:
         raise click.UsageError("give either --tau or --tau-csv, not both")
     if tau:
-        put("control", {"type": "constant", "tau": _vector_option(tau, "--tau")}, "--tau")
+        o.put("control", {"type": "constant", "tau": vector_option(tau, "--tau")}, "--tau")
     if tau_csv:
-        put("control", {"type": "csv", "file": str(Path(tau_csv).resolve())}, "--tau-csv")
-    if floating_base:
-        put("floating_base", True, "--floating-base")
-    if gravity is not None:
-        put("gravity", parse_vector(gravity, 3, "--gravity"), "--gravity")
+        o.put("control", {"type": "csv", "file": str(Path(tau_csv).resolve())}, "--tau-csv")
+    o.robot(floating_base, gravity)
     if no_joint_friction:
-        put("joint_friction", "none", "--no-joint-friction")
+        o.put("joint_friction", "none", "--no-joint-friction")
     if columns is not None:
         parts = [c.strip() for c in columns.split(",") if c.strip()]
         bad = [c for c in parts if c not in PARTS]
         if bad or not parts:
             raise click.BadParameter(f"expected some of {','.join(PARTS)}, got {columns!r}", param_hint="--columns")
-        put("output.columns", parts, "--columns")
+        o.put("output.columns", parts, "--columns")
     if output is not None:
-        put("output.path", output if output == "-" else str(Path(output).resolve()), "-o/--output")
+        o.put("output.path", output if output == "-" else str(Path(output).resolve()), "-o/--output")
 
-    scenario = load_scenario(source, overrides, origins=origins)
+    scenario = o.load(source)
     from dynlib.compiled import cache_is_warm
 
     if cache_is_warm() and not loop_is_cached():
@@ -121,25 +103,6 @@ def simulate(ctx, source, steps, duration, dt, integrator, q0, qd0, tau, tau_csv
     result.write(scenario.output_path, scenario.output.columns, source=scenario.source or scenario.robot)
     if result.diverged is not None:
         raise result.error()
-
-
-def _vector_option(values, label):
-    """('0.1,0,0.3',) -> [0.1, 0.0, 0.3]; ('a=1', 'b=2') -> {'a': 1.0, 'b': 2.0}."""
-    out = {}
-    for text in values:
-        if "=" not in text:
-            if len(values) > 1:
-                raise click.BadParameter("give either the whole vector once or NAME=VALUE pairs", param_hint=label)
-            return parse_vector(text, None, label)
-        name, _, val = text.partition("=")
-        name = name.strip()
-        if not name:
-            raise click.BadParameter(f"{text!r}: expected NAME=VALUE", param_hint=label)
-        try:
-            out[name] = float(val)
-        except ValueError:
-            raise click.BadParameter(f"{text!r}: {val!r} is not a number", param_hint=label) from None
-    return out
 
 
 class _Progress:

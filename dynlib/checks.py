@@ -202,7 +202,7 @@ def energy_check(scenario, *, tolerance=1e-6, seed=0, random_initial=False, samp
         q0 = random_configuration(model, rng)
         v0 = rng.uniform(-1.0, 1.0, model.nv)
     else:
-        q0, v0 = S._initial_q(scenario, model), S._initial_v(scenario, model)
+        q0, v0 = S.initial_state(scenario)
     work_energy = has_nonconservative_forces(scenario)
     wrenches = [ExternalWrench(w.frame, tuple(w.wrench), w.start, w.stop) for w in scenario.external_wrenches]
     result = simulate(model, q0, v0, dt=scenario.dt, steps=scenario.n_steps, integrator=scenario.integrator,

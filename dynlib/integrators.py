@@ -23,8 +23,8 @@ The right-hand side, evaluated once per stage by `dynlib.simulate._run` with the
 helpers below, gathers every generalized force in one place: the controller's
 motor torque, joint friction ``-damping v - friction tanh(v/eps)`` (SPEC §2,
 `passive_forces`), and external wrenches turned into body wrenches ``f_ext``
-(`wrench_forces`); contact forces will join ``f_ext`` there. Then forward
-dynamics:
+(`wrench_forces`); soft contact forces (`dynlib.contact.soft`) join ``f_ext``
+there. Then forward dynamics:
 
 - explicit joint friction (``Forces.implicit_dt == 0``): ``a = ABA(q, v, tau, f_ext)``;
 - implicit joint friction (``implicit_dt = dt > 0``): joint damping and the

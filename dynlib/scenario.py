@@ -15,10 +15,9 @@ Every problem is a `ScenarioError` naming the file, the line (from
 closest valid ones. `run(scenario)` builds the controller, the friction and the
 wrenches and calls `dynlib.simulate.simulate`.
 
-Blocks that later issues implement keep their structure here: ``contacts``
-(validated, then refused by `run` with a clear message until contact models
-exist) and ``sweep`` (used by ``dyn sweep`` only; `simulate` ignores it, as SPEC §6
-says).
+``contacts`` runs the contact models of `dynlib.contact` (`run` checks the
+points against the robot before simulating); ``sweep`` is used by ``dyn sweep``
+only (`simulate` ignores it, as SPEC §6 says).
 """
 from __future__ import annotations
 
@@ -143,10 +142,11 @@ class Ground(_Block):
 class ContactPoint(_Block):
     frame: str
     offset: Vector3 = (0.0, 0.0, 0.0)
+    name: Optional[str] = None  # the column name (default: the frame's)
 
 
 class Contacts(_Block):
-    """SPEC §6 `contacts:`; kept so that scenarios validate, run once contact models exist."""
+    """SPEC §6 `contacts:` (dynlib.contact: the models and their parameters)."""
 
     model: Literal["soft", "bilateral", "unilateral", "relaxed"]
     ground: Ground = Ground()
@@ -155,7 +155,8 @@ class Contacts(_Block):
     friction: Optional[NonNegativeFloat] = None
     time_constant: Optional[PositiveFloat] = None
     damping_ratio: Optional[PositiveFloat] = None
-    points: list[ContactPoint]
+    slip_velocity: Optional[PositiveFloat] = None  # soft: regularisation of Coulomb friction (m/s)
+    points: Union[Literal["from-collision"], list[ContactPoint]]
 
 
 class Output(_Block):
@@ -649,7 +650,7 @@ def _check_against_robot(sc):
             raise sc.error(("control", "type"), exc.message) from None
     for i, w in enumerate(sc.external_wrenches):
         _frame_check(sc, ("external_wrenches", i, "frame"), w.frame, model)
-    if sc.contacts is not None:
+    if sc.contacts is not None and not isinstance(sc.contacts.points, str):
         for i, p in enumerate(sc.contacts.points):
             _frame_check(sc, ("contacts", "points", i, "frame"), p.frame, model, moving=False)
     q0 = _initial_q(sc, model)
@@ -791,13 +792,21 @@ def run(sc, *, progress=None):
     """Simulate the scenario: `dynlib.simulate.simulate` with everything it sets."""
     from .simulate import ExternalWrench, simulate
 
-    if sc.contacts is not None:
-        raise sc.error("contacts", "contact models are not supported by 'dyn simulate' yet (they come with the "
-                                   "contacts issue); remove the 'contacts:' block to simulate without contact")
-    if "contact" in sc.output.columns:
-        raise sc.error(("output", "columns"), "'contact' columns need a 'contacts:' block, which "
-                                              "'dyn simulate' does not support yet")
+    if "contact" in sc.output.columns and sc.contacts is None:
+        raise sc.error(("output", "columns"), "'contact' columns need a 'contacts:' block")
     model = sc.model
+    contacts = None
+    if sc.contacts is not None:
+        from .contact.points import ContactSpec, build_contact
+
+        c = sc.contacts
+        pts = c.points if isinstance(c.points, str) else [p.model_dump() for p in c.points]
+        contacts = ContactSpec(c.model, pts, c.ground.height, tuple(c.ground.normal), c.stiffness, c.damping,
+                               c.friction, c.slip_velocity)
+        try:
+            build_contact(model, contacts, model.q_neutral)
+        except DynError as exc:
+            raise sc.error("contacts", exc.message) from None
     wrenches = [ExternalWrench(w.frame, tuple(w.wrench), w.start, w.stop) for w in sc.external_wrenches]
     try:
         q0, v0 = initial_state(sc)
@@ -805,7 +814,8 @@ def run(sc, *, progress=None):
                         integrator=sc.integrator, controller=controller(sc), external_wrenches=wrenches,
                         joint_friction=sc.joint_friction != "none", friction_smoothing=sc.friction_smoothing,
                         friction_integration=sc.friction_integration, every=sc.output.every,
-                        max_state=sc.max_state, energy="energy" in sc.output.columns, progress=progress)
+                        max_state=sc.max_state, energy="energy" in sc.output.columns, contacts=contacts,
+                        progress=progress)
     except ScenarioError:
         raise
     except DynError as exc:

@@ -37,6 +37,8 @@ from .algorithms.crba import crba_kernel
 from .algorithms.energy import kinetic_kernel, potential_after_placements
 from .algorithms.kinematics import placements
 from .algorithms.rnea import rnea_kernel
+from .contact import points as CP
+from .contact.soft import soft_forces
 from .errors import InputError, NumericalError
 
 _jit = njit(cache=True)
@@ -81,8 +83,8 @@ def _finite(x):
 
 
 @njit(cache=True)
-def _run(m, d, c, fo, w, scheme, dt, k0, k1, steps, every, max_state, want_energy,
-         q, v, out_t, out_q, out_v, out_a, out_tau, out_e, row):
+def _run(m, d, c, fo, ct, w, scheme, dt, k0, k1, steps, every, max_state, want_energy,
+         q, v, out_t, out_q, out_v, out_a, out_tau, out_e, out_f, out_p, row):
     """Steps k0 <= k < k1 (state k in q, v on entry; state k1 on exit), recording rows.
 
     At each k: the scheme's stages (stage 1 is the state k itself), a row when
@@ -117,12 +119,16 @@ def _run(m, d, c, fo, w, scheme, dt, k0, k1, steps, every, max_state, want_energ
                 else:
                     rnea_kernel(m, d, qs, vs, c.wv[2], c.fext0, m.gravity, tau)
                 C.feedback(c, fo.damping, fo.friction, fo.eps, jtype, idx_q, idx_v, qs, vs, tau)
-            # 2. generalized forces, all here: joint friction, external wrenches (contact forces join fext here)
+            # 2. generalized forces, all here: joint friction, external wrenches, soft contact forces
             I.passive_forces(fo.damping, fo.friction, fo.eps, vs, tau, tau_total)
-            if fo.wrench_body.shape[0] > 0:
+            if fo.wrench_body.shape[0] > 0 or ct.code == CP.SOFT:
                 placements(m, d, qs)
                 I.wrench_forces(d.oR, fo.wrench_body, fo.wrench_p, fo.wrench, fo.wrench_start, fo.wrench_stop,
                                 ts, fext)
+                if ct.code == CP.SOFT:
+                    soft_forces(d.oR, d.op, m.S, m.parent, idx_v, nvj, ct.body, ct.p, ct.radius, ct.normal,
+                                ct.height, ct.stiffness, ct.damping, ct.friction, ct.slip, vs,
+                                ct.x, ct.pen, ct.force, ct.Jp, fext)
             # 3. forward dynamics; with implicit friction (M + dt B) a = tau_total - (h - J^T f_ext)
             if fo.implicit_dt > 0.0:
                 crba_kernel(m, d, qs, d.M)
@@ -149,6 +155,8 @@ def _run(m, d, c, fo, w, scheme, dt, k0, k1, steps, every, max_state, want_energ
                 out_q[row, :] = q
                 out_v[row, :] = v
                 out_tau[row, :] = tau
+                out_f[row, :, :] = ct.force
+                out_p[row, :] = ct.pen
                 if want_energy:
                     T = kinetic_kernel(m, d, q, v)
                     U = potential_after_placements(m, d, m.gravity)  # placements done by kinetic_kernel
@@ -211,18 +219,31 @@ class SimulationResult:
     steps: int
     every: int
     integrator: str
+    contact_names: tuple = ()            # (nc,) contact point names
+    contact_force: np.ndarray | None = None  # (N, nc, 3) world force on each point (the wrench's torque is 0)
+    penetration: np.ndarray | None = None    # (N, nc) depth below the ground (> 0 inside; < 0: the gap)
 
     def __len__(self) -> int:
         return self.time.shape[0]
 
     def columns(self, parts=("q", "qd", "qdd", "tau")) -> list:
-        """The SPEC §5 column names of `parts` (any of q, qd, qdd, tau, energy), time first."""
+        """The SPEC §5 column names of `parts` (any of q, qd, qdd, tau, energy, contact), time first.
+
+        ``contact``: ``contact.<name>.fx fy fz tx ty tz`` (world-aligned, at the point) per
+        contact point, then ``penetration.<name>`` per point."""
         from .trajectory import column_names
 
         parts = tuple(parts)
         if "energy" in parts and self.energy is None:
             raise InputError("energy columns were asked for, but the simulation ran with energy=False")
-        return column_names(self.model.q_names, self.model.v_names, parts, tau_names=self.model.tau_names)
+        if "contact" in parts and self.contact_force is None:
+            raise InputError("contact columns were asked for, but the simulation ran without contacts")
+        names = column_names(self.model.q_names, self.model.v_names, [p for p in parts if p != "contact"],
+                             tau_names=self.model.tau_names)
+        if "contact" in parts:
+            names += [f"contact.{n}.{c}" for n in self.contact_names for c in ("fx", "fy", "fz", "tx", "ty", "tz")]
+            names += [f"penetration.{n}" for n in self.contact_names]
+        return names
 
     def table(self, parts=("q", "qd", "qdd", "tau")) -> tuple:
         """(column names, (N, ncols) array) for `parts`, in the SPEC §5 order."""
@@ -232,6 +253,10 @@ class SimulationResult:
         for part, arr in (("q", self.q), ("qd", self.v), ("qdd", self.a), ("tau", self.tau), ("energy", self.energy)):
             if part in wanted:
                 blocks.append(arr)
+        if "contact" in wanted:
+            n, nc = self.contact_force.shape[:2]
+            blocks.append(np.concatenate([self.contact_force, np.zeros((n, nc, 3))], axis=2).reshape(n, 6 * nc))
+            blocks.append(self.penetration)
         return names, np.hstack(blocks)
 
     def to_dataframe(self, parts=("q", "qd", "qdd", "tau", "energy")):
@@ -300,7 +325,7 @@ def _wrench_arrays(model, wrenches):
 
 def simulate(model, q0=None, v0=None, *, dt, steps, integrator="rk4", controller=None, external_wrenches=(),
              joint_friction=True, friction_smoothing=1e-3, friction_integration="implicit", every=1,
-             max_state=1e6, energy=True, progress=None) -> SimulationResult:
+             max_state=1e6, energy=True, contacts=None, progress=None) -> SimulationResult:
     """Integrate the forward dynamics of `model` for `steps` steps of `dt` from (q0, v0).
 
     q0 (nq,) defaults to the neutral configuration, v0 (nv,) to zero.
@@ -310,8 +335,9 @@ def simulate(model, q0=None, v0=None, *, dt, steps, integrator="rk4", controller
     the model's damping/friction (SPEC §2) with tanh smoothing `friction_smoothing`;
     friction_integration: "implicit" (stable at any dt, the default) or "explicit"
     (textbook schemes; see `dynlib.integrators`). every: keep one row in `every`.
-    energy: compute the energy columns. progress: a callable progress(done, total)
-    called between chunks of a long run.
+    energy: compute the energy columns. contacts: a `dynlib.contact.points.ContactSpec` (or a
+    dict of its fields: model, points, ground, stiffness, ...), see `dynlib.contact`.
+    progress: a callable progress(done, total) called between chunks of a long run.
     """
     check_dynamics(model)
     if model.nv == 0:
@@ -353,6 +379,10 @@ def simulate(model, q0=None, v0=None, *, dt, steps, integrator="rk4", controller
     fo = I.Forces(damping, friction, eps, dt if stiff else 0.0, *_wrench_arrays(model, tuple(external_wrenches)))
     w = I.make_work(model.nq, model.nv, model.nb)
     d = model.create_data()
+    if contacts is None:
+        ct, contact_names = CP.no_contact(model.nv), ()
+    else:
+        ct, contact_names = CP.build_contact(model, contacts, q)
 
     nrows = steps // every + 1
     out_t = np.zeros(nrows)
@@ -361,6 +391,8 @@ def simulate(model, q0=None, v0=None, *, dt, steps, integrator="rk4", controller
     out_a = np.zeros((nrows, model.nv))
     out_tau = np.zeros((nrows, model.nv))
     out_e = np.zeros((nrows if energy else 0, 3))
+    out_f = np.zeros((nrows, len(contact_names), 3))
+    out_p = np.zeros((nrows, len(contact_names)))
     scheme = I.SCHEMES[integrator]
 
     total = steps + 1  # states 0..steps
@@ -369,8 +401,9 @@ def simulate(model, q0=None, v0=None, *, dt, steps, integrator="rk4", controller
     q_last, v_last = q.copy(), v.copy()
     while k0 < total:
         k1 = min(total, k0 + chunk)
-        row, bad_step, reason = _run(m, d, ctrl, fo, w, scheme, dt, k0, k1, steps, every, max_state, bool(energy),
-                                     q, v, out_t, out_q, out_v, out_a, out_tau, out_e, row)
+        row, bad_step, reason = _run(m, d, ctrl, fo, ct, w, scheme, dt, k0, k1, steps, every, max_state,
+                                     bool(energy), q, v, out_t, out_q, out_v, out_a, out_tau, out_e, out_f, out_p,
+                                     row)
         if bad_step >= 0:
             break
         q_last[:], v_last[:] = q, v
@@ -386,7 +419,9 @@ def simulate(model, q0=None, v0=None, *, dt, steps, integrator="rk4", controller
     return SimulationResult(
         model=model, time=out_t[:row], q=out_q[:row], v=out_v[:row], a=out_a[:row], tau=out_tau[:row],
         energy=out_e[:row] if energy else None, diverged=diverged, q_final=q_last, v_final=v_last,
-        dt=dt, steps=steps, every=every, integrator=integrator,
+        dt=dt, steps=steps, every=every, integrator=integrator, contact_names=contact_names,
+        contact_force=out_f[:row] if contacts is not None else None,
+        penetration=out_p[:row] if contacts is not None else None,
     )
 
 

@@ -208,12 +208,12 @@ def test_csv_torque_columns_are_checked(tmp_path):
     assert err.key == "control.file" and "'tau.elbw'" in err.message and "did you mean 'elbow'" in err.message
 
 
-def test_contacts_block_validates_but_is_refused_until_contact_models_exist(tmp_path):
+def test_contacts_block_validates_and_runs(tmp_path):
     text = BASE + "contacts:\n  model: soft\n  stiffness: 1.0e5\n  points:\n    - {frame: tool0, offset: [0, 0, -0.02]}\n"
     sc = load_scenario(write(tmp_path, text))
     assert sc.contacts.model == "soft" and sc.contacts.points[0].frame == "tool0"
-    err = error_of(tmp_path, text)
-    assert err.line == 16 and err.key == "contacts" and "not supported" in err.message
+    r = run(sc)
+    assert r.contact_names == ("tool0",) and r.contact_force.shape == (len(r), 1, 3)
     err = error_of(tmp_path, BASE + "contacts:\n  model: soft\n  points:\n    - {frame: tol0}\n")
     assert err.key == "contacts.points[0].frame" and "did you mean 'tool0'" in err.message
     err = error_of(tmp_path, BASE + "contacts:\n  model: sof\n  points: []\n")

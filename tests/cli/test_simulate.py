@@ -174,13 +174,17 @@ def test_bad_scenario_exits_2_naming_file_line_and_key(tmp_path):
     assert not (tmp_path / "never.csv").exists()
 
 
-def test_a_contacts_block_is_refused_not_ignored(tmp_path):
+def test_a_contacts_block_writes_contact_columns(tmp_path):
     sc = tmp_path / "c.yaml"
-    sc.write_text(f"dyn: 1\nrobot: {ROBOTS_DIR / 'quadruped.urdf'}\nfloating_base: true\ncontacts:\n  model: soft\n"
-                  "  points:\n    - {frame: lf_foot}\n")
-    p = run_process("simulate", sc)
-    assert p.returncode == 2 and "contacts: contact models are not supported" in one_line_error(p.stderr)
-    assert p.stdout == ""
+    sc.write_text(f"dyn: 1\nrobot: {ROBOTS_DIR / 'quadruped.urdf'}\nfloating_base: true\nsteps: 20\n"
+                  "initial:\n  q: {root.z: 0.34}\ncontacts:\n  model: soft\n"
+                  "  points:\n    - {frame: lf_foot, offset: [0, 0, -0.02], name: lf}\n"
+                  "output:\n  columns: [q, contact]\n")
+    p = run_process("simulate", sc, "-o", tmp_path / "out.csv")
+    assert p.returncode == 0, p.stderr
+    header = (tmp_path / "out.csv").read_text().splitlines()[0].split(",")
+    assert header[-7:] == ["contact.lf.fx", "contact.lf.fy", "contact.lf.fz", "contact.lf.tx", "contact.lf.ty",
+                           "contact.lf.tz", "penetration.lf"]
 
 
 def test_help_lists_the_options_with_examples():

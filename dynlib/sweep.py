@@ -35,10 +35,12 @@ whose trajectory is still there (a diverged variant diverges again); failed
 variants and variants without a record (an interrupted run) run again.
 
 `summary.csv` is rewritten, atomically, at most once a second while the sweep
-runs (the variants finished so far), on Ctrl-C, and at the end; a file whose
-content would not change is not rewritten. A sweep stopped by SIGKILL may leave
-a summary up to a second behind the records, and the next run brings it up to
-date without running those variants again.
+runs, on Ctrl-C, and at the end, with a row for every variant that has a record
+(finished by this run or an earlier one, or failed in an earlier one and not yet
+retried): an interrupted sweep leaves a partial summary that agrees with the
+files. A file whose content would not change is not rewritten. A sweep stopped
+by SIGKILL may leave a summary up to a second behind the records; the next run
+brings it up to date without running those variants again.
 """
 from __future__ import annotations
 
@@ -142,21 +144,55 @@ def plan_sweep(path) -> SweepPlan:
     grid = grid_points(sw.grid)
     samples = random_points(ranges, sw.random.count, sw.random.seed) if ranges else [{}]
     points = [{**g, **s} for g in grid for s in samples]
-    labels = {key: base.error(("sweep", "grid", key), "").location for key in sw.grid}
-    labels.update({key: base.error(("sweep", "random", "ranges", key), "").location for key in ranges})
+    paths = {key: key_path(base, key) for key in (*sw.grid, *ranges)}
+    labels = {paths[key]: base.error(("sweep", "grid", key), "").location for key in sw.grid}
+    labels.update({paths[key]: base.error(("sweep", "random", "ranges", key), "").location for key in ranges})
     width = max(3, len(str(len(points) - 1)))
     hashes, variants = {}, []
     for i, point in enumerate(points):
         name = f"v{i:0{width}d}"
-        sc = _load_variant(path, base, name, point, labels)
+        sc = _load_variant(path, base, name, point, paths, labels)
         key = variant_key(sc, hashes)
-        variants.append(Variant(i, name, _resolved_params(sc, point), sc, key))
+        variants.append(Variant(i, name, _resolved_params(sc, point, paths), sc, key))
 
     sizes = [str(len(v)) for v in sw.grid.values()]
     shape = " x ".join(sizes) + " grid" if sizes else ""
     if ranges:
         shape = (shape + " x " if shape else "") + f"{sw.random.count} random"
     return SweepPlan(path, base, tuple(sw.grid) + tuple(ranges), tuple(variants), shape)
+
+
+# mappings keyed by joint or coordinate names, which may hold dots (root.x), and the robot's names
+# they take: after these, a key path's next part is one name, then a field for the first two
+_BY_NAME = {("control", "target", "sinusoids"): "q_names", ("joint_friction",): "joint_names",
+            ("initial", "q"): "q_names", ("initial", "qd"): "v_names", ("control", "kp"): "v_names",
+            ("control", "kd"): "v_names", ("control", "tau"): "tau_names", ("control", "target"): "q_names"}
+_NAME_THEN_FIELD = (("control", "target", "sinusoids"), ("joint_friction",))
+
+
+def key_path(base, key) -> tuple:
+    """'initial.q.root.z' -> ('initial', 'q', 'root.z'): a sweep key as load_scenario's override path.
+
+    Dots split keys, except in a joint or coordinate name: after a mapping keyed by
+    names, the longest run of parts that names something of the base scenario's
+    robot (else all the parts up to the field, so that a misspelt name is reported
+    whole, with the closest ones).
+    """
+    from .scenario import _as_path
+
+    parts = _as_path(key)
+    for prefix, attr in _BY_NAME.items():
+        names = getattr(base.model, attr)
+        n = len(prefix)
+        rest = parts[n:]
+        if parts[:n] != prefix or not rest or not all(isinstance(p, str) for p in rest):
+            continue
+        for k in range(len(rest), 0, -1):
+            if ".".join(rest[:k]) in names:
+                return prefix + (".".join(rest[:k]),) + rest[k:]
+        k = len(rest) - 1 if prefix in _NAME_THEN_FIELD and len(rest) > 1 else len(rest)
+        return prefix + (".".join(rest[:k]),) + rest[k:]
+    return parts
 
 
 def _check_key(base, where, key):
@@ -211,12 +247,12 @@ def random_points(ranges: dict, count: int, seed: int) -> list:
     return points
 
 
-def _load_variant(path, base, name, point, labels):
+def _load_variant(path, base, name, point, paths, labels):
     """load_scenario with the point as overrides; errors name the sweep entry (or the variant)."""
     from .scenario import load_scenario
 
     try:
-        return load_scenario(path, point, origins=labels)
+        return load_scenario(path, {paths[k]: v for k, v in point.items()}, origins=labels)
     except ScenarioError as exc:
         if any(str(exc).startswith(label) for label in labels.values()):
             raise
@@ -225,16 +261,14 @@ def _load_variant(path, base, name, point, labels):
         raise base.error(("sweep",), f"variant {name} ({desc}): {where}{exc.message}") from None
 
 
-def _resolved_params(sc, point):
+def _resolved_params(sc, point, paths):
     """The swept values as the validated scenario holds them (1e-3 read as text by YAML becomes 0.001)."""
-    from .scenario import _as_path
-
     dump = sc.model_dump()
     out = {}
     for key, given in point.items():
         node = dump
         try:
-            for k in _as_path(key):
+            for k in paths[key]:
                 node = node[k]
         except (KeyError, IndexError, TypeError):
             node = given
@@ -450,7 +484,7 @@ def run_sweep(plan: SweepPlan, outdir, *, workers=None, scheduler=None, fmt=None
         else:
             by_key[v.key] = [v]
             tasks.append(Task(v.name, v.key, v.scenario))
-    summary = _Summary(report)
+    summary = _Summary(report, fmt)
     if progress is not None:
         progress(report, None)
 
@@ -482,20 +516,31 @@ def _record_path(outdir, key) -> Path:
     return Path(outdir) / RECORDS / f"{key}.json"
 
 
-def _finished(outdir, key, fmt) -> Optional[dict]:
-    """The record of a variant done by an earlier run (ok or diverged, its file there, same format)."""
+def _read_record(outdir, key) -> Optional[dict]:
     try:
         record = json.loads(_record_path(outdir, key).read_text())
     except (OSError, ValueError):
         return None
-    if record.get("status") not in DONE or record.get("key") != key:
+    return record if isinstance(record, dict) and record.get("key") == key else None
+
+
+def _finished(outdir, key, fmt) -> Optional[dict]:
+    """The record of a variant done by an earlier run (ok or diverged, its file there, same format)."""
+    record = _read_record(outdir, key)
+    if record is None or record.get("status") not in DONE:
         return None
     path = record.get("path")
-    if path and not (Path(outdir) / path).is_file():
-        return None
-    if path and Path(path).suffix != f".{fmt}":
+    if path and (Path(path).suffix != f".{fmt}" or not (Path(outdir) / path).is_file()):
         return None
     return record
+
+
+def _latest(outdir, key, fmt) -> Optional[dict]:
+    """The last known state of a variant this run has not finished: done before, or failed before."""
+    record = _read_record(outdir, key)
+    if record is not None and record.get("status") == "failed":
+        return record
+    return _finished(outdir, key, fmt)
 
 
 def _store(outdir, task, outcome, fmt, source) -> dict:
@@ -574,8 +619,9 @@ def variants_csv(plan: SweepPlan, outdir=None, fmt=None) -> str:
 class _Summary:
     """summary.csv kept up to date: at most once every SUMMARY_EVERY seconds, and at the end."""
 
-    def __init__(self, report):
+    def __init__(self, report, fmt):
         self.report = report
+        self.fmt = fmt
         self.last = time.monotonic()
 
     def maybe_write(self):
@@ -586,7 +632,13 @@ class _Summary:
         from .trajectory import atomic_output
 
         r = self.report
-        text = summary_text(r.plan, [row for _, row in sorted(r.rows.items())])
+        rows = dict(r.rows)
+        for v in r.plan.variants:  # not finished by this run (yet): what the records say
+            if v.index not in rows:
+                record = _latest(r.outdir, v.key, self.fmt)
+                if record is not None:
+                    rows[v.index] = _row(v, record)
+        text = summary_text(r.plan, [row for _, row in sorted(rows.items())])
         path = r.summary_path
         with contextlib.suppress(OSError):
             if path.read_text() == text:
@@ -662,14 +714,15 @@ class _Local:
 
 def _terminate(pool):
     """Stop a ProcessPoolExecutor now: cancel what is queued, end the worker processes it started."""
-    pool.shutdown(wait=False, cancel_futures=True)
     if hasattr(pool, "terminate_workers"):  # Python 3.14
         pool.terminate_workers()
         return
-    for proc in list((getattr(pool, "_processes", None) or {}).values()):
+    procs = list((getattr(pool, "_processes", None) or {}).values())  # shutdown() forgets them
+    pool.shutdown(wait=False, cancel_futures=True)
+    for proc in procs:
         with contextlib.suppress(Exception):
             proc.terminate()
-    for proc in list((getattr(pool, "_processes", None) or {}).values()):
+    for proc in procs:
         with contextlib.suppress(Exception):
             proc.join(5)
 

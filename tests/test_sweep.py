@@ -6,6 +6,7 @@ import concurrent.futures
 import csv
 import json
 import math
+import re
 import shutil
 import textwrap
 
@@ -14,7 +15,7 @@ import pytest
 
 from dynlib.errors import ScenarioError
 from dynlib.scenario import load_scenario
-from dynlib.sweep import (RECORDS, SUMMARY, SweepFailed, grid_points, max_contact_force, plan_sweep,
+from dynlib.sweep import (RECORDS, SUMMARY, SweepFailed, grid_points, key_path, max_contact_force, plan_sweep,
                           random_points, run_sweep, summary_columns, variant_key)
 from dynlib.trajectory import read_trajectory
 from helpers import ROBOTS_DIR
@@ -126,6 +127,29 @@ def test_swept_values_are_reported_as_the_scenario_reads_them(tmp_path):
     # YAML reads 1e-3 (no dot) as text; the variant, its hash and the summary hold the number
     plan = plan_sweep(write(tmp_path, ARM6_GRID.replace("dt: [0.001, 0.002]", "dt: [1e-3, 2.0e-3]")))
     assert [v.params["dt"] for v in plan.variants[:2]] == [0.001, 0.002]
+
+
+def test_key_paths_keep_dotted_coordinate_names_whole(tmp_path):
+    base = load_scenario(ROBOTS_DIR / "quadruped.urdf", {"floating_base": True})
+    assert key_path(base, "initial.q.root.z") == ("initial", "q", "root.z")
+    assert key_path(base, "initial.qd.root.wx") == ("initial", "qd", "root.wx")
+    assert key_path(base, "control.target.sinusoids.root.z.amplitude") == (
+        "control", "target", "sinusoids", "root.z", "amplitude")
+    assert key_path(base, "external_wrenches[0].start") == ("external_wrenches", 0, "start")
+    text = f"""\
+    dyn: 1
+    robot: {ROBOTS_DIR / "quadruped.urdf"}
+    floating_base: true
+    steps: 10
+    sweep:
+      grid:
+        initial.q.root.z: [0.3, 0.5]
+    """
+    plan = plan_sweep(write(tmp_path, text))
+    assert [v.scenario.initial.q for v in plan.variants] == [{"root.z": 0.3}, {"root.z": 0.5}]
+    with pytest.raises(ScenarioError, match=r"sweep\.grid\.initial\.q\.root\.zz: .*no coordinate 'root\.zz'; "
+                                            r"did you mean 'root\.z'"):
+        plan_sweep(write(tmp_path, text.replace("root.z:", "root.zz:")))
 
 
 # ------------------------------------------------------------------ the variant hash
@@ -264,15 +288,16 @@ def test_a_diverging_variant_is_recorded_and_the_others_finish(tmp_path):
 
 
 def test_a_failing_variant_is_recorded_without_a_file_and_the_others_finish(tmp_path):
-    # contact models are not simulated yet: the variant with a contacts: block fails at run time
-    text = PENDULUM_DT.replace("    dt: [0.001, 0.05, 0.002]\n", "    contacts:\n      - null\n"
-                               "      - {model: soft, stiffness: 1.0e4, points: [{frame: tip}]}\n")
+    # a pendulum whose bob has no <inertial>: it validates, but its mass matrix is singular
+    massless = tmp_path / "massless.urdf"
+    massless.write_text(re.sub(r"<inertial>.*?</inertial>", "", PENDULUM.read_text(), flags=re.S))
+    text = PENDULUM_DT.replace("    dt: [0.001, 0.05, 0.002]\n", f"    robot: [{PENDULUM}, {massless}]\n")
     plan = plan_sweep(write(tmp_path, text))
     report = run_sweep(plan, tmp_path / "out", workers=2)
     rows = summary(tmp_path / "out")
     assert [r["status"] for r in rows] == ["ok", "failed"]
-    assert rows[1]["path"] == "" and rows[1]["energy.final"] == ""
-    assert "contact models are not supported" in rows[1]["message"]
+    assert rows[1]["path"] == "" and rows[1]["energy.final"] == "" and rows[1]["final.q.hinge"] == ""
+    assert "massless.urdf: robot 'pendulum'" in rows[1]["message"] and "mass matrix is singular" in rows[1]["message"]
     assert len(list((tmp_path / "out").glob("v*.csv"))) == 1
     assert report.count("failed") == 1 and not report.ok
 

@@ -5,18 +5,19 @@ RBDA Table 7.1 (body frame, linear first), three passes, O(n):
 1. forward: placements, velocities v_i, velocity-product terms c_i = v_i x (S_i v),
    articulated inertias IA_i = I_i and bias forces pA_i = v_i x* I_i v_i - f_ext_i;
 2. backward: the DoFs k of joint i, last first, are eliminated one at a time
-   (RBDA §7.2's multi-DoF joint as a chain of 1-DoF joints through massless
-   bodies; for one DoF these are the book's equations):
+   (as if the joint were a chain of 1-DoF joints through massless bodies sharing
+   body i's frame; for one DoF these are the book's equations):
    U_k = IA S_k, D_k = S_k^T U_k, u_k = tau_k - S_k^T pA, then
    IA -= U_k U_k^T / D_k and pA += U_k u_k / D_k; the result Ia, pa = pA + Ia c go to the parent;
-3. forward: a_i = liMi^-1 a_parent + c_i, then for each DoF k, first first,
+3. forward: a_i = liMi^-1 a_parent + c_i, then for each DoF k in order,
    qdd_k = (u_k - U_k^T a_i) / D_k and a_i += S_k qdd_k.
 
 Eliminating DoF by DoF is block Gaussian elimination of D = S^T IA S, the same
 Ia, pa and qdd as with D^-1, without inverting D. Gravity enters as the world's
 acceleration (-g, 0). Inputs q (nq,), v, tau (nv,), f_ext (nb, 6); output a (nv,).
 Afterwards Data.U[k], u[k] hold U_k, u_k and Data.Dinv[i, j, j] holds 1 / D_k
-(k the j-th DoF of joint i).
+(k the j-th DoF of joint i); Data.lR, lp the joint placements, but not the world
+placements Data.oR, op (`kinematics.placements` computes those).
 """
 import numpy as np
 from numba import njit
@@ -34,7 +35,7 @@ _jit = njit(cache=True, _nrt=False)  # no reference counting (see dynlib.spatial
 @_jit
 def aba_kernel(m, d, q, v, tau, fext, gravity, qdd):
     nb = m.parent.shape[0]
-    # pass 1: forward, velocities, bias terms c and pA, articulated inertias IA = I
+    # pass 1: forward, joint placements, velocities, bias terms c and pA, articulated inertias IA = I
     joint_placements(m, d, q)
     for i in range(nb):
         vJ = joint_motion(m.S, m.idx_v[i], m.nvj[i], v)

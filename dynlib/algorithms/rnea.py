@@ -2,7 +2,9 @@
 
 RBDA Table 5.1 (body frame, linear first). Gravity enters as the world's
 spatial acceleration ``(-g, 0)``. Inputs q (nq,), v, a (nv,), f_ext (nb, 6)
-wrenches on each body in its frame; output tau (nv,). O(n).
+wrenches on each body in its frame; output tau (nv,). O(n). Leaves the joint
+placements, body velocities, accelerations and forces in Data.lR, lp, v, a, f
+(not the world placements Data.oR, op: `kinematics.placements` computes those).
 
 Public: `rnea`, `nonlinear_effects` (h = C v + g), `gravity_torques` (g).
 """
@@ -20,7 +22,7 @@ _jit = njit(cache=True, _nrt=False)  # no reference counting (see dynlib.spatial
 @_jit
 def rnea_kernel(m, d, q, v, a, fext, gravity, tau):
     nb = m.parent.shape[0]
-    # pass 1: forward, placements, velocities and accelerations (the world's is (-g, 0))
+    # pass 1: forward, joint placements, velocities and accelerations (the world's is (-g, 0))
     joint_placements(m, d, q)
     a_world = d.tmp6[3]
     for r in range(3):
@@ -30,8 +32,9 @@ def rnea_kernel(m, d, q, v, a, fext, gravity, tau):
     # body forces f = I a + v x* I v - f_ext
     for i in range(nb):
         vi = vec6(d.v, i)
-        fi = add6(rigid_inertia_times(m.inertia, i, vec6(d.a, i)), cross_force(vi, rigid_inertia_times(m.inertia, i, vi)))
-        store6(d.f, i, sub6(fi, vec6(fext, i)))
+        Ia = rigid_inertia_times(m.inertia, i, vec6(d.a, i))
+        Iv = rigid_inertia_times(m.inertia, i, vi)
+        store6(d.f, i, sub6(add6(Ia, cross_force(vi, Iv)), vec6(fext, i)))
     # pass 2: backward, joint torques and force propagation
     for i in range(nb - 1, -1, -1):
         fi = vec6(d.f, i)

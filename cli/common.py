@@ -30,6 +30,43 @@ def progress_option(f):
     return click.option("--no-progress", is_flag=True, help="No progress bar on standard error.")(f)
 
 
+def _compose(*decorators):
+    def apply(f):
+        for d in reversed(decorators):
+            f = d(f)
+        return f
+    return apply
+
+
+# simulate and energy-check: the run and its initial state
+run_options = _compose(
+    click.option("--duration", type=click.FloatRange(min=0, min_open=True), default=None,
+                 help="Simulated time in seconds (steps = duration / dt) [default: the scenario's, or 1 s]."),
+    click.option("--dt", type=click.FloatRange(min=0, min_open=True), default=None, help="Time step, s [default: 1e-3]."),
+    click.option("--integrator", type=click.Choice(["rk4", "semi-implicit", "euler"]), default=None,
+                 help="Integration scheme [default: rk4]."),
+    click.option("--q0", multiple=True, metavar="VALUES|NAME=VALUE", help="Initial configuration."),
+    click.option("--qd0", multiple=True, metavar="VALUES|NAME=VALUE", help="Initial velocity."),
+)
+
+# inverse and contact-id: where q, qd, qdd come from, and the joint friction added back
+derivative_options = _compose(
+    click.option("--derivatives", type=click.Choice(["auto", "given", "central", "savgol"]), default="auto",
+                 show_default=True, help="Where velocities and accelerations come from: the file's qd/qdd columns "
+                                         "(given), central differences or a Savitzky–Golay filter of q."),
+    click.option("--window", type=float, default=0.1, show_default=True, metavar="SECONDS",
+                 help="Savitzky–Golay window length."),
+    click.option("--polyorder", type=int, default=4, show_default=True, metavar="K",
+                 help="Savitzky–Golay polynomial order (at least 2)."),
+    click.option("--columns", "column_map", metavar="MAP", default=None,
+                 help="Read q/qd/qdd from columns with other names (see 'dyn inverse --help')."),
+    click.option("--no-joint-friction", is_flag=True,
+                 help="Leave out the URDF damping and Coulomb friction (rigid-body torques only)."),
+    click.option("--friction-smoothing", type=float, default=1e-3, show_default=True, metavar="EPS",
+                 help="ε of the joint Coulomb term friction·tanh(q̇/ε), rad/s or m/s."),
+)
+
+
 def parse_vector(text, n=None, what="value"):
     """'1,2,3' -> list of floats (click.BadParameter on bad text)."""
     try:

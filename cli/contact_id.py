@@ -1,8 +1,8 @@
 """`dyn contact-id ROBOT TRAJ --contact FRAME …`: joint torques and contact wrenches of a floating-base motion."""
 import click
 
-from .common import (compile_notice, gravity_option, load_robot, notice, output_option, progress_option,
-                     robot_argument, show_progress)
+from .common import (compile_notice, derivative_options, gravity_option, load_robot, notice, output_option,
+                     progress_option, robot_argument, show_progress)
 
 
 @click.command(epilog="""\b
@@ -54,18 +54,7 @@ A free-flyer root is added when the URDF has none.""")
               help="Normal forces >= 0 and forces in the Coulomb cone of coefficient MU (ground normal +z).")
 @output_option
 @gravity_option
-@click.option("--derivatives", type=click.Choice(["auto", "given", "central", "savgol"]), default="auto",
-              show_default=True, help="Where velocities and accelerations come from (as in dyn inverse).")
-@click.option("--window", type=float, default=0.1, show_default=True, metavar="SECONDS",
-              help="Savitzky–Golay window length.")
-@click.option("--polyorder", type=int, default=4, show_default=True, metavar="K",
-              help="Savitzky–Golay polynomial order (at least 2).")
-@click.option("--columns", "column_map", metavar="MAP", default=None,
-              help="Read q/qd/qdd from columns with other names (as in dyn inverse).")
-@click.option("--no-joint-friction", is_flag=True,
-              help="Leave out the URDF damping and Coulomb friction (rigid-body torques only).")
-@click.option("--friction-smoothing", type=float, default=1e-3, show_default=True, metavar="EPS",
-              help="ε of the joint Coulomb term friction·tanh(q̇/ε).")
+@derivative_options
 @click.option("--floating-base", is_flag=True, hidden=True, help="Implied: contact-id always has a free-flyer root.")
 @progress_option
 @click.pass_context

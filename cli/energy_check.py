@@ -3,7 +3,7 @@ import json
 
 import click
 
-from .common import Overrides, compile_notice, floating_base_option, gravity_option, notice
+from .common import Overrides, compile_notice, floating_base_option, gravity_option, notice, run_options
 
 
 @click.command(epilog="""\b
@@ -20,13 +20,7 @@ random state (--seed; the seed is printed) unless --q0/--qd0 are given. A
 scenario runs as written: with torques, friction or external wrenches the
 drift check becomes the work-energy balance E(t) - E(0) = work done.""")
 @click.argument("source", metavar="ROBOT|SCENARIO", type=click.Path(dir_okay=False))
-@click.option("--duration", type=click.FloatRange(min=0, min_open=True), default=None,
-              help="Simulated time, s [default: the scenario's, or 1 s].")
-@click.option("--dt", type=click.FloatRange(min=0, min_open=True), default=None, help="Time step, s [default: 1e-3].")
-@click.option("--integrator", type=click.Choice(["rk4", "semi-implicit", "euler"]), default=None,
-              help="Integration scheme [default: rk4].")
-@click.option("--q0", multiple=True, metavar="VALUES|NAME=VALUE", help="Initial configuration (default: random).")
-@click.option("--qd0", multiple=True, metavar="VALUES|NAME=VALUE", help="Initial velocity (default: random).")
+@run_options
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the random initial state and samples.")
 @click.option("--tolerance", type=click.FloatRange(min=0, min_open=True), default=1e-6, show_default=True,
               help="Tolerance of the relative energy drift.")

@@ -1,7 +1,7 @@
 """`dyn inverse ROBOT TRAJ`: the motor torques behind a recorded trajectory (inverse dynamics)."""
 import click
 
-from .common import (compile_notice, floating_base_option, gravity_option, load_robot, notice,
+from .common import (compile_notice, derivative_options, floating_base_option, gravity_option, load_robot, notice,
                      output_option, robot_argument)
 
 
@@ -31,18 +31,7 @@ template using {joint} (the coordinate name from 'dyn info') or {index} (its
 @output_option
 @floating_base_option
 @gravity_option
-@click.option("--derivatives", type=click.Choice(["auto", "given", "central", "savgol"]), default="auto",
-              show_default=True, help="Where velocities and accelerations come from.")
-@click.option("--window", type=float, default=0.1, show_default=True, metavar="SECONDS",
-              help="Savitzky–Golay window length.")
-@click.option("--polyorder", type=int, default=4, show_default=True, metavar="K",
-              help="Savitzky–Golay polynomial order (at least 2).")
-@click.option("--no-joint-friction", is_flag=True,
-              help="Leave out the URDF damping and Coulomb friction (rigid-body torques only).")
-@click.option("--friction-smoothing", type=float, default=1e-3, show_default=True, metavar="EPS",
-              help="ε of the Coulomb term friction·tanh(q̇/ε), rad/s or m/s.")
-@click.option("--columns", "column_map", metavar="MAP", default=None,
-              help="Read q/qd/qdd from columns with other names (see below).")
+@derivative_options
 @click.option("--keep-columns", is_flag=True, help="Also write the input's columns (its tau.* are replaced).")
 @click.pass_context
 def inverse(ctx, robot, traj, output, floating_base, gravity, derivatives, window, polyorder,

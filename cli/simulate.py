@@ -11,7 +11,7 @@ from pathlib import Path
 import click
 
 from .common import (Overrides, compile_notice, floating_base_option, gravity_option, notice, output_option,
-                     progress_option, show_progress, vector_option)
+                     progress_option, run_options, show_progress, vector_option)
 
 PARTS = ("q", "qd", "qdd", "tau", "energy")
 
@@ -31,13 +31,7 @@ coordinate by name (--q0 elbow=0.5 --q0 wrist_1=-0.2); unnamed ones stay at
 zero (the root at the identity). Options override the scenario's fields.""")
 @click.argument("source", metavar="ROBOT|SCENARIO", type=click.Path(dir_okay=False))
 @click.option("--steps", type=click.IntRange(min=1), default=None, help="Number of steps.")
-@click.option("--duration", type=click.FloatRange(min=0, min_open=True), default=None,
-              help="Simulated time in seconds (steps = duration / dt) [default: 1 s].")
-@click.option("--dt", type=click.FloatRange(min=0, min_open=True), default=None, help="Time step, s [default: 1e-3].")
-@click.option("--integrator", type=click.Choice(["rk4", "semi-implicit", "euler"]), default=None,
-              help="Integration scheme [default: rk4].")
-@click.option("--q0", multiple=True, metavar="VALUES|NAME=VALUE", help="Initial configuration.")
-@click.option("--qd0", multiple=True, metavar="VALUES|NAME=VALUE", help="Initial velocity.")
+@run_options
 @click.option("--tau", multiple=True, metavar="VALUES|NAME=VALUE",
               help="Constant joint torques (a floating base's root.fx … root.tz: a wrench on the root).")
 @click.option("--tau-csv", type=click.Path(dir_okay=False), default=None,

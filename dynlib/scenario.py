@@ -143,6 +143,7 @@ class ContactPoint(_Block):
     frame: str
     offset: Vector3 = (0.0, 0.0, 0.0)
     name: Optional[str] = None  # the column name (default: the frame's)
+    target: Optional[Vector3] = None  # bilateral: where the point is held (default: where it is at t = 0)
 
 
 class Contacts(_Block):
@@ -156,6 +157,8 @@ class Contacts(_Block):
     time_constant: Optional[PositiveFloat] = None
     damping_ratio: Optional[PositiveFloat] = None
     slip_velocity: Optional[PositiveFloat] = None  # soft: regularisation of Coulomb friction (m/s)
+    baumgarte_kp: Optional[NonNegativeFloat] = None  # bilateral: position gain (1/s²)
+    baumgarte_kd: Optional[NonNegativeFloat] = None  # bilateral: velocity gain (1/s)
     points: Union[Literal["from-collision"], list[ContactPoint]]
 
 
@@ -802,7 +805,8 @@ def run(sc, *, progress=None):
         c = sc.contacts
         pts = c.points if isinstance(c.points, str) else [p.model_dump() for p in c.points]
         contacts = ContactSpec(c.model, pts, c.ground.height, tuple(c.ground.normal), c.stiffness, c.damping,
-                               c.friction, c.slip_velocity)
+                               c.friction, c.slip_velocity, c.baumgarte_kp, c.baumgarte_kd, c.time_constant,
+                               c.damping_ratio)
         try:
             build_contact(model, contacts, model.q_neutral)
         except DynError as exc:

@@ -35,9 +35,10 @@ from . import integrators as I
 from .algorithms.aba import aba_kernel, check_dynamics
 from .algorithms.crba import crba_kernel
 from .algorithms.energy import kinetic_kernel, potential_after_placements
-from .algorithms.kinematics import placements
+from .algorithms.kinematics import motion, placements
 from .algorithms.rnea import rnea_kernel
 from .contact import points as CP
+from .contact.bilateral import bilateral_accel
 from .contact.soft import soft_forces
 from .errors import InputError, NumericalError
 
@@ -52,7 +53,8 @@ REASONS = {
     NONFINITE_ACCELERATION: "the acceleration is not finite (NaN or Inf)",
     NONFINITE_STATE: "the state is not finite (NaN or Inf)",
     BEYOND_MAX_STATE: "a coordinate or velocity exceeds max_state",
-    SINGULAR: "the mass matrix plus the implicit friction term is not positive definite",
+    SINGULAR: "the mass matrix plus the implicit friction term (or the contact Delassus matrix) is not "
+              "positive definite",
 }
 
 CHUNKED_ABOVE = 20_000  # steps: below this, one compiled call (Ctrl-C waits for it)
@@ -130,7 +132,21 @@ def _run(m, d, c, fo, ct, w, scheme, dt, k0, k1, steps, every, max_state, want_e
                                 ct.height, ct.stiffness, ct.damping, ct.friction, ct.slip, vs,
                                 ct.x, ct.pen, ct.force, ct.Jp, fext)
             # 3. forward dynamics; with implicit friction (M + dt B) a = tau_total - (h - J^T f_ext)
-            if fo.implicit_dt > 0.0:
+            if ct.code == CP.BILATERAL:  # with the points' equality constraints (dynlib.contact.bilateral)
+                crba_kernel(m, d, qs, d.M)
+                if fo.implicit_dt > 0.0:
+                    I.add_friction_jacobian(d.M, fo.damping, fo.friction, fo.eps, fo.implicit_dt, vs)
+                rnea_kernel(m, d, qs, vs, d.zeros_v, fext, m.gravity, d.h)
+                placements(m, d, qs)
+                motion(m, d, vs, d.zeros_v, ct.zero6)
+                for j in range(a.shape[0]):
+                    ct.tau_h[j] = tau_total[j] - d.h[j]
+                if not bilateral_accel(d.oR, d.op, m.S, m.parent, idx_v, nvj, d.v, d.a, ct.body, ct.p, ct.radius,
+                                       ct.normal, ct.height, ct.target, ct.gains[0], ct.gains[1], d.M, d.L,
+                                       ct.tau_h, vs, ct.x, ct.pen, ct.force, ct.Jc, ct.Y, ct.D, ct.DL, ct.gam,
+                                       ct.lam, ct.bias, a):
+                    return row, (k if s == 0 else k + 1), SINGULAR
+            elif fo.implicit_dt > 0.0:
                 crba_kernel(m, d, qs, d.M)
                 I.add_friction_jacobian(d.M, fo.damping, fo.friction, fo.eps, fo.implicit_dt, vs)
                 rnea_kernel(m, d, qs, vs, d.zeros_v, fext, m.gravity, d.h)
@@ -145,7 +161,8 @@ def _run(m, d, c, fo, ct, w, scheme, dt, k0, k1, steps, every, max_state, want_e
             if not _finite(a):
                 return row, k, NONFINITE_ACCELERATION
             if k % every == 0:
-                if fo.implicit_dt > 0.0:  # the model's acceleration at this state, not the implicit stage's
+                if fo.implicit_dt > 0.0 and ct.code <= CP.SOFT:
+                    # the model's acceleration at this state, not the implicit stage's
                     aba_kernel(m, d, q, v, tau_total, fext, m.gravity, out_a[row])
                     if not _finite(out_a[row]):
                         return row, k, NONFINITE_ACCELERATION

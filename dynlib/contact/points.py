@@ -164,6 +164,15 @@ class Contact(NamedTuple):
     pen: np.ndarray        # (nc,) work: penetration depth h - n·x (> 0: inside the ground)
     force: np.ndarray      # (nc, 3) work: world force on each point of the last evaluation
     Jp: np.ndarray         # (3, nv) work: one point's Jacobian
+    Jc: np.ndarray         # (3 nc, nv) work: the stacked point Jacobians
+    Y: np.ndarray          # (3 nc, nv) work: rows of M^-1 Jcᵀ
+    D: np.ndarray          # (3 nc, 3 nc) work: Delassus matrix Jc M^-1 Jcᵀ
+    DL: np.ndarray         # (3 nc, 3 nc) work: its Cholesky factor
+    gam: np.ndarray        # (3 nc,) work: constraint right-hand side
+    lam: np.ndarray        # (3 nc,) work: multipliers (forces or impulses)
+    bias: np.ndarray       # (3,) work: a point's bias acceleration
+    tau_h: np.ndarray      # (nv,) work: τ − h
+    zero6: np.ndarray      # (6,) zeros, never written
 
 
 def no_contact(nv) -> Contact:
@@ -180,7 +189,10 @@ def make_contact(code, pts, nv, *, normal=(0.0, 0.0, 1.0), height=0.0, stiffness
     tgt = np.zeros((nc, 3)) if target is None else np.ascontiguousarray(target, float).reshape(nc, 3)
     return Contact(int(code), pts.body, np.ascontiguousarray(pts.p), pts.radius, n / norm, float(height),
                    float(stiffness), float(damping), float(friction), float(slip), np.asarray(gains, float),
-                   tgt, np.zeros((nc, 3)), np.zeros(nc), np.zeros((nc, 3)), np.zeros((3, nv)))
+                   tgt, np.zeros((nc, 3)), np.zeros(nc), np.zeros((nc, 3)), np.zeros((3, nv)),
+                   np.zeros((3 * nc, nv)), np.zeros((3 * nc, nv)), np.zeros((3 * nc, 3 * nc)),
+                   np.zeros((3 * nc, 3 * nc)), np.zeros(3 * nc), np.zeros(3 * nc), np.zeros(3), np.zeros(nv),
+                   np.zeros(6))
 
 
 class ContactSpec(NamedTuple):
@@ -198,9 +210,14 @@ class ContactSpec(NamedTuple):
     damping: float | None = None
     friction: float | None = None
     slip_velocity: float | None = None
+    baumgarte_kp: float | None = None
+    baumgarte_kd: float | None = None
+    time_constant: float | None = None
+    damping_ratio: float | None = None
 
 
-DEFAULTS = {"stiffness": 1.0e5, "damping": 1.0e3, "friction": 0.8, "slip_velocity": 0.01}
+DEFAULTS = {"stiffness": 1.0e5, "damping": 1.0e3, "friction": 0.8, "slip_velocity": 0.01,
+            "baumgarte_kp": 1.0e4, "baumgarte_kd": 200.0, "time_constant": 0.01, "damping_ratio": 1.0}
 
 
 def build_contact(model, spec, q0):
@@ -218,7 +235,22 @@ def build_contact(model, spec, q0):
         raise InputError(f"contacts: model must be one of {', '.join(MODELS)}, got {spec.model!r}")
     pts = contact_points(model, spec.points)
     par = {k: (DEFAULTS[k] if getattr(spec, k) is None else float(getattr(spec, k))) for k in DEFAULTS}
-    ct = make_contact(MODELS[spec.model], pts, model.nv, normal=spec.normal, height=spec.height,
+    code = MODELS[spec.model]
+    gains = (par["baumgarte_kp"], par["baumgarte_kd"]) if code == BILATERAL else \
+        (par["time_constant"], par["damping_ratio"])
+    ct = make_contact(code, pts, model.nv, normal=spec.normal, height=spec.height,
                       stiffness=par["stiffness"], damping=par["damping"], friction=par["friction"],
-                      slip=par["slip_velocity"])
+                      slip=par["slip_velocity"], gains=gains)
+    # bilateral targets: the points' positions at q0, or the given ones
+    from ..algorithms.kinematics import placements
+
+    d = model.create_data()
+    placements(model.arrays, d, np.asarray(q0, float))
+    for c in range(ct.body.shape[0]):
+        point_position(d.oR, d.op, ct.body[c], ct.p[c], ct.radius[c], ct.normal, ct.target[c])
+    if not isinstance(spec.points, str):
+        for c, pt in enumerate(spec.points):
+            tgt = pt.get("target") if isinstance(pt, dict) else getattr(pt, "target", None)
+            if tgt is not None:
+                ct.target[c] = np.asarray(tgt, float).reshape(3)
     return ct, pts.names

@@ -6,7 +6,6 @@ writes the trajectories and OUTDIR/summary.csv; this module renders the
 progress on standard error and turns a diverged or failed variant into exit
 code 1 at the end.
 """
-import sys
 
 import click
 

@@ -7,7 +7,9 @@ a variant is exactly the scenario a user would get from the command line):
 - ``grid``: the cartesian product of the listed values, the first key varying
   slowest (YAML order);
 - ``random``: ``count`` samples, drawn once with ``numpy.random.default_rng(seed)``,
-  uniform in each ``[low, high]`` range or log-uniform for ``[low, high, log]``;
+  uniform in each ``[low, high]`` range; `random_points` also draws log-uniform
+  ones for ``[low, high, log]``, which the scenario schema (``SweepRandom.ranges``,
+  pairs only) does not accept yet;
 - both: every grid point with every random sample (the same samples at each
   grid point, so that grid points compare on common random numbers).
 
@@ -63,7 +65,7 @@ from .errors import DynError, InputError, ScenarioError
 SUMMARY = "summary.csv"
 RECORDS = ".dyn-sweep"
 HASH_SCHEME = 1                    # bump when the hashed content changes meaning
-STATUSES = ("ok", "diverged", "failed")
+STATUSES = ("ok", "diverged", "failed")  # of a variant, in summary.csv
 DONE = ("ok", "diverged")          # statuses a rerun keeps
 FORMATS = ("csv", "parquet")
 SUMMARY_EVERY = 1.0                # seconds between partial summaries
@@ -444,10 +446,11 @@ class SweepReport:
         if self.ok:
             return None
         bad = [r for _, r in sorted(self.rows.items()) if r["status"] != "ok"]
-        first = bad[0]
-        return SweepFailed(f"{len(bad)} of {self.total} variants did not finish ok "
-                           f"({self.count('diverged')} diverged, {self.count('failed')} failed; "
-                           f"first: {first['variant']} {first['status']}); see {self.summary_path}")
+        first = f"; first: {bad[0]['variant']} {bad[0]['status']}" if bad else ""
+        missing = f", {self.total - self.done} not run" if self.done < self.total else ""
+        return SweepFailed(f"{self.total - self.count('ok')} of {self.total} variants did not finish ok "
+                           f"({self.count('diverged')} diverged, {self.count('failed')} failed{missing}{first}); "
+                           f"see {self.summary_path}")
 
 
 def run_sweep(plan: SweepPlan, outdir, *, workers=None, scheduler=None, fmt=None,
@@ -660,7 +663,7 @@ class _Local:
     """A pool of spawned processes (numba and fork do not mix), each warmed once, ≤ 2 tasks per worker queued."""
 
     def __init__(self, workers=None):
-        n = (os.cpu_count() or 1) if workers is None else int(workers)
+        n = _cores() if workers is None else int(workers)
         if n < 1:
             raise InputError(f"workers must be at least 1, got {workers!r}")
         self.workers = n
@@ -710,6 +713,14 @@ class _Local:
             raise
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _cores() -> int:
+    """The cores this process may run on (a container's CPU set), else the machine's."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
 
 
 def _terminate(pool):

@@ -159,6 +159,9 @@ class Contacts(_Block):
     slip_velocity: Optional[PositiveFloat] = None  # soft: regularisation of Coulomb friction (m/s)
     baumgarte_kp: Optional[NonNegativeFloat] = None  # bilateral: position gain (1/s²)
     baumgarte_kd: Optional[NonNegativeFloat] = None  # bilateral: velocity gain (1/s)
+    tolerance: Optional[PositiveFloat] = None       # unilateral/relaxed: PGS relative tolerance
+    max_iterations: Optional[PositiveInt] = None    # unilateral/relaxed: PGS sweep limit
+    penetration_correction: Optional[Annotated[float, Field(ge=0, le=1)]] = None  # unilateral: β
     points: Union[Literal["from-collision"], list[ContactPoint]]
 
 
@@ -806,7 +809,7 @@ def run(sc, *, progress=None):
         pts = c.points if isinstance(c.points, str) else [p.model_dump() for p in c.points]
         contacts = ContactSpec(c.model, pts, c.ground.height, tuple(c.ground.normal), c.stiffness, c.damping,
                                c.friction, c.slip_velocity, c.baumgarte_kp, c.baumgarte_kd, c.time_constant,
-                               c.damping_ratio)
+                               c.damping_ratio, c.tolerance, c.max_iterations, c.penetration_correction)
         try:
             build_contact(model, contacts, model.q_neutral)
         except DynError as exc:

@@ -40,6 +40,7 @@ from .algorithms.rnea import rnea_kernel
 from .contact import points as CP
 from .contact.bilateral import bilateral_accel
 from .contact.soft import soft_forces
+from .contact.unilateral import impulse_accel
 from .errors import InputError, NumericalError
 
 _jit = njit(cache=True)
@@ -146,6 +147,20 @@ def _run(m, d, c, fo, ct, w, scheme, dt, k0, k1, steps, every, max_state, want_e
                                        ct.tau_h, vs, ct.x, ct.pen, ct.force, ct.Jc, ct.Y, ct.D, ct.DL, ct.gam,
                                        ct.lam, ct.bias, a):
                     return row, (k if s == 0 else k + 1), SINGULAR
+            elif ct.code >= CP.UNILATERAL:  # time stepping with contact impulses (dynlib.contact.unilateral)
+                crba_kernel(m, d, qs, d.M)
+                if fo.implicit_dt > 0.0:
+                    I.add_friction_jacobian(d.M, fo.damping, fo.friction, fo.eps, fo.implicit_dt, vs)
+                rnea_kernel(m, d, qs, vs, d.zeros_v, fext, m.gravity, d.h)
+                placements(m, d, qs)
+                for j in range(a.shape[0]):
+                    ct.tau_h[j] = tau_total[j] - d.h[j]
+                if not impulse_accel(d.oR, d.op, m.S, m.parent, idx_v, nvj, ct.body, ct.p, ct.radius, ct.frame,
+                                     ct.height, ct.code == CP.RELAXED, ct.friction, ct.solver[2], ct.gains,
+                                     ct.solver[0], int(ct.solver[1]), dt, d.M, d.L, ct.tau_h, vs, ct.x, ct.pen,
+                                     ct.force, ct.Jp, ct.Jc, ct.Y, ct.D, ct.Rg, ct.wv, ct.vt, ct.active, ct.lam,
+                                     ct.stats, a):
+                    return row, (k if s == 0 else k + 1), SINGULAR
             elif fo.implicit_dt > 0.0:
                 crba_kernel(m, d, qs, d.M)
                 I.add_friction_jacobian(d.M, fo.damping, fo.friction, fo.eps, fo.implicit_dt, vs)
@@ -239,6 +254,7 @@ class SimulationResult:
     contact_names: tuple = ()            # (nc,) contact point names
     contact_force: np.ndarray | None = None  # (N, nc, 3) world force on each point (the wrench's torque is 0)
     penetration: np.ndarray | None = None    # (N, nc) depth below the ground (> 0 inside; < 0: the gap)
+    contact_solver: dict | None = None      # unilateral/relaxed: PGS report (steps stopped on the limit, ...)
 
     def __len__(self) -> int:
         return self.time.shape[0]
@@ -400,6 +416,10 @@ def simulate(model, q0=None, v0=None, *, dt, steps, integrator="rk4", controller
         ct, contact_names = CP.no_contact(model.nv), ()
     else:
         ct, contact_names = CP.build_contact(model, contacts, q)
+        if ct.code >= CP.UNILATERAL and integrator != "semi-implicit":
+            raise InputError(f"the {'unilateral' if ct.code == CP.UNILATERAL else 'relaxed'} contact model steps "
+                             f"velocities with impulses (semi-implicit Euler): set integrator to 'semi-implicit' "
+                             f"(got {integrator!r})")
 
     nrows = steps // every + 1
     out_t = np.zeros(nrows)
@@ -439,6 +459,10 @@ def simulate(model, q0=None, v0=None, *, dt, steps, integrator="rk4", controller
         dt=dt, steps=steps, every=every, integrator=integrator, contact_names=contact_names,
         contact_force=out_f[:row] if contacts is not None else None,
         penetration=out_p[:row] if contacts is not None else None,
+        contact_solver=None if ct.code < CP.UNILATERAL else {
+            "steps_not_converged": int(ct.stats[0]), "max_sweeps": int(ct.stats[1]),
+            "worst_change": float(ct.stats[2]), "tolerance": float(ct.solver[0]),
+            "max_iterations": int(ct.solver[1])},
     )
 
 

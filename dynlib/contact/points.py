@@ -173,6 +173,13 @@ class Contact(NamedTuple):
     bias: np.ndarray       # (3,) work: a point's bias acceleration
     tau_h: np.ndarray      # (nv,) work: τ − h
     zero6: np.ndarray      # (6,) zeros, never written
+    frame: np.ndarray      # (3, 3) rows: the ground normal n and two tangents t1, t2 (world)
+    solver: np.ndarray     # (3,) unilateral/relaxed: PGS tolerance, iteration limit, penetration correction β
+    Rg: np.ndarray         # (3 nc,) work: relaxed compliance on the diagonal of D
+    wv: np.ndarray         # (3 nc,) work: contact velocities at the free velocity
+    vt: np.ndarray         # (3 nc,) work: velocity targets (bounds)
+    active: np.ndarray     # (nc,) bool work: points in the solve
+    stats: np.ndarray      # (3,) steps stopped on the iteration limit, most sweeps, worst relative change
 
 
 def no_contact(nv) -> Contact:
@@ -180,7 +187,7 @@ def no_contact(nv) -> Contact:
 
 
 def make_contact(code, pts, nv, *, normal=(0.0, 0.0, 1.0), height=0.0, stiffness=0.0, damping=0.0, friction=0.0,
-                 slip=0.01, gains=(0.0, 0.0), target=None) -> Contact:
+                 slip=0.01, gains=(0.0, 0.0), target=None, solver=(1e-8, 200, 0.2)) -> Contact:
     n = np.asarray(normal, float).reshape(3)
     norm = float(np.linalg.norm(n))
     if not norm > 0:
@@ -192,7 +199,16 @@ def make_contact(code, pts, nv, *, normal=(0.0, 0.0, 1.0), height=0.0, stiffness
                    tgt, np.zeros((nc, 3)), np.zeros(nc), np.zeros((nc, 3)), np.zeros((3, nv)),
                    np.zeros((3 * nc, nv)), np.zeros((3 * nc, nv)), np.zeros((3 * nc, 3 * nc)),
                    np.zeros((3 * nc, 3 * nc)), np.zeros(3 * nc), np.zeros(3 * nc), np.zeros(3), np.zeros(nv),
-                   np.zeros(6))
+                   np.zeros(6), _contact_frame(n / norm), np.asarray(solver, float), np.zeros(3 * nc),
+                   np.zeros(3 * nc), np.zeros(3 * nc), np.zeros(nc, dtype=np.bool_), np.zeros(3))
+
+
+def _contact_frame(n):
+    """(3, 3) rows n, t1, t2: an orthonormal frame with n first."""
+    a = np.array([1.0, 0.0, 0.0]) if abs(n[0]) < 0.9 else np.array([0.0, 1.0, 0.0])
+    t1 = a - (a @ n) * n
+    t1 /= np.linalg.norm(t1)
+    return np.array([n, t1, np.cross(n, t1)])
 
 
 class ContactSpec(NamedTuple):
@@ -214,10 +230,14 @@ class ContactSpec(NamedTuple):
     baumgarte_kd: float | None = None
     time_constant: float | None = None
     damping_ratio: float | None = None
+    tolerance: float | None = None
+    max_iterations: int | None = None
+    penetration_correction: float | None = None
 
 
 DEFAULTS = {"stiffness": 1.0e5, "damping": 1.0e3, "friction": 0.8, "slip_velocity": 0.01,
-            "baumgarte_kp": 1.0e4, "baumgarte_kd": 200.0, "time_constant": 0.01, "damping_ratio": 1.0}
+            "baumgarte_kp": 1.0e4, "baumgarte_kd": 200.0, "time_constant": 0.02, "damping_ratio": 1.0,
+            "tolerance": 1e-8, "max_iterations": 200, "penetration_correction": 0.2}
 
 
 def build_contact(model, spec, q0):
@@ -240,7 +260,8 @@ def build_contact(model, spec, q0):
         (par["time_constant"], par["damping_ratio"])
     ct = make_contact(code, pts, model.nv, normal=spec.normal, height=spec.height,
                       stiffness=par["stiffness"], damping=par["damping"], friction=par["friction"],
-                      slip=par["slip_velocity"], gains=gains)
+                      slip=par["slip_velocity"], gains=gains,
+                      solver=(par["tolerance"], par["max_iterations"], par["penetration_correction"]))
     # bilateral targets: the points' positions at q0, or the given ones
     from ..algorithms.kinematics import placements
 

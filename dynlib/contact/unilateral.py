@@ -37,6 +37,7 @@ from numba import njit
 
 from ..algorithms.linalg import cholesky, cholesky_solve
 from .points import point_jacobian, point_position
+from .relaxed import relaxed_row
 
 
 @njit(cache=True)
@@ -126,9 +127,6 @@ def impulse_accel(oR, op, S, parent, idx_v, nvj, body, p, radius, frame, height,
     cholesky_solve(L, tau_h, a)  # free acceleration
     contact_rows(oR, op, S, parent, idx_v, nvj, body, p, radius, frame, height, x, pen, Jp, Jc)
     delassus(L, Jc, Y, D)
-    tc, zeta, dimp = gains[0], gains[1], 0.9
-    kb = 2.0 / (dimp * tc)                        # relaxed: MuJoCo's b, k of the reference acceleration
-    kk = 1.0 / (dimp * dimp * tc * tc * zeta * zeta)
     for r in range(3 * nc):
         s = 0.0
         u = 0.0
@@ -140,8 +138,7 @@ def impulse_accel(oR, op, S, parent, idx_v, nvj, body, p, radius, frame, height,
         gap = -pen[c]
         if relaxed:
             active[c] = gap < 0.0
-            R[r] = (1.0 - dimp) / dimp * D[r, r]
-            target[r] = u + dt * (-kb * u - (kk * gap if i == 0 else 0.0))
+            R[r], target[r] = relaxed_row(D[r, r], u, gap, i == 0, dt, gains[0], gains[1])
         else:
             active[c] = True
             R[r] = 0.0

@@ -48,7 +48,7 @@ class ModelArrays(NamedTuple):
 class Data(NamedTuple):
     """Preallocated workspace of the kernels; one per thread of work."""
 
-    oR: np.ndarray   # (nb, 3, 3) body i in the world, rotation (oMi)
+    oR: np.ndarray   # (nb, 3, 3) body i in the world, rotation (oMi; by placements(), not by rnea/aba)
     op: np.ndarray   # (nb, 3) body i in the world, translation (oMi)
     lR: np.ndarray   # (nb, 3, 3) body i in its parent, rotation (liMi = Xtree * XJ)
     lp: np.ndarray   # (nb, 3) body i in its parent, translation (liMi)
@@ -57,9 +57,9 @@ class Data(NamedTuple):
     f: np.ndarray    # (nb, 6) body forces / articulated bias forces pA, body frame
     c: np.ndarray    # (nb, 6) velocity-product accelerations v x vJ, body frame
     IC: np.ndarray   # (nb, 6, 6) composite / articulated inertias, body frame
-    U: np.ndarray    # (nv, 6) ABA: IA S, one column per DoF
-    Dinv: np.ndarray  # (nb, 6, 6) ABA: (S^T IA S)^-1, top-left nv_i x nv_i block
-    u: np.ndarray    # (nv,) ABA: tau - S^T pA
+    U: np.ndarray    # (nv, 6) ABA: IA S_k for each DoF k, as the DoFs of a joint are eliminated one at a time
+    Dinv: np.ndarray  # (nb, 6, 6) ABA: 1 / D_k of each DoF on the diagonal (D_k = S_k^T IA S_k)
+    u: np.ndarray    # (nv,) ABA: tau_k - S_k^T pA for each DoF k
     tmp6: np.ndarray  # (4, 6) scratch vectors
     X6: np.ndarray   # (2, 6, 6) scratch matrices
     R3: np.ndarray   # (3, 3) scratch rotation
@@ -69,7 +69,7 @@ class Data(NamedTuple):
     h: np.ndarray    # (nv,) nonlinear effects / bias torques
     L: np.ndarray    # (nv, nv) Cholesky factor scratch
     BC: np.ndarray   # (nb, 6, 6) Coriolis: composite B(I, v) matrices, world frame
-    Sw: np.ndarray   # (nv, 6) Coriolis: motion subspace columns, world frame
+    Sw: np.ndarray   # (nv, 6) CRBA and Coriolis: motion subspace columns, world frame
     dS: np.ndarray   # (nv, 6) Coriolis: their time derivatives v_i x S_k, world frame
 
 

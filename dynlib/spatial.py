@@ -17,14 +17,18 @@ assignment ``x[:] = y`` a generic copy loop):
 in (n, 6, 6) arrays (`inertia_times`, `act_inertia`; `rigid_inertia_times` and
 `act_rigid_inertia` read a rigid body's inertia as its ten numbers m, m c, Io).
 
-The kernels that use these helpers are compiled with ``njit(cache=True,
-_nrt=False)`` (numba's switch for its runtime): they never allocate, so they
+The kernels that use these helpers are compiled with `kernel` below,
+``njit(cache=True, _nrt=False, error_model="numpy")``. ``_nrt=False`` (numba's
+switch for its runtime): they never allocate, so they
 need none of numba's reference counting, which otherwise increfs and decrefs
 each of the ~45 arrays of ModelArrays, Data and the arguments on every kernel
 call, at entry and exit (numba cannot prune the pairs across a kernel's
 branches): about 1.3 us per call, twice the arithmetic of a 6-DoF RNEA.
 The caller owns the arrays for the whole call; compiled callers with
 reference counting (the simulation loop) call these kernels as usual.
+``error_model="numpy"``: a division by zero (a singular mass matrix in ABA)
+gives Inf/NaN, which the wrappers and the simulation's divergence check report
+as a NumericalError, instead of a ZeroDivisionError escaping compiled code.
 
 A spatial inertia is the 6x6 matrix ``[[m 1, -m [c]x], [m [c]x, Ic - m [c]x[c]x]]``
 about the frame origin (RBDA §2.13, reordered linear-first).
@@ -33,6 +37,9 @@ import numpy as np
 from numba import njit
 
 _jit = njit(cache=True, inline="always")
+
+kernel = njit(cache=True, _nrt=False, error_model="numpy")
+"""The decorator of every compiled algorithm kernel (see the module docstring)."""
 
 ZERO6 = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
 

@@ -12,7 +12,6 @@
 - model structure (`ancestors`, `related_dofs`, ...), spatial helpers (`adjoint`,
   `body_jacobian`, `se3_log`), `poison_next_alloc` / `coriolis_poisoned` (outputs
   that a kernel leaves unwritten read NaN), hypothesis settings (`few`, `seeds`);
-- the known dynlib bugs, as strict xfail markers and the conditions they apply under.
 """
 from __future__ import annotations
 
@@ -368,50 +367,3 @@ def seeds():
     return st.integers(0, 2 ** 32 - 1)
 
 
-# -- known dynlib bugs (remove with the fix: the strict xfails then fail as XPASS) -------------
-
-CORIOLIS_UNWRITTEN = pytest.mark.xfail(
-    reason="dynlib bug: coriolis_matrix allocates C with np.empty and coriolis_kernel writes only the "
-           "entries C[k, l] whose bodies are on one root path; for two DoFs on different branches the "
-           "entry (which must be 0) is left uninitialised", strict=True)
-
-JDOT_WORLD_ACCELERATION = pytest.mark.xfail(
-    reason="dynlib bug: jacobian_dot_v_kernel passes d.tmp6[2] as the world acceleration to "
-           "kinematics.motion, which also uses d.tmp6[2] as scratch for v x vJ; every body attached "
-           "to the world after a body that is not gets a wrong acceleration, so J̇v is wrong for "
-           "frames on those subtrees (fixed-base robots that branch at the world)", strict=True)
-
-
-def coriolis_bug_applies(model) -> bool:
-    return has_unrelated_dofs(model)
-
-
-@functools.lru_cache(maxsize=None)
-def _jdot_aliasing_in_source() -> bool:
-    """Whether the installed kernels still alias the world acceleration with motion()'s scratch
-    vector. This bug is keyed to its source lines because a rewrite of the spatial helpers
-    (values instead of scratch buffers) removes it as a side effect; the tests then run for real."""
-    import inspect
-
-    from dynlib.algorithms import jacobians, kinematics
-
-    def source(f):
-        return inspect.getsource(getattr(f, "py_func", f))
-
-    return ("t = d.tmp6[2]" in source(kinematics.motion)
-            and "motion(m, d, v, d.zeros_v, d.tmp6[2])" in source(jacobians.jacobian_dot_v_kernel))
-
-
-def jdot_bug_applies(model) -> bool:
-    """A body attached to the world right after a body that is not (whose v x vJ is left in
-    the scratch vector the next world-attached body reads as the world's acceleration)."""
-    parent = model.arrays.parent
-    return _jdot_aliasing_in_source() and any(parent[i] < 0 and parent[i - 1] >= 0 for i in range(1, model.nb))
-
-
-def expect_known_bugs(request, model, coriolis=False, jdot=False):
-    """Mark the running test as an expected (strict) failure where a known bug applies."""
-    if coriolis and coriolis_bug_applies(model):
-        request.applymarker(CORIOLIS_UNWRITTEN)
-    if jdot and jdot_bug_applies(model):
-        request.applymarker(JDOT_WORLD_ACCELERATION)

@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 import dynlib
-from helpers import (PinMap, assert_close, coriolis_poisoned, erd_path, expect_known_bugs, random_state,
+from helpers import (PinMap, assert_close, coriolis_poisoned, erd_path, random_state,
                      random_tree, related_dofs)
 
 pin = pytest.importorskip("pinocchio")
@@ -172,8 +172,7 @@ def test_frame_placements_and_jacobians(robot):
                              robot.P.jac(pin.getFrameJacobian(pm, pd, fid, pref)), TOL, f"frame_jacobian {ref}", frame)
 
 
-def test_frame_jacobian_dot_times_v(request, robot):
-    expect_known_bugs(request, robot.m, jdot=True)
+def test_frame_jacobian_dot_times_v(robot):
     pm, pd = robot.pm, robot.pd
     for (q, v, _, _), (qp, vp, _) in robot.pin_states():
         pin.computeJointJacobiansTimeVariation(pm, pd, qp, vp)
@@ -185,8 +184,7 @@ def test_frame_jacobian_dot_times_v(request, robot):
                              pin.getFrameJacobianTimeVariation(pm, pd, fid, pref) @ vp, TOL, f"Jdot v {ref}", frame)
 
 
-def test_coriolis_matrix(request, robot):
-    expect_known_bugs(request, robot.m, coriolis=True)
+def test_coriolis_matrix(robot):
     for (q, v, _, _), (qp, vp, _) in robot.pin_states():
         C = coriolis_poisoned(robot.m, q, v)
         assert_close(C, robot.P.mat(pin.computeCoriolisMatrix(robot.pm, robot.pd, qp, vp)), TOL, "coriolis_matrix")

@@ -20,16 +20,15 @@ Afterwards Data.U[k], u[k] hold U_k, u_k and Data.Dinv[i, j, j] holds 1 / D_k
 placements Data.oR, op (`kinematics.placements` computes those).
 """
 import numpy as np
-from numba import njit
 
-from ..errors import ModelError
-from ..spatial import (act_force, act_inertia, act_inv_motion, add6, add_to6, cross_force, cross_motion,
+from ..errors import ModelError, NumericalError
+from ..spatial import (kernel, act_force, act_inertia, act_inv_motion, add6, add_to6, cross_force, cross_motion,
                        dot6, inertia_times, joint_motion, pose, rigid_inertia_times, scale6, store6, sub6,
                        sub_outer6, vec6)
 from . import _args
 from .kinematics import joint_placements
 
-_jit = njit(cache=True, _nrt=False)  # no reference counting (see dynlib.spatial)
+_jit = kernel  # no reference counting, numpy error model (see dynlib.spatial)
 
 
 @_jit
@@ -99,4 +98,10 @@ def aba(model, q, v, tau, f_ext=None):
     F = _args.external_forces(model, f_ext, n, batched)
     out = np.empty((n, model.nv))
     aba_batch(model.arrays, model.workspace, Q, V, T, F, model.arrays.gravity, out)
+    if not np.all(np.isfinite(out)):
+        row = int(np.argwhere(~np.isfinite(out))[0, 0])
+        raise NumericalError(f"robot '{model.name}': the mass matrix is singular at "
+                             f"{'row ' + str(row) + ' of ' if batched else ''}q (the accelerations are not finite); "
+                             "a body with no inertia about a joint's axis, or two joints moving the same way?",
+                             file=model.source or None)
     return out if batched else out[0]

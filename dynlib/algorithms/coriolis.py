@@ -11,14 +11,13 @@ composite sums over subtrees, ``IC_d`` and ``BC_d``,
 O(n d) with d the tree depth.
 """
 import numpy as np
-from numba import njit
 
-from ..spatial import (act_inertia, act_motion, add6, cross_force, cross_motion, dot6, inertia_times, pose,
+from ..spatial import (kernel, act_inertia, act_motion, add6, cross_force, cross_motion, dot6, inertia_times, pose,
                        store6, sub6, unit6, vec6)
 from . import _args
 from .kinematics import motion, placements
 
-_jit = njit(cache=True, _nrt=False)  # no reference counting (see dynlib.spatial)
+_jit = kernel  # no reference counting, numpy error model (see dynlib.spatial)
 
 
 @_jit

@@ -9,13 +9,12 @@ no carrying up the chain. Input q (nq,); output M (nv, nv), symmetric.
 O(n d) with d the tree depth.
 """
 import numpy as np
-from numba import njit
 
-from ..spatial import act_force, act_motion, act_rigid_inertia, dot6, pose, rigid_inertia_times, store6, vec6
+from ..spatial import kernel, act_force, act_motion, act_rigid_inertia, dot6, pose, rigid_inertia_times, store6, vec6
 from . import _args
 from .kinematics import placements
 
-_jit = njit(cache=True, _nrt=False)  # no reference counting (see dynlib.spatial)
+_jit = kernel  # no reference counting, numpy error model (see dynlib.spatial)
 
 
 @_jit

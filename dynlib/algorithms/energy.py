@@ -5,13 +5,12 @@ c_i the body's centre of mass in the world (zero at the world origin, as in
 Pinocchio; links fixed to the world do not count). O(n).
 """
 import numpy as np
-from numba import njit
 
-from ..spatial import dot6, rigid_inertia_times, vec6
+from ..spatial import kernel, dot6, rigid_inertia_times, vec6
 from . import _args
 from .kinematics import placements, motion
 
-_jit = njit(cache=True, _nrt=False)  # no reference counting (see dynlib.spatial)
+_jit = kernel  # no reference counting, numpy error model (see dynlib.spatial)
 
 
 @_jit

@@ -12,13 +12,12 @@ expression (WORLD), or the classical acceleration of the frame origin in world
 axes (LOCAL_WORLD_ALIGNED).
 """
 import numpy as np
-from numba import njit
 
-from ..spatial import act_inv_motion, act_motion, matvec3, matvec3_t, pose, vec6
+from ..spatial import kernel, act_inv_motion, act_motion, matvec3, matvec3_t, pose, vec6
 from . import _args
 from .kinematics import frame_transform, motion, placements
 
-_jit = njit(cache=True, _nrt=False)  # no reference counting (see dynlib.spatial)
+_jit = kernel  # no reference counting, numpy error model (see dynlib.spatial)
 WORLD, LOCAL, LOCAL_WORLD_ALIGNED = 0, 1, 2
 
 

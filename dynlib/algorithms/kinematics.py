@@ -10,14 +10,13 @@ does both) and ``Data.v, a`` (`motion`). O(n).
 Public: `frame_placement(model, q, frame)` -> (4, 4) homogeneous transform in the world.
 """
 import numpy as np
-from numba import njit
 
 from .. import joints as J
-from ..spatial import (act_inv_motion, add6, compose, cross_motion, joint_motion, pose, store6,
+from ..spatial import (kernel, act_inv_motion, add6, compose, cross_motion, joint_motion, pose, store6,
                        store_pose, tuple6, vec6)
 from . import _args
 
-_jit = njit(cache=True, _nrt=False)  # no reference counting (see dynlib.spatial)
+_jit = kernel  # no reference counting, numpy error model (see dynlib.spatial)
 
 
 @_jit

@@ -5,9 +5,10 @@ positive definite), and the inverse of the small SPD blocks of ABA.
 """
 import math
 
-from numba import njit
 
-_jit = njit(cache=True, _nrt=False)  # no reference counting (see dynlib.spatial)
+from ..spatial import kernel
+
+_jit = kernel  # no reference counting, numpy error model (see dynlib.spatial)
 
 
 @_jit

@@ -9,14 +9,13 @@ placements, body velocities, accelerations and forces in Data.lR, lp, v, a, f
 Public: `rnea`, `nonlinear_effects` (h = C v + g), `gravity_torques` (g).
 """
 import numpy as np
-from numba import njit
 
-from ..spatial import (act_force, add6, add_to6, cross_force, dot6, pose, rigid_inertia_times, store6, sub6,
+from ..spatial import (kernel, act_force, add6, add_to6, cross_force, dot6, pose, rigid_inertia_times, store6, sub6,
                        vec6)
 from . import _args
 from .kinematics import joint_placements, motion
 
-_jit = njit(cache=True, _nrt=False)  # no reference counting (see dynlib.spatial)
+_jit = kernel  # no reference counting, numpy error model (see dynlib.spatial)
 
 
 @_jit

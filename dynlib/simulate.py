@@ -9,13 +9,23 @@ returns a `SimulationResult`: rows at t = 0, K dt, 2 K dt, … (``every = K``;
 - ``q`` (nq), ``v`` (nv): the state at that time;
 - ``a`` (nv): the acceleration at that state, ``FD(q, v, tau + friction, f_ext)``
   (explicit, whatever the friction integration), so that inverse dynamics on the
-  rows gives back ``tau``;
+  rows gives back ``tau`` (with contacts, plus the contact forces' ``Jᵀ f``);
 - ``tau`` (nv): the controller's motor torque at that time (joint friction not included);
-- ``energy`` (3): kinetic, potential, total (when asked).
+- ``energy`` (3): kinetic, potential, total (when asked);
+- with ``contacts``: ``contact_force`` (nc, 3), the world force on each contact
+  point (the ``contact.<name>.fx fy fz tx ty tz`` columns, torques zero: point
+  contacts), and ``penetration`` (nc), the depth below the ground (> 0 inside).
+
+Contact models (`dynlib.contact`): ``soft`` adds its forces to the body wrenches
+of every right-hand side evaluation (any integrator); ``bilateral`` replaces the
+ABA by the constrained dynamics (Schur complement of the KKT system) at every
+stage; ``unilateral`` and ``relaxed`` step velocities with impulses (PGS) and
+need the ``semi-implicit`` integrator, whose acceleration is then ``(v+ − v)/dt``
+(`result.contact_solver` reports steps where PGS stopped on its iteration limit).
 
 The whole time loop runs in `_run` (numba): per step, the controller, the
-generalized forces and the forward dynamics, the scheme's stages, and a
-divergence check. Long runs are cut into chunks of about 1 % of the steps so
+generalized forces (contact included) and the forward dynamics, the scheme's
+stages, and a divergence check. Long runs are cut into chunks of about 1 % of the steps so
 that a progress callback can report between them (nothing in Python per step).
 
 Divergence: a non-finite acceleration or state, or a coordinate or velocity

@@ -13,7 +13,7 @@ import click
 from .common import (Overrides, compile_notice, floating_base_option, gravity_option, notice, output_option,
                      progress_option, run_options, show_progress, vector_option)
 
-PARTS = ("q", "qd", "qdd", "tau", "energy")
+PARTS = ("q", "qd", "qdd", "tau", "energy", "contact")
 
 
 @click.command(epilog="""\b
@@ -38,7 +38,7 @@ zero (the root at the identity). Options override the scenario's fields.""")
               help="Torques over time: a time column and tau.<joint> columns, linearly interpolated.")
 @click.option("--every", type=click.IntRange(min=1), default=None, help="Keep one sample in K [default: 1].")
 @click.option("--columns", metavar="LIST", default=None,
-              help="Columns to write, among q,qd,qdd,tau,energy [default: q,qd,qdd,tau].")
+              help="Columns to write, among q,qd,qdd,tau,energy,contact [default: q,qd,qdd,tau].")
 @floating_base_option
 @gravity_option
 @click.option("--no-joint-friction", is_flag=True, default=None, help="Ignore the URDF <dynamics> damping and friction.")
@@ -95,6 +95,11 @@ def simulate(ctx, source, steps, duration, dt, integrator, q0, qd0, tau, tau_csv
     finally:
         bar.close()
     result.write(scenario.output_path, scenario.output.columns, source=scenario.source or scenario.robot)
+    solver = result.contact_solver
+    if solver and solver["steps_not_converged"]:
+        notice(ctx, f"warning: the contact solver stopped on its iteration limit ({solver['max_iterations']}) at "
+                    f"{solver['steps_not_converged']} steps (worst last change {solver['worst_change']:.3g}, tolerance "
+                    f"{solver['tolerance']:.3g}); raise contacts.max_iterations or lower dt")
     if result.diverged is not None:
         raise result.error()
 

@@ -71,3 +71,23 @@ def pytest_terminal_summary(terminalreporter, config):
     width = max(len(k) for k in helpers.WORST)
     for what, (err, where) in sorted(helpers.WORST.items()):
         terminalreporter.write_line(f"{what:<{width}}  {err:9.2e}  {where}")
+
+
+def pytest_sessionstart(session):
+    """Compile (or load from numba's cache) every kernel the commands use, once, before any test.
+
+    On a fresh clone this is where the first-run compilation happens, so that no
+    test's output depends on whether an earlier test happened to compile a kernel
+    (the commands print a one-time 'compiling' notice on standard error).
+    """
+    import numpy as np
+
+    import dynlib
+
+    m = dynlib.load(helpers.ROBOTS_DIR / "double_pendulum.urdf")
+    q = v = np.zeros(m.nq)
+    dynlib.rnea(m, q, v, v)
+    dynlib.aba(m, q, v, v)
+    dynlib.crba(m, q)
+    dynlib.frame_jacobian(m, q, "tip")
+    dynlib.simulate(m, dt=1e-3, steps=2)

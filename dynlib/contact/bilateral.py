@@ -22,7 +22,7 @@ per evaluation, inside the compiled loop.
 from numba import njit
 
 from ..algorithms.linalg import cholesky, cholesky_solve
-from .points import point_jacobian, point_position
+from .points import delassus, point_jacobian, point_position
 
 
 @njit(cache=True)
@@ -68,20 +68,13 @@ def bilateral_accel(oR, op, S, parent, idx_v, nvj, bv, ba, body, p, radius, norm
         return False
     cholesky_solve(L, tau_h, a)
     m = 3 * nc
-    for r in range(m):
-        cholesky_solve(L, Jc[r], Y[r])
+    delassus(L, Jc, Y, D)
     dmax = 0.0
     for r in range(m):
         s = 0.0
         for j in range(nv):
             s += Jc[r, j] * a[j]
         lam[r] = gam[r] - s
-        for r2 in range(r + 1):
-            s = 0.0
-            for j in range(nv):
-                s += Jc[r, j] * Y[r2, j]
-            D[r, r2] = s
-            D[r2, r] = s
         dmax = max(dmax, D[r, r])
     for r in range(m):
         D[r, r] += 1e-12 * dmax

@@ -30,6 +30,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
+from ..algorithms.linalg import cholesky_solve
 from ..errors import InputError
 
 _jit = njit(cache=True)
@@ -275,3 +276,18 @@ def build_contact(model, spec, q0):
             if tgt is not None:
                 ct.target[c] = np.asarray(tgt, float).reshape(3)
     return ct, pts.names
+
+
+@njit(cache=True)
+def delassus(L, Jc, Y, D):
+    """Y rows = M⁻¹ Jc rows (L: Cholesky factor of M), D = Jc M⁻¹ Jcᵀ."""
+    m, nv = Jc.shape
+    for r in range(m):
+        cholesky_solve(L, Jc[r], Y[r])
+    for r in range(m):
+        for r2 in range(r + 1):
+            s = 0.0
+            for j in range(nv):
+                s += Jc[r, j] * Y[r2, j]
+            D[r, r2] = s
+            D[r2, r] = s

@@ -36,7 +36,7 @@ The same solver with a compliance term on the diagonal of D is the relaxed model
 from numba import njit
 
 from ..algorithms.linalg import cholesky, cholesky_solve
-from .points import point_jacobian, point_position
+from .points import delassus, point_jacobian, point_position
 from .relaxed import relaxed_row
 
 
@@ -52,21 +52,6 @@ def contact_rows(oR, op, S, parent, idx_v, nvj, body, p, radius, frame, height, 
         for i in range(3):
             for j in range(nv):
                 Jc[3 * c + i, j] = frame[i, 0] * Jp[0, j] + frame[i, 1] * Jp[1, j] + frame[i, 2] * Jp[2, j]
-
-
-@njit(cache=True)
-def delassus(L, Jc, Y, D):
-    """Y rows = M⁻¹ Jc rows (L: Cholesky factor of M), D = Jc M⁻¹ Jcᵀ."""
-    m, nv = Jc.shape
-    for r in range(m):
-        cholesky_solve(L, Jc[r], Y[r])
-    for r in range(m):
-        for r2 in range(r + 1):
-            s = 0.0
-            for j in range(nv):
-                s += Jc[r, j] * Y[r2, j]
-            D[r, r2] = s
-            D[r2, r] = s
 
 
 @njit(cache=True)

@@ -38,6 +38,8 @@ _PUBLIC = {
     "joint_friction_torques": "inverse",
     "contact_inverse_dynamics": "contact.inverse",
     "energy_check": "checks",
+    "plan_sweep": "sweep",
+    "run_sweep": "sweep",
     "read_trajectory": "trajectory",
     "write_trajectory": "trajectory",
 }

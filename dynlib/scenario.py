@@ -174,7 +174,7 @@ class Output(_Block):
 class SweepRandom(_Block):
     count: PositiveInt
     seed: int = 0
-    ranges: dict[str, tuple[Finite, Finite]]
+    ranges: dict[str, Union[tuple[Finite, Finite], tuple[Finite, Finite, Literal["uniform", "log"]]]]
 
 
 class Sweep(_Block):

@@ -7,9 +7,7 @@ a variant is exactly the scenario a user would get from the command line):
 - ``grid``: the cartesian product of the listed values, the first key varying
   slowest (YAML order);
 - ``random``: ``count`` samples, drawn once with ``numpy.random.default_rng(seed)``,
-  uniform in each ``[low, high]`` range; `random_points` also draws log-uniform
-  ones for ``[low, high, log]``, which the scenario schema (``SweepRandom.ranges``,
-  pairs only) does not accept yet;
+  uniform in each ``[low, high]`` range, log-uniform in ``[low, high, log]``;
 - both: every grid point with every random sample (the same samples at each
   grid point, so that grid points compare on common random numbers).
 

@@ -1,5 +1,6 @@
 """Shared by the benchmarks: locating example-robot-data URDFs, mapping states to Pinocchio,
 and a best-of-k timer. Benchmarks print ratios measured in one run; never assert on time."""
+import subprocess
 import time
 from importlib import metadata
 from pathlib import Path
@@ -23,6 +24,11 @@ def best_of(fn, repeat=5):
         fn()
         best = min(best, time.perf_counter() - t0)
     return best
+
+
+def wall(cmd, repeat):
+    """The smallest wall time of `repeat` runs of the command `cmd` (a whole process), in seconds."""
+    return best_of(lambda: subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL), repeat)
 
 
 class PinMap:

@@ -27,7 +27,7 @@ import numpy as np
 
 import dynlib
 from dynlib.trajectory import column_names, read_trajectory, write_trajectory
-from _peers import ROOT
+from _peers import ROOT, wall
 
 ROBOT = ROOT / "robots" / "arm6.urdf"
 
@@ -73,15 +73,6 @@ def make_trajectory(model, n, folder):
         paths[fmt] = folder / f"traj.{fmt}"
         write_trajectory(paths[fmt], names, data)
     return paths
-
-
-def wall(cmd, repeat):
-    best = np.inf
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
-        best = min(best, time.perf_counter() - t0)
-    return best
 
 
 def main():

@@ -33,7 +33,6 @@ import subprocess
 import sys
 import tempfile
 import textwrap
-import time
 from pathlib import Path
 
 import numpy as np
@@ -41,7 +40,7 @@ import numpy as np
 import dynlib
 from dynlib.simulate import simulate
 from dynlib.trajectory import read_trajectory
-from _peers import ROOT, PinMap, best_of
+from _peers import ROOT, PinMap, best_of, wall
 
 DT = 1e-3
 
@@ -174,15 +173,6 @@ def per_step(model, steps, repeat):
 
 
 # ------------------------------------------------------------------ whole command
-
-def wall(cmd, repeat):
-    best = np.inf
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
-        best = min(best, time.perf_counter() - t0)
-    return best
-
 
 def whole_command(model, counts, repeat):
     robot = str(model.source)

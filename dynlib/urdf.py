@@ -24,9 +24,9 @@ from pathlib import Path
 import numpy as np
 
 from . import joints as J
-from .errors import InputError, URDFError
+from .errors import URDFError
 from .model import Model, ModelArrays
-from .spatial import skew, spatial_inertia, transform_inertia
+from .spatial import spatial_inertia, transform_inertia
 
 SUPPORTED = ("revolute", "continuous", "prismatic", "fixed", "floating", "planar")
 GRAVITY = (0.0, 0.0, -9.81)
@@ -105,7 +105,6 @@ def _parse_document(path: Path):
     if path.suffix == ".xacro":
         try:
             import xacro
-            import xml.dom.minidom  # noqa: F401  (xacro returns a minidom document)
 
             text = xacro.process_file(str(path)).toxml().encode()
         except Exception as exc:  # xacro raises many types; all are bad input here

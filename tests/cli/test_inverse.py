@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-import dynlib
 from cli.main import dyn
 from dynlib.inverse import inverse_dynamics_trajectory, tau_names
 from dynlib.trajectory import Trajectory, column_names, read_trajectory, write_trajectory

@@ -1,0 +1,61 @@
+"""Start-up time and peak memory of whole `dyn` commands, one run, warm caches.
+
+    python benchmarks/bench_startup.py [--repeat 5] [--steps 100000] [--rows 200000]
+
+(e) `dyn --help` against `python -c "import numpy"` (goal of issue #10: ratio <= 2),
+    and a 10-step `dyn simulate` (kernels loaded from numba's cache);
+(f) peak resident memory (ru_maxrss of the child) of `dyn simulate` with --steps and
+    of `dyn inverse` on --rows rows, CSV in and out.
+"""
+import argparse
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from _peers import ROOT, best_of
+
+DYN = [sys.executable, "-m", "cli.main"]
+
+
+def peak_mb(cmd):
+    """Peak resident memory of one run of cmd, in MB (Linux ru_maxrss is in KB)."""
+    script = ("import resource, subprocess, sys; subprocess.run(sys.argv[1:], check=True, stdout=subprocess.DEVNULL); "
+              "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
+    out = subprocess.run([sys.executable, "-c", script, *cmd], check=True, capture_output=True, text=True, cwd=ROOT)
+    return int(out.stdout.strip()) / 1024.0
+
+
+def run(cmd):
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--steps", type=int, default=100_000)
+    ap.add_argument("--rows", type=int, default=200_000)
+    args = ap.parse_args()
+    arm6 = str(ROOT / "robots" / "arm6.urdf")
+    run(DYN + ["simulate", arm6, "--steps", "10"])  # warm the caches
+    t_numpy = best_of(lambda: run([sys.executable, "-c", "import numpy"]), args.repeat)
+    t_help = best_of(lambda: run(DYN + ["--help"]), args.repeat)
+    t_sim10 = best_of(lambda: run(DYN + ["simulate", arm6, "--steps", "10"]), args.repeat)
+    print(f"start-up, best of {args.repeat}:")
+    print(f"  python -c 'import numpy'        {t_numpy:.3f} s")
+    print(f"  dyn --help                      {t_help:.3f} s   ratio {t_help / t_numpy:.2f} (goal <= 2)")
+    print(f"  dyn simulate arm6 --steps 10    {t_sim10:.3f} s")
+    with tempfile.TemporaryDirectory() as tmp:
+        traj = Path(tmp) / "traj.csv"
+        sim = DYN + ["simulate", arm6, "--steps", str(args.rows - 1), "--no-joint-friction", "-o", str(traj)]
+        run(sim)
+        print("\npeak memory (ru_maxrss), one run each:")
+        big_sim = DYN + ["simulate", arm6, "--steps", str(args.steps), "-o", str(Path(tmp) / "s.csv")]
+        print(f"  dyn simulate arm6 --steps {args.steps} -o CSV   {peak_mb(big_sim):8.1f} MB")
+        print(f"  dyn inverse arm6 on {args.rows} rows, CSV        "
+              f"{peak_mb(DYN + ['inverse', arm6, str(traj), '-o', str(Path(tmp) / 'tau.csv')]):8.1f} MB")
+        print(f"  (python -c 'import numpy'                        {peak_mb([sys.executable, '-c', 'import numpy']):8.1f} MB)")
+
+
+if __name__ == "__main__":
+    main()

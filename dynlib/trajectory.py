@@ -523,7 +523,7 @@ def _read_parquet(display, source) -> Trajectory:
         # ParquetFile.read, not pq.read_table: the latter imports pandas (~0.3 s)
         table = pq.ParquetFile(pa.BufferReader(source) if isinstance(source, bytes)
                                else source).read()
-    except (pa.ArrowInvalid, OSError) as exc:
+    except (pa.ArrowException, OSError, UnicodeDecodeError) as exc:  # a damaged file: bad metadata, bad names
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise TrajectoryError(f"cannot be read as Parquet ({first})", file=display) from None
     names = table.column_names

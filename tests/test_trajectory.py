@@ -301,6 +301,14 @@ def test_empty_parquet_file(tmp_path):
     assert "t.parquet" in message and "empty" in message
 
 
+def test_damaged_parquet_metadata_is_a_trajectory_error(tmp_path):
+    path = tmp_path / "t.parquet"
+    tj.write_trajectory(path, ["time", "q.a"], np.zeros((3, 2)))
+    path.write_bytes(path.read_bytes().replace(b"q.a", b"\xf1.a"))  # a column name that is not UTF-8
+    _, message = error_of(path)
+    assert message.startswith(f"{path}: cannot be read as Parquet")
+
+
 def test_header_only(tmp_path):
     err, message = error_of(write_text(tmp_path / "t.csv", "time,q.a\n"))
     assert err.line == 1

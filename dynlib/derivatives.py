@@ -213,6 +213,9 @@ def parse_column_map(text):
         if not eq or not key.strip() or not value.strip():
             raise InputError(f"column map entry {item!r} is not KEY=COLUMN; expected e.g. "
                              "'q=pos_{joint},qd=vel_{joint}' or 'q.elbow=elbow_angle'")
+        if key.strip().partition(".")[0] not in _COORDS:
+            raise InputError(f"column map key {key.strip()!r}: expected q, qd or qdd, or one coordinate as "
+                             "q.<name>, qd.<name>, qdd.<name>")
         out[key.strip()] = value.strip()
     return out
 
@@ -317,7 +320,7 @@ def motion_from_trajectory(model, traj, *, derivatives="auto", window=0.1, polyo
     try:
         V, A = estimate(model, t, Q, derivatives, window=window, polyorder=polyorder)
     except InputError as exc:
-        if exc.row is None:
-            raise
+        if exc.row is None:  # too few samples for the method, or for the window: the file's fault too
+            raise TrajectoryError(exc.message, file=traj.path) from None
         raise TrajectoryError(exc.message, file=traj.path, column="time", **traj.locate(exc.row)) from None
     return Motion(t, Q, V, A, derivatives)

@@ -2,6 +2,8 @@
 
 Nothing here imports dynlib's kernels at import time.
 """
+import contextlib
+import math
 import sys
 
 import click
@@ -55,8 +57,12 @@ derivative_options = _compose(
                  show_default=True, help="Where velocities and accelerations come from: the file's qd/qdd columns "
                                          "(given), central differences or a Savitzky–Golay filter of q."),
     click.option("--window", type=float, default=0.1, show_default=True, metavar="SECONDS",
+                 callback=lambda ctx, param, v: check_value(
+                     v, math.isfinite(v) and v > 0, "Savitzky–Golay window must be a positive number of seconds"),
                  help="Savitzky–Golay window length."),
     click.option("--polyorder", type=int, default=4, show_default=True, metavar="K",
+                 callback=lambda ctx, param, v: check_value(
+                     v, v >= 2, "Savitzky–Golay polyorder must be at least 2 to estimate accelerations"),
                  help="Savitzky–Golay polynomial order (at least 2)."),
     click.option("--columns", "column_map", metavar="MAP", default=None,
                  help="Read q/qd/qdd from columns with other names (see 'dyn inverse --help')."),
@@ -65,6 +71,26 @@ derivative_options = _compose(
     click.option("--friction-smoothing", type=float, default=1e-3, show_default=True, metavar="EPS",
                  help="ε of the joint Coulomb term friction·tanh(q̇/ε), rad/s or m/s."),
 )
+
+
+def check_value(value, ok, message):
+    """`value`, or click.BadParameter "MESSAGE, got VALUE" when not `ok` (an option callback's check)."""
+    if not ok:
+        raise click.BadParameter(f"{message}, got {value!r}")
+    return value
+
+
+@contextlib.contextmanager
+def naming(label):
+    """A DynError without a location raised inside gets `label` (the option that gave the value) as its place."""
+    from dynlib.errors import DynError
+
+    try:
+        yield
+    except DynError as exc:
+        if not exc.location:
+            exc.key = label
+        raise
 
 
 def parse_vector(text, n=None, what="value"):

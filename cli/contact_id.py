@@ -1,8 +1,10 @@
 """`dyn contact-id ROBOT TRAJ --contact FRAME …`: joint torques and contact wrenches of a floating-base motion."""
+import math
+
 import click
 
-from .common import (compile_notice, derivative_options, gravity_option, load_robot, notice, output_option,
-                     progress_option, robot_argument, show_progress)
+from .common import (check_value, compile_notice, derivative_options, gravity_option, load_robot, naming,
+                     notice, output_option, progress_option, robot_argument, show_progress)
 
 
 @click.command(epilog="""\b
@@ -47,10 +49,16 @@ A free-flyer root is added when the URDF has none.""")
               help="A wrench guess for a contact. Repeatable.")
 @click.option("--over-time", is_flag=True, help="Solve all rows in one sparse problem.")
 @click.option("--smoothing", type=float, default=None, metavar="W",
+              callback=lambda ctx, param, v: v if v is None else check_value(
+                  v, math.isfinite(v) and v >= 0, "smoothing must be a finite number >= 0"),
               help="With --over-time: weight on the wrenches' changes between rows [default: 1].")
 @click.option("--min-torque", type=float, default=None, metavar="W",
+              callback=lambda ctx, param, v: v if v is None else check_value(
+                  v, math.isfinite(v) and v > 0, "min_torque must be a finite number > 0"),
               help="With --over-time: weight on the weighted wrench norm (> 0) [default: 1].")
 @click.option("--friction", type=float, default=None, metavar="MU",
+              callback=lambda ctx, param, v: v if v is None else check_value(
+                  v, math.isfinite(v) and v >= 0, "friction coefficient must be a finite number >= 0"),
               help="Normal forces >= 0 and forces in the Coulomb cone of coefficient MU (ground normal +z).")
 @output_option
 @gravity_option
@@ -67,7 +75,7 @@ def contact_id(ctx, robot, traj, contacts, point_contacts, guesses, over_time, s
     through the contact frames, not through an imaginary crane on the root.
     """
     import dynlib
-    from dynlib.contact.inverse import contact_inverse_dynamics, parse_guess
+    from dynlib.contact.inverse import contact_inverse_dynamics, parse_contacts, parse_guess
     from dynlib.derivatives import parse_column_map
     from dynlib.trajectory import read_trajectory, write_trajectory
 
@@ -77,14 +85,22 @@ def contact_id(ctx, robot, traj, contacts, point_contacts, guesses, over_time, s
             raise click.UsageError(f"{' and '.join(given)} {'apply' if len(given) > 1 else 'applies'} only with --over-time")
     guess = {}
     for text in guesses:
-        frame, w = parse_guess(text)
+        with naming("--guess"):
+            frame, w = parse_guess(text)
         if frame in guess:
             raise click.BadParameter(f"two guesses for '{frame}'", param_hint="--guess")
         guess[frame] = w
-    columns = parse_column_map(column_map) if column_map else None
+    with naming("--columns"):
+        columns = parse_column_map(column_map) if column_map else None
     model = load_robot(ctx, robot, False, gravity)
     if not model.has_floating_base:
         model = dynlib.load(robot, floating_base=True).with_gravity(model.gravity)
+    with naming("--contact"):  # the options' own mistakes, named by option, before the file is read
+        frames = [model.frame_names[model.frame_id(c.frame)] for c in parse_contacts(list(contacts))]
+    unknown = [f for f in guess if frames and f not in frames]
+    if unknown:
+        raise click.BadParameter(f"guess for '{unknown[0]}', which is not a contact; contacts: {', '.join(frames)}",
+                                 param_hint="--guess")
     data = read_trajectory(traj)
     compile_notice(ctx)
     bar = {}

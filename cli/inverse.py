@@ -1,8 +1,8 @@
 """`dyn inverse ROBOT TRAJ`: the motor torques behind a recorded trajectory (inverse dynamics)."""
 import click
 
-from .common import (compile_notice, derivative_options, floating_base_option, gravity_option, load_robot, notice,
-                     output_option, robot_argument)
+from .common import (compile_notice, derivative_options, floating_base_option, gravity_option, load_robot, naming,
+                     notice, output_option, robot_argument)
 
 
 @click.command(epilog="""\b
@@ -47,7 +47,8 @@ def inverse(ctx, robot, traj, output, floating_base, gravity, derivatives, windo
     from dynlib.inverse import inverse_dynamics_trajectory
     from dynlib.trajectory import read_trajectory, write_trajectory
 
-    columns = parse_column_map(column_map) if column_map else None
+    with naming("--columns"):
+        columns = parse_column_map(column_map) if column_map else None
     model = load_robot(ctx, robot, floating_base, gravity)
     data = read_trajectory(traj)
     compile_notice(ctx)

@@ -195,6 +195,7 @@ def energy_check(scenario, *, tolerance=1e-6, seed=0, random_initial=False, samp
 
     validate_tolerance(tolerance)
     model = scenario.model
+    S.check_run_size(scenario, model, every=1)
     if random_initial:
         from .algorithms.configuration import random_configuration
 

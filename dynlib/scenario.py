@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
 import re
 from pathlib import Path
 from typing import Annotated, Any, Literal, Optional, Union
@@ -794,6 +795,22 @@ def controller(sc):
     return C.ComputedTorque(kp=c.kp, kd=c.kd, target=target)
 
 
+def check_run_size(sc, model, every=None):
+    """A step count that cannot run (beyond 2**53) or whose kept rows cannot fit in this machine's
+    memory is an error at the key that set it (steps, or dt for a duration), not an allocation failure."""
+    steps, every = sc.n_steps, every or sc.output.every
+    need = (steps // every + 1) * (1 + model.nq + 4 * model.nv + 3) * 8
+    try:
+        memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):
+        memory = math.inf
+    if steps > 2 ** 53 or need > memory:
+        key = "steps" if sc.steps is not None else "dt"
+        raise sc.error(key, f"{steps:.3g} steps ({steps // every + 1:.3g} rows kept) need {need / 1e9:.3g} GB "
+                            f"for the trajectory, more than this machine's {memory / 1e9:.3g} GB; use fewer steps, "
+                            "a larger dt or output.every")
+
+
 def run(sc, *, progress=None):
     """Simulate the scenario: `dynlib.simulate.simulate` with everything it sets."""
     from .simulate import ExternalWrench, simulate
@@ -801,6 +818,7 @@ def run(sc, *, progress=None):
     if "contact" in sc.output.columns and sc.contacts is None:
         raise sc.error(("output", "columns"), "'contact' columns need a 'contacts:' block")
     model = sc.model
+    check_run_size(sc, model)
     contacts = None
     if sc.contacts is not None:
         from .contact.points import ContactSpec, build_contact

@@ -197,6 +197,9 @@ BAD = {
     "yaml-contact-frame": Case(SCN, {**RS, "s.yaml": SCENARIO + "contacts:\n  model: soft\n  points:\n"
                                                                  "    - {frame: toool}\n"},
                                "contacts.points[0].frame"),
+    "yaml-dt-tiny": Case(SCN, {**RS, "s.yaml": scenario("dt: 0.001", "dt: 1.0e-300").replace("steps: 5",
+                                                                                             "duration: 1")},
+                         "s.yaml:3: dt"),
     "yaml-version": Case(SCN, {**RS, "s.yaml": scenario("dyn: 1", "dyn: 7")}, "s.yaml:1: dyn"),
     "yaml-kp-text": Case(SCN, {**RS, "s.yaml": scenario("j2: 10", "j2: ten")}, "control.kp.j2"),
     "yaml-robot-bad-urdf": Case(SCN, {"r.urdf": robot('type="revolute"', 'type="ball"'), "s.yaml": SCENARIO},
@@ -209,6 +212,7 @@ BAD = {
     "opt-steps-negative": Case(["simulate", "r.urdf", "--steps", "-5", "-o", "out.csv"], R, "--steps"),
     "opt-dt-zero": Case(SIM + ["--dt", "0"], R, "--dt"),
     "opt-dt-nan": Case(SIM + ["--dt", "nan"], R, "--dt"),
+    "opt-dt-tiny": Case(["simulate", "r.urdf", "--dt", "1e-300", "-o", "out.csv"], R, "--dt", keep=True),
     "opt-duration-negative": Case(["simulate", "r.urdf", "--duration", "-1", "-o", "out.csv"], R, "--duration"),
     "opt-duration-inf": Case(["simulate", "r.urdf", "--duration", "inf", "-o", "out.csv"], R, "--duration"),
     "opt-steps-and-duration": Case(SIM + ["--duration", "1"], R, "--duration", keep=True),
@@ -245,12 +249,14 @@ BAD = {
                                        "-o", "out.csv"], RF, "--friction"),
     "energy-tolerance-zero": Case(["energy-check", "r.urdf", "--tolerance", "0", "--report", "out.json"], R,
                                   "--tolerance"),
+    "energy-dt-tiny": Case(["energy-check", "r.urdf", "--dt", "1e-300", "--report", "out.json"], R, "--dt"),
     "energy-q0-length": Case(["energy-check", "r.urdf", "--q0", "1,2,3,4", "--report", "out.json"], R, "--q0"),
     "plot-no-column": Case(["plot", "t.csv", "--columns", "nomatch*", "-o", "out.png"], {"t.csv": TRAJ}, "t.csv"),
     "unknown-command": Case(["simulat", "r.urdf"], R, "simulat"),
     "unknown-option": Case(SIM + ["--stepz", "3"], R, "--stepz"),
 }
 
+NOTICES = ("dyn: compiling", "dyn: random initial state")
 OUTPUTS = ("out.csv", "out.json", "out.png", "out.xlsx", "outdir", "nodir")
 
 
@@ -272,8 +278,8 @@ def run_dyn(folder: Path, args):
 
 
 def error_lines(stderr: str):
-    """The lines of standard error that are not first-run compile notices."""
-    return [ln for ln in stderr.splitlines() if not ln.startswith("dyn: compiling")]
+    """The lines of standard error that are not notices (first-run compiling, energy-check's seed)."""
+    return [ln for ln in stderr.splitlines() if not ln.startswith(NOTICES)]
 
 
 def test_the_corpus_is_big_enough():

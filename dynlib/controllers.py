@@ -93,18 +93,12 @@ def interpolate_rows(times, values, t, out):
 
 @_jit
 def position_error(jtype, idx_q, idx_v, q_ref, q, err):
-    """err = q_ref ⊖ q per joint (v-sized); zero on free-flyer joints."""
+    """err = q_ref ⊖ q per joint (v-sized, `J.difference_kernel`); zero on free-flyer joints (unactuated)."""
+    J.difference_kernel(jtype, idx_q, idx_v, q, q_ref, err)
     for i in range(jtype.shape[0]):
-        iq = idx_q[i]
-        iv = idx_v[i]
-        t = jtype[i]
-        if t == J.FREEFLYER:
+        if jtype[i] == J.FREEFLYER:
             for k in range(6):
-                err[iv + k] = 0.0
-        elif t == J.PLANAR:
-            J.difference_kernel(jtype[i:i + 1], idx_q[i:i + 1], idx_v[i:i + 1], q, q_ref, err)
-        else:
-            err[iv] = q_ref[iq] - q[iq]
+                err[idx_v[i] + k] = 0.0
 
 
 @_jit

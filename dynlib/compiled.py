@@ -11,9 +11,13 @@ load the old machine code. `invalidate_stale_caches` (run when dynlib is
 imported) hashes every dynlib source file and, when the hash differs from the
 one stored beside the cache, deletes dynlib's cached kernels so that they are
 compiled again from the current sources.
+
+Every dynlib kernel is made by `jit`, which is ``numba.njit(cache=True, ...)``
+with a faster way of loading a cached kernel (see `jit`).
 """
 import hashlib
 import os
+import types
 from pathlib import Path
 
 _HERE = Path(__file__).resolve().parent
@@ -87,3 +91,46 @@ def invalidate_stale_caches() -> bool:
         return removed
     except OSError:
         return False
+
+
+def jit(fn=None, *, nrt=True, **options):
+    """``numba.njit(cache=True, **options)``, as ``@jit`` or ``@jit(...)``, whose
+    cached machine code loads without numba's compiler start-up.
+
+    Numba refreshes its whole target context before it loads a cached function:
+    it imports every lowering registry (numba.np.arraymath among them, whose BLAS
+    check imports scipy.linalg) and rebuilds the typing tables, about 0.3 s of
+    every short `dyn` run, although loading object code needs none of it. Here
+    the load skips that refresh; numba still does it, as usual, before anything
+    is compiled (a cache miss), so compiling is unchanged. nrt=False compiles
+    without numba's runtime (``_nrt=False``: the kernel must not allocate) and
+    then also skips initialising the runtime on load.
+    """
+    from numba import njit
+
+    if not nrt:
+        options["_nrt"] = False
+
+    def decorate(f):
+        dispatcher = njit(cache=True, **options)(f)
+        cache = getattr(dispatcher, "_cache", None)
+        # numba internals, checked: an upgrade that renames them keeps numba's own loading
+        if hasattr(cache, "_load_overload") and hasattr(cache, "_guard_against_spurious_io_errors"):
+            cache.load_overload = types.MethodType(_load_cached if nrt else _load_cached_without_nrt, cache)
+        return dispatcher
+
+    return decorate if fn is None else decorate(fn)
+
+
+def _load_cached_without_nrt(cache, sig, target_context):
+    """numba's ``Cache.load_overload`` without ``target_context.refresh()``."""
+    with cache._guard_against_spurious_io_errors():
+        return cache._load_overload(sig, target_context)
+
+
+def _load_cached(cache, sig, target_context):
+    """As `_load_cached_without_nrt`, for a kernel that may use numba's runtime."""
+    from numba.core.runtime import rtsys
+
+    rtsys.initialize(target_context)
+    return _load_cached_without_nrt(cache, sig, target_context)

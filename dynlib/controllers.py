@@ -37,8 +37,8 @@ import math
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
 
+from .compiled import jit
 from . import joints as J
 from .errors import InputError, closest
 
@@ -50,7 +50,7 @@ GRAVITY = 4
 COMPUTED = 5
 FEEDBACK = PD_CODE  # codes from here on read the state (q, v) and call RNEA
 
-_jit = njit(cache=True)
+_jit = jit()
 
 
 class ControllerArrays(NamedTuple):

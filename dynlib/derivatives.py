@@ -38,8 +38,8 @@ import string
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
 
+from .compiled import jit
 from . import joints as J
 from .errors import InputError, TrajectoryError, closest
 
@@ -49,7 +49,7 @@ UNIFORM_TOLERANCE = 1e-3  # savgol: largest |dt_k - mean dt| / mean dt taken as 
 
 # ------------------------------------------------------------------ the chart kernel
 
-@njit(cache=True)
+@jit
 def _chart_fit(jtype, idx_q, idx_v, nvj, Q, start, widx, W1, W2, V, A):
     """For the joints listed (jtype, idx_q, idx_v, nvj), add to V[k], A[k]
     Σ_j W[widx[k], j] · difference(Q[k], Q[start[k] + j]); O(N · L · n)."""

@@ -51,8 +51,8 @@ import math
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
 
+from .compiled import jit
 from . import joints as J
 from .algorithms.linalg import cholesky, cholesky_solve
 
@@ -61,7 +61,7 @@ SEMI_IMPLICIT = 1
 RK4 = 2
 SCHEMES = {"euler": EULER, "semi-implicit": SEMI_IMPLICIT, "rk4": RK4}
 
-_jit = njit(cache=True)
+_jit = jit()
 
 
 class Forces(NamedTuple):

@@ -22,7 +22,7 @@ planar joint, a sum otherwise) and ``difference(q0, q1)`` its inverse, the
 """
 import math
 
-from numba import njit
+from .compiled import jit
 
 REVOLUTE = 0
 PRISMATIC = 1
@@ -33,7 +33,7 @@ NQ = (1, 1, 7, 3)
 NV = (1, 1, 6, 3)
 NAMES = ("revolute", "prismatic", "floating", "planar")
 
-_jit = njit(cache=True, inline="always")
+_jit = jit(inline="always")
 
 
 @_jit

@@ -38,8 +38,8 @@ import dataclasses
 import math
 
 import numpy as np
-from numba import njit
 
+from .compiled import jit
 from . import controllers as C
 from . import integrators as I
 from .algorithms.aba import aba_kernel, check_dynamics
@@ -53,7 +53,7 @@ from .contact.soft import soft_forces
 from .contact.unilateral import impulse_accel
 from .errors import InputError, NumericalError
 
-_jit = njit(cache=True)
+_jit = jit()
 
 # divergence reasons
 NONFINITE_ACCELERATION = 1
@@ -95,7 +95,7 @@ def _finite(x):
     return True
 
 
-@njit(cache=True)
+@jit
 def _run(m, d, c, fo, ct, w, scheme, dt, k0, k1, steps, every, max_state, want_energy,
          q, v, out_t, out_q, out_v, out_a, out_tau, out_e, out_f, out_p, row):
     """Steps k0 <= k < k1 (state k in q, v on entry; state k1 on exit), recording rows.

@@ -18,7 +18,7 @@ in (n, 6, 6) arrays (`inertia_times`, `act_inertia`; `rigid_inertia_times` and
 `act_rigid_inertia` read a rigid body's inertia as its ten numbers m, m c, Io).
 
 The kernels that use these helpers are compiled with `kernel` below,
-``njit(cache=True, _nrt=False, error_model="numpy")``. ``_nrt=False`` (numba's
+``jit(nrt=False, error_model="numpy", nogil=True)``. ``_nrt=False`` (numba's
 switch for its runtime): they never allocate, so they
 need none of numba's reference counting, which otherwise increfs and decrefs
 each of the ~45 arrays of ModelArrays, Data and the arguments on every kernel
@@ -34,11 +34,12 @@ A spatial inertia is the 6x6 matrix ``[[m 1, -m [c]x], [m [c]x, Ic - m [c]x[c]x]
 about the frame origin (RBDA §2.13, reordered linear-first).
 """
 import numpy as np
-from numba import njit
 
-_jit = njit(cache=True, inline="always")
+from .compiled import jit
 
-kernel = njit(cache=True, _nrt=False, error_model="numpy")
+_jit = jit(inline="always")
+
+kernel = jit(nrt=False, error_model="numpy", nogil=True)
 """The decorator of every compiled algorithm kernel (see the module docstring)."""
 
 ZERO6 = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)

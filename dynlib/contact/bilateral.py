@@ -19,13 +19,12 @@ take the minimum-norm split), ``D λ = γ − Jc a0``, ``a = a0 + Y λ``. λ_c i
 world force on the robot at point c: it may pull. Cost O(nv³ + nc nv² + nc³)
 per evaluation, inside the compiled loop.
 """
-from numba import njit
-
+from ..compiled import jit
 from ..algorithms.linalg import cholesky, cholesky_solve
 from .points import delassus, point_jacobian, point_position
 
 
-@njit(cache=True)
+@jit
 def point_bias(oR, op, bv, ba, b, x, out):
     """out (3,) = world classical acceleration of the body-b material point at x at zero joint acceleration:
     R (a_lin + a_ang × r + ω × (v_lin + ω × r)), r = Rᵀ (x − op_b), body-frame bias velocity bv and acceleration ba."""
@@ -46,7 +45,7 @@ def point_bias(oR, op, bv, ba, b, x, out):
         out[i] = R[i, 0] * c0 + R[i, 1] * c1 + R[i, 2] * c2
 
 
-@njit(cache=True)
+@jit
 def bilateral_accel(oR, op, S, parent, idx_v, nvj, bv, ba, body, p, radius, normal, height, target, kp, kd,
                     M, L, tau_h, v, x, pen, force, Jc, Y, D, DL, gam, lam, bias, a):
     """a = the constrained acceleration, force = λ per point (placements, M, tau_h = τ − h and the

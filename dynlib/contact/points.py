@@ -28,12 +28,12 @@ import itertools
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
 
+from ..compiled import jit
 from ..algorithms.linalg import cholesky_solve
 from ..errors import InputError
 
-_jit = njit(cache=True)
+_jit = jit()
 
 
 class ContactPoints(NamedTuple):
@@ -278,7 +278,7 @@ def build_contact(model, spec, q0):
     return ct, pts.names
 
 
-@njit(cache=True)
+@jit
 def delassus(L, Jc, Y, D):
     """Y rows = M⁻¹ Jc rows (L: Cholesky factor of M), D = Jc M⁻¹ Jcᵀ."""
     m, nv = Jc.shape

@@ -20,12 +20,12 @@ carrying its share W with Delassus entry D_nn sits at depth
 ``(1 − d)/d · D_nn W / k`` (for a lone ball of mass m, ``(1 − d)/d · g / k``) — and
 friction is slightly compliant (slow creep under a tangential load below μ λn).
 """
-from numba import njit
+from ..compiled import jit
 
 IMPEDANCE = 0.9
 
 
-@njit(cache=True)
+@jit
 def relaxed_row(Drr, u, gap, normal_row, dt, tc, zeta):
     """(R_r, u_ref) of one contact row: compliance and target velocity (see the module docstring)."""
     d = IMPEDANCE

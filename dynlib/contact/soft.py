@@ -22,12 +22,11 @@ weight W sits at ``p = W / k``. With b = 0 and μ = 0 the contact is conservativ
 small effective masses) need a smaller dt, as any explicit penalty method.
 O(nc · depth).
 """
-from numba import njit
-
+from ..compiled import jit
 from .points import add_point_force, point_jacobian, point_position
 
 
-@njit(cache=True)
+@jit
 def soft_forces(oR, op, S, parent, idx_v, nvj, body, p, radius, normal, height, k, b, mu, eps, v,
                 x, pen, force, Jp, fext):
     """Adds the soft contact forces at velocity v to fext (placements done); fills x, pen, force."""

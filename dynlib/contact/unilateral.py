@@ -33,14 +33,13 @@ One step from (q, v) to (q+, v+) (semi-implicit Euler on impulses, Stewart–Tri
 The same solver with a compliance term on the diagonal of D is the relaxed model
 (`dynlib.contact.relaxed`). O(nv³ + nc nv² + iterations · nc²) per step.
 """
-from numba import njit
-
+from ..compiled import jit
 from ..algorithms.linalg import cholesky, cholesky_solve
 from .points import delassus, point_jacobian, point_position
 from .relaxed import relaxed_row
 
 
-@njit(cache=True)
+@jit
 def contact_rows(oR, op, S, parent, idx_v, nvj, body, p, radius, frame, height, x, pen, Jp, Jc):
     """x, pen = h − n·x and Jc rows (n, t1, t2)·Jp of every point (placements done)."""
     nv = Jp.shape[1]
@@ -54,7 +53,7 @@ def contact_rows(oR, op, S, parent, idx_v, nvj, body, p, radius, frame, height, 
                 Jc[3 * c + i, j] = frame[i, 0] * Jp[0, j] + frame[i, 1] * Jp[1, j] + frame[i, 2] * Jp[2, j]
 
 
-@njit(cache=True)
+@jit
 def pgs(D, R, w, target, active, mu, lam, tol, max_iter):
     """Projected Gauss–Seidel on min ½ λᵀ(D + diag R)λ + λᵀ(w − target), λ_c in the friction cone.
 
@@ -101,7 +100,7 @@ def pgs(D, R, w, target, active, mu, lam, tol, max_iter):
     return max_iter, change
 
 
-@njit(cache=True)
+@jit
 def impulse_accel(oR, op, S, parent, idx_v, nvj, body, p, radius, frame, height, relaxed, mu, beta, gains, tol,
                   max_iter, dt, M, L, tau_h, v, x, pen, force, Jp, Jc, Y, D, R, w, target, active, lam, stats, a):
     """a = (v+ − v)/dt of one time step with contact impulses (placements and M, τ − h done);

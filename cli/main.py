@@ -81,17 +81,23 @@ def _fail(message, code):
     sys.exit(code)
 
 
-def _version():
+def _print_version(ctx, _param, value):
+    """--version: looked up only when asked (importlib.metadata costs ~15 ms of every start-up)."""
+    if not value or ctx.resilient_parsing:
+        return
     from importlib.metadata import PackageNotFoundError, version
 
     try:
-        return version("dyn")
+        found = version("dyn")
     except PackageNotFoundError:
-        return "0+unknown"
+        found = "0+unknown"
+    click.echo(f"dyn {found}")
+    ctx.exit()
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
-@click.version_option(_version(), "--version", prog_name="dyn", message="%(prog)s %(version)s")
+@click.option("--version", is_flag=True, expose_value=False, is_eager=True, callback=_print_version,
+              help="Show the version and exit.")
 @click.option("-v", "--verbose", count=True, help="More detail on standard error; tracebacks on errors.")
 @click.option("-q", "--quiet", is_flag=True, help="Only errors on standard error (no warnings, no notices).")
 @click.pass_context

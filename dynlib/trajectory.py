@@ -24,6 +24,7 @@ every column must still hold numbers (a text column is reported, not skipped).
 """
 from __future__ import annotations
 
+import collections
 import contextlib
 import csv
 import functools
@@ -36,9 +37,7 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pa_compute
 import pyarrow.csv as pa_csv
-import pyarrow.parquet as pq
 
 from dynlib.errors import InputError, TrajectoryError, closest
 
@@ -58,6 +57,10 @@ PARTS = ("q", "qd", "qdd", "tau")
 ENERGY_COLUMNS = ("energy.kinetic", "energy.potential", "energy.total")
 _STDIN_NAME = "<stdin>"
 _PARQUET_MAGIC = b"PAR1"
+_PARQUET_MAGIC_SIZE = len(_PARQUET_MAGIC)
+_HEAD_BYTES = 1 << 16  # read first for the header; the whole file only when the header is longer
+_WRITE_BLOCK_ROWS = 1 << 15  # rows formatted per task when a CSV is written on several cores
+_WRITE_THREADS = 4
 _SHOW = 8  # names listed in a message before "… (N more)"
 
 
@@ -167,9 +170,30 @@ def _locate(lines, row: int) -> dict:
     an int (CSV, row r on line r + lines) or an array (CSV, line of each row)."""
     if lines is None:
         return {"row": int(row) + 1}
+    if isinstance(lines, _RowLines):
+        lines = lines.resolve()
     if isinstance(lines, int):
         return {"line": int(row) + lines}
     return {"line": int(lines[row])}
+
+
+class _RowLines:
+    """The line of each row of a CSV file, worked out when an error first needs
+    one: it takes a second pass over the file (counting line breaks, or the csv
+    module when blank lines intervene), which a file that reads cleanly never pays."""
+
+    __slots__ = ("_read", "_n_rows", "_value")
+
+    def __init__(self, read, n_rows):
+        self._read, self._n_rows, self._value = read, n_rows, None
+
+    def resolve(self):
+        """An int (row r is on line r + value) or an array (the line of each row)."""
+        if self._value is None:
+            buf = self._read()
+            self._value = 2 if _rows_are_consecutive_lines(buf, self._n_rows) else _lines_of_rows(buf)
+            self._read = None
+        return self._value
 
 
 # --------------------------------------------------------------------- writing
@@ -232,9 +256,36 @@ def _write_csv(table: pa.Table, sink) -> None:
     # decimal string that parses back to the same double (0.30000000000000004,
     # 5e-324, 1.7976931348623157e+308), i.e. repr-exact; test_trajectory checks
     # the round trip. The header is quoted only when a name needs it.
+    #
+    # Formatting the numbers is most of the cost of writing, and Arrow does it
+    # without holding the GIL: a large table is formatted in blocks of rows on
+    # every core, and the blocks are written in order (at most two per core
+    # are held in memory).
     plain = all(not any(ch in n for ch in ',"\r\n') for n in table.column_names)
     options = pa_csv.WriteOptions(quoting_header="none" if plain else "needed")
-    pa_csv.write_csv(table, sink, options)
+    n, workers = table.num_rows, min(os.cpu_count() or 1, _WRITE_THREADS)
+    if workers < 2 or n < 2 * _WRITE_BLOCK_ROWS:
+        pa_csv.write_csv(table, sink, options)
+        return
+    from concurrent.futures import ThreadPoolExecutor
+
+    body = pa_csv.WriteOptions(include_header=False)
+
+    def block(start):
+        out = pa.BufferOutputStream()
+        pa_csv.write_csv(table.slice(start, _WRITE_BLOCK_ROWS), out, options if start == 0 else body)
+        return out.getvalue()
+
+    with contextlib.ExitStack() as stack:
+        f = stack.enter_context(open(sink, "wb")) if isinstance(sink, str) else sink
+        pool = stack.enter_context(ThreadPoolExecutor(workers))
+        pending = collections.deque()
+        for start in range(0, n, _WRITE_BLOCK_ROWS):
+            pending.append(pool.submit(block, start))
+            if len(pending) >= 2 * workers:
+                f.write(pending.popleft().result())
+        while pending:
+            f.write(pending.popleft().result())
 
 
 def write_trajectory(path, names, data, *, source=None) -> None:
@@ -261,6 +312,8 @@ def write_trajectory(path, names, data, *, source=None) -> None:
         if fmt == "csv":
             _write_csv(table, str(tmp))
         else:
+            import pyarrow.parquet as pq  # here, not at the top: ~30 ms that CSV runs need not pay
+
             pq.write_table(table, str(tmp))
 
 
@@ -279,7 +332,7 @@ def read_trajectory(path, *, required=None) -> Trajectory:
     if fmt == "parquet":
         traj = _read_parquet(display, buf if buf is not None else str(path))
     else:
-        traj = _read_csv(display, buf)
+        traj = _read_csv(display, buf, path)
     require_columns(traj, ["time"] + [n for n in (required or ()) if n != "time"])
     return traj
 
@@ -310,8 +363,9 @@ def check_increasing_time(traj: Trajectory) -> None:
 
 
 def _open_source(path):
-    """(display name, bytes or None, format). Regular Parquet files stay on disk;
-    everything else is read into memory once (pipes and stdin cannot be reread)."""
+    """(display name, bytes or None, format). Regular files stay on disk (Arrow
+    reads them itself, in parallel, without a copy in Python); pipes and
+    standard input are read into memory once (they cannot be reread)."""
     if path is None or str(path) == STDIO:
         stream = sys.stdin
         if stream is None or stream.isatty():
@@ -334,17 +388,25 @@ def _open_source(path):
         raise TrajectoryError(f"cannot read: {exc.strerror}", file=display) from None
     if stat.S_ISDIR(mode):
         raise TrajectoryError("is a folder, expected a trajectory file", file=display)
-    if fmt == "parquet" and stat.S_ISREG(mode):
-        if p.stat().st_size == 0:
+    if stat.S_ISREG(mode):
+        if fmt == "parquet" and p.stat().st_size == 0:
             raise TrajectoryError("empty file", file=display)
+        if fmt is None:  # no extension: sniff
+            fmt = "parquet" if _read_file(p, display, _PARQUET_MAGIC_SIZE) == _PARQUET_MAGIC else "csv"
         return display, None, fmt
-    try:
-        buf = p.read_bytes()
-    except OSError as exc:
-        raise TrajectoryError(f"cannot read: {exc.strerror}", file=display) from None
+    buf = _read_file(p, display)
     if fmt is None:  # no extension (e.g. /dev/fd/63 from <(...)): sniff
         fmt = "parquet" if buf.startswith(_PARQUET_MAGIC) else "csv"
     return display, buf, fmt
+
+
+def _read_file(path, display, size=-1) -> bytes:
+    """The first `size` bytes of a file (all of it by default), as a TrajectoryError when unreadable."""
+    try:
+        with open(path, "rb") as f:
+            return f.read(size)
+    except OSError as exc:
+        raise TrajectoryError(f"cannot read: {exc.strerror}", file=display) from None
 
 
 def _check_names(names, display, *, line=None) -> None:
@@ -372,10 +434,12 @@ def _finite(names, data, display, locate) -> None:
 
 def _first_null(columns):
     """(row, column index) of the first null in row order, or None."""
+    if not any(col.null_count for col in columns):
+        return None
+    import pyarrow.compute as pa_compute  # only when there is one: ~35 ms of import
+
     first = {j: pa_compute.indices_nonzero(col.is_null())[0].as_py()
              for j, col in enumerate(columns) if col.null_count}
-    if not first:
-        return None
     row = min(first.values())
     return row, min(j for j in first if not columns[j][row].is_valid)
 
@@ -399,8 +463,10 @@ def _stack(columns, n: int) -> np.ndarray:
 
 # CSV ---------------------------------------------------------------------------
 
-def _header(buf: bytes, display):
-    """(names, line of the header) from the first non-blank line, with the csv module."""
+def _header(buf: bytes, display, complete=True):
+    """(names, line of the header) from the first non-blank line, with the csv module.
+    `buf` may be only the start of the file (`complete` False): then None when
+    the header does not end inside it."""
     start = 3 if buf.startswith(b"\xef\xbb\xbf") else 0  # UTF-8 byte-order mark
     line = 1
     while True:
@@ -408,6 +474,8 @@ def _header(buf: bytes, display):
         chunk = buf[start:] if end < 0 else buf[start:end + 1]
         if chunk.strip():
             break
+        if end < 0 and not complete:
+            return None
         if end < 0:
             raise TrajectoryError("empty file; expected a CSV header line then one row per sample",
                                   file=display)
@@ -416,6 +484,8 @@ def _header(buf: bytes, display):
     # a quoted name may span lines: take lines until the quotes balance
     while end >= 0 and buf.count(b'"', start, end + 1) % 2:
         end = buf.find(b"\n", end + 1)
+    if end < 0 and not complete:
+        return None
     head = buf[start:] if end < 0 else buf[start:end + 1]
     names = next(csv.reader(io.StringIO(head.decode("utf-8", errors="replace"), newline="")))
     return names, line
@@ -483,26 +553,41 @@ def _diagnose_csv(buf: bytes, display, arrow_message: str) -> TrajectoryError:
     return TrajectoryError(f"cannot be read as CSV ({message})", file=display)
 
 
-def _read_csv(display, buf: bytes) -> Trajectory:
-    names, header_line = _header(buf, display)
+def _read_csv(display, buf, path=None) -> Trajectory:
+    """From `buf` (bytes) or, when it is None, the regular file `path`."""
+    if buf is None:
+        whole = functools.partial(_read_file, path, display)
+        head = _read_file(path, display, _HEAD_BYTES)
+        found = _header(head, display, complete=len(head) < _HEAD_BYTES)
+        if found is None:  # a header longer than _HEAD_BYTES
+            buf = whole()
+    else:
+        whole = lambda: buf  # noqa: E731
+    names, header_line = found if buf is None else _header(buf, display)
     _check_names(names, display, line=header_line)
     convert = pa_csv.ConvertOptions(
         column_types={n: pa.float64() for n in names},
         null_values=[""], strings_can_be_null=False, quoted_strings_can_be_null=False)
     try:
-        table = pa_csv.read_csv(pa.BufferReader(buf), convert_options=convert)
+        with (pa.BufferReader(buf) if buf is not None else pa.OSFile(str(path))) as source:
+            table = pa_csv.read_csv(source, convert_options=convert)
     except pa.ArrowInvalid as exc:
-        raise _diagnose_csv(buf, display, str(exc)) from None
+        raise _diagnose_csv(whole(), display, str(exc)) from None
+    except OSError as exc:  # the file went away or became unreadable since it was opened
+        raise TrajectoryError(f"cannot read: {exc.strerror or exc}", file=display) from None
     if table.column_names != names or any(t != pa.float64() for t in table.schema.types):
         # pyarrow split the header differently from the csv module: let the
         # line-by-line reader find and name the problem.
-        raise _diagnose_csv(buf, display, "unexpected header")
+        raise _diagnose_csv(whole(), display, "unexpected header")
     n = table.num_rows
     if n == 0:
         raise TrajectoryError("header only, no data rows; expected one row per sample",
                               file=display, line=header_line)
-    # rows are consecutive lines unless blank lines intervene (then map them exactly)
-    lines = 2 if _rows_are_consecutive_lines(buf, n) else _lines_of_rows(buf)
+    # rows are consecutive lines unless blank lines intervene (then map them exactly);
+    # worked out now for bytes in memory, on the first error for a file on disk
+    lines = _RowLines(whole, n)
+    if buf is not None:
+        lines = lines.resolve()
     locate = functools.partial(_locate, lines)
 
     empty = _first_null(table.columns)
@@ -519,6 +604,8 @@ def _read_csv(display, buf: bytes) -> Trajectory:
 # Parquet -------------------------------------------------------------------------
 
 def _read_parquet(display, source) -> Trajectory:
+    import pyarrow.parquet as pq  # here, not at the top: ~30 ms that CSV runs need not pay
+
     try:
         # ParquetFile.read, not pq.read_table: the latter imports pandas (~0.3 s)
         table = pq.ParquetFile(pa.BufferReader(source) if isinstance(source, bytes)

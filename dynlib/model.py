@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import threading
 from typing import NamedTuple
 
 import numpy as np
@@ -159,10 +160,24 @@ class Model:
         except ValueError:
             raise InputError(f"robot '{self.name}' has no moving joint '{name}'; {closest(name, self.joint_names)}") from None
 
-    @functools.cached_property
+    @property
     def workspace(self) -> Data:
-        """The Data that the public wrappers reuse (one per model; not thread-safe)."""
-        return self.create_data()
+        """The Data that the public wrappers reuse: one per model and thread, so
+        that the kernels (which run without the GIL) can run in several threads."""
+        local = self._local
+        try:
+            return local.data
+        except AttributeError:
+            local.data = self.create_data()
+            return local.data
+
+    @functools.cached_property
+    def _local(self) -> threading.local:
+        return threading.local()
+
+    def __getstate__(self):
+        # the per-thread workspaces stay behind (a thread-local cannot be pickled)
+        return {k: v for k, v in self.__dict__.items() if k != "_local"}
 
     def create_data(self) -> Data:
         nb, nv = self.nb, self.nv

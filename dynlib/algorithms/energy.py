@@ -7,7 +7,7 @@ Pinocchio; links fixed to the world do not count). O(n).
 import numpy as np
 
 from ..spatial import kernel, dot6, rigid_inertia_times, vec6
-from . import _args
+from . import _args, _rows
 from .kinematics import placements, motion
 
 _jit = kernel  # no reference counting, numpy error model (see dynlib.spatial)
@@ -58,7 +58,8 @@ def kinetic_energy(model, q, v):
     """T(q, v) = 1/2 v^T M(q) v, in joules; (N,) for a batch."""
     (Q, V), batched, n = _args.vectors(model, q=(q, model.nq), v=(v, model.nv))
     out = np.empty(n)
-    _kinetic_batch(model.arrays, model.workspace, Q, V, out)
+    S = _rows.split
+    _rows.run(model, n, _kinetic_batch, S(Q), S(V), S(out))
     return out if batched else float(out[0])
 
 
@@ -66,5 +67,5 @@ def potential_energy(model, q):
     """U(q) = -sum m_i g^T c_i, in joules; (N,) for a batch."""
     (Q,), batched, n = _args.vectors(model, q=(q, model.nq))
     out = np.empty(n)
-    _potential_batch(model.arrays, model.workspace, Q, model.arrays.gravity, out)
+    _rows.run(model, n, _potential_batch, _rows.split(Q), model.arrays.gravity, _rows.split(out))
     return out if batched else float(out[0])

@@ -8,16 +8,16 @@
 All three give the same a (nv,) up to round-off.
 """
 import numpy as np
-from numba import njit
 
+from ..compiled import jit
 from ..errors import InputError, NumericalError
-from . import _args
+from . import _args, _rows
 from .aba import aba, check_dynamics
 from .crba import crba_kernel
 from .linalg import cholesky, cholesky_solve
 from .rnea import rnea_kernel
 
-_jit = njit(cache=True)
+_jit = jit(nogil=True)
 
 
 @_jit
@@ -78,7 +78,10 @@ def forward_dynamics(model, q, v, tau, method="aba", f_ext=None):
     (Q, V, T), batched, n = _args.vectors(model, q=(q, model.nq), v=(v, model.nv), tau=(tau, model.nv))
     F = _args.external_forces(model, f_ext, n, batched)
     out = np.empty((n, model.nv))
-    bad = _batch(1 if method == "crba" else 2, model.arrays, model.workspace, Q, V, T, F, model.arrays.gravity, out)
+    S = _rows.split
+    blocks = _rows.run(model, n, _batch, S(Q), S(V), S(T), S(F), model.arrays.gravity, S(out),
+                       lead=(1 if method == "crba" else 2,))
+    bad = next((start + b for start, b in blocks if b >= 0), -1)
     if bad >= 0:
         raise NumericalError(f"the mass matrix is not positive definite at configuration {'row ' + str(bad) if batched else 'q'}")
     return out if batched else out[0]

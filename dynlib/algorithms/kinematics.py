@@ -14,7 +14,7 @@ import numpy as np
 from .. import joints as J
 from ..spatial import (kernel, act_inv_motion, add6, compose, cross_motion, joint_motion, pose, store6,
                        store_pose, tuple6, vec6)
-from . import _args
+from . import _args, _rows
 
 _jit = kernel  # no reference counting, numpy error model (see dynlib.spatial)
 
@@ -95,5 +95,5 @@ def frame_placement(model, q, frame):
     (Q,), batched, n = _args.vectors(model, q=(q, model.nq))
     fid = _args.frame(model, frame)
     out = np.empty((n, 4, 4))
-    _frame_placement_batch(model.arrays, model.workspace, Q, fid, out)
+    _rows.run(model, n, _frame_placement_batch, _rows.split(Q), fid, _rows.split(out))
     return out if batched else out[0]

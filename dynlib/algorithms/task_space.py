@@ -8,16 +8,16 @@ inverse is the pseudo-inverse: Lambda is the inertia seen along the directions
 the robot can move. Uses CRBA, RNEA and the Jacobian kernels; O(n^2 + n d).
 """
 import numpy as np
-from numba import njit
 
-from . import _args
+from ..compiled import jit
+from . import _args, _rows
 from .aba import check_dynamics
 from .crba import crba_kernel
 from .jacobians import LOCAL_WORLD_ALIGNED, jacobian_dot_v_kernel, jacobian_kernel
 from .linalg import cholesky, cholesky_solve
 from .rnea import rnea_kernel
 
-_jit = njit(cache=True)
+_jit = jit()
 
 
 @_jit
@@ -58,5 +58,6 @@ def task_space_inertia(model, q, frame, v=None):
     (Q, V), batched, n = _args.vectors(model, q=(q, model.nq), v=(v, model.nv))
     fid = _args.frame(model, frame)
     L_out, mu_out = np.empty((n, 6, 6)), np.empty((n, 6))
-    _task_space_batch(model.arrays, model.workspace, Q, V, fid, np.zeros((model.nb, 6)), L_out, mu_out)
+    S = _rows.split
+    _rows.run(model, n, _task_space_batch, S(Q), S(V), fid, np.zeros((model.nb, 6)), S(L_out), S(mu_out))
     return (L_out, mu_out) if batched else (L_out[0], mu_out[0])

@@ -1,0 +1,82 @@
+"""The rows of a batch on every core.
+
+The kernels run without the GIL (``nogil``), so the public wrappers split a
+large batch into one block of rows per thread; each thread works in its own
+`model.workspace`. The rows are independent, so the result is bit-identical
+whatever the number of threads.
+
+`threads()` is the number used: the ``DYN_THREADS`` environment variable when
+set (``1`` runs everything in the calling thread), else the cores this process
+may use. A batch is split only when every block gets at least `MIN_BLOCK` rows:
+below that, handing work to another thread costs more than it saves.
+"""
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from typing import NamedTuple
+
+import numpy as np
+
+from ..errors import InputError
+
+MIN_BLOCK = 1024
+_pool = None
+_pool_size = 0
+_lock = threading.Lock()
+
+
+class split(NamedTuple):
+    """An argument to cut along its first dimension, the batch's rows; one with
+    a single row is given whole to every block (it applies to every row)."""
+
+    array: np.ndarray
+
+
+def threads() -> int:
+    """How many threads a batch may use (``DYN_THREADS``, else the usable cores)."""
+    env = os.environ.get("DYN_THREADS", "").strip()
+    if env:
+        try:
+            n = int(env)
+        except ValueError:
+            n = 0
+        if n < 1:
+            raise InputError(f"DYN_THREADS must be a positive whole number, got {env!r}")
+        return n
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # not Linux
+        return os.cpu_count() or 1
+
+
+def run(model, n_rows, kernel, *args, lead=()):
+    """``kernel(*lead, model.arrays, data, *args)`` over the `n_rows` rows of a batch.
+
+    Arguments wrapped in `split` are cut into blocks of rows; the others are
+    passed whole. Returns ``(first row, kernel's result)`` of every block, in row order.
+    """
+    k = min(threads(), n_rows // MIN_BLOCK)
+    m = model.arrays
+    if k <= 1:
+        return [(0, kernel(*lead, m, model.workspace, *[a.array if isinstance(a, split) else a for a in args]))]
+
+    def block(start, stop):
+        cut = [(a.array[start:stop] if a.array.shape[0] == n_rows else a.array) if isinstance(a, split) else a
+               for a in args]
+        return kernel(*lead, m, model.workspace, *cut)
+
+    bounds = np.linspace(0, n_rows, k + 1).astype(int)
+    pool = _executor(k - 1)
+    rest = [pool.submit(block, bounds[i], bounds[i + 1]) for i in range(1, k)]
+    first = block(bounds[0], bounds[1])  # the calling thread takes a block too
+    return [(0, first)] + [(int(bounds[i]), f.result()) for i, f in zip(range(1, k), rest)]
+
+
+def _executor(size):
+    """One process-wide pool of worker threads (started as needed), replaced by a
+    larger one when more are asked for; a replaced pool finishes what it has."""
+    global _pool, _pool_size
+    with _lock:
+        if _pool is None or _pool_size < size:
+            _pool, _pool_size = ThreadPoolExecutor(size, thread_name_prefix="dyn-rows"), size
+        return _pool

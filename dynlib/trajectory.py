@@ -40,6 +40,7 @@ import pyarrow as pa
 import pyarrow.csv as pa_csv
 
 from dynlib.errors import InputError, TrajectoryError, closest
+from dynlib.parallel import threads
 
 __all__ = [
     "Trajectory",
@@ -263,7 +264,7 @@ def _write_csv(table: pa.Table, sink) -> None:
     # are held in memory).
     plain = all(not any(ch in n for ch in ',"\r\n') for n in table.column_names)
     options = pa_csv.WriteOptions(quoting_header="none" if plain else "needed")
-    n, workers = table.num_rows, min(os.cpu_count() or 1, _WRITE_THREADS)
+    n, workers = table.num_rows, min(threads(), _WRITE_THREADS)
     if workers < 2 or n < 2 * _WRITE_BLOCK_ROWS:
         pa_csv.write_csv(table, sink, options)
         return

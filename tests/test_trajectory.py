@@ -456,3 +456,57 @@ def test_parquet_errors_name_row_and_column(tmp_path):
 def test_trajectory_rejects_mismatched_shapes():
     with pytest.raises(InputError):
         Trajectory(["time", "q.a"], np.zeros((3, 3)))
+
+
+# -- large files: read in place, written on several threads --------------------------------
+
+def test_header_longer_than_the_first_read(tmp_path):
+    """The header is looked for in the first 64 KiB; a longer one (thousands of columns) still reads."""
+    names = ["time"] + [f"q.joint_with_a_long_name_{k:05d}" for k in range(3000)]
+    assert len(",".join(names)) > tj._HEAD_BYTES
+    data = np.arange(3 * len(names), dtype=float).reshape(3, -1)
+    path = tmp_path / "wide.csv"
+    write_trajectory(path, names, data)
+    traj = read_trajectory(path)
+    assert traj.names == names and np.array_equal(traj.data, data)
+    lines = path.read_text().split("\n")
+    lines[2] = "x" + lines[2][lines[2].index(","):]  # an error there still names its line
+    path.write_text("\n".join(lines))
+    err, _ = error_of(path)
+    assert err.line == 3
+
+
+def test_line_of_a_later_error_is_found_from_the_file(tmp_path):
+    """A file that reads cleanly gets its row-to-line map only when an error needs it."""
+    path = write_text(tmp_path / "t.csv", "\n\ntime,q.a\n0,1\n\n1,2\n1,3\n")
+    traj = read_trajectory(path)
+    assert isinstance(traj._lines, tj._RowLines) and traj._lines._value is None
+    with pytest.raises(TrajectoryError) as info:
+        check_increasing_time(traj)
+    assert info.value.line == 7
+
+
+@pytest.mark.parametrize("threads", ["1", "2", "3"])
+def test_large_csv_is_the_same_on_any_number_of_threads(tmp_path, monkeypatch, threads):
+    """More rows than one block: formatted in blocks on several threads, written in order."""
+    monkeypatch.setenv("DYN_THREADS", threads)
+    n = 2 * tj._WRITE_BLOCK_ROWS + 123
+    values = awkward_floats(n)
+    data = np.column_stack([np.arange(n) * 1e-3, values[:n], -values[:n]])
+    names = ["time", "q.a", "q.b c"]  # a name that needs quotes
+    write_trajectory(tmp_path / "big.csv", names, data)
+    traj = read_trajectory(tmp_path / "big.csv")
+    assert traj.names == names and np.array_equal(traj.data, data)
+    monkeypatch.setenv("DYN_THREADS", "1")
+    write_trajectory(tmp_path / "one.csv", names, data)
+    assert (tmp_path / "one.csv").read_bytes() == (tmp_path / "big.csv").read_bytes()
+
+
+def test_large_csv_to_stdout_on_several_threads(monkeypatch, capfdbinary, tmp_path):
+    monkeypatch.setenv("DYN_THREADS", "2")
+    n = 2 * tj._WRITE_BLOCK_ROWS + 1
+    data = np.column_stack([np.arange(n) * 1e-3, np.sin(np.arange(n))])
+    write_trajectory("-", ["time", "q.a"], data)
+    out = capfdbinary.readouterr().out
+    write_trajectory(tmp_path / "ref.csv", ["time", "q.a"], data)
+    assert out == (tmp_path / "ref.csv").read_bytes()

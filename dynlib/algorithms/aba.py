@@ -25,7 +25,8 @@ from ..errors import ModelError, NumericalError
 from ..spatial import (kernel, act_force, act_inertia, act_inv_motion, add6, add_to6, cross_force, cross_motion,
                        dot6, inertia_times, joint_motion, pose, rigid_inertia_times, scale6, store6, sub6,
                        sub_outer6, vec6)
-from . import _args, _rows
+from .. import parallel
+from . import _args
 from .kinematics import joint_placements
 
 _jit = kernel  # no reference counting, numpy error model (see dynlib.spatial)
@@ -97,8 +98,8 @@ def aba(model, q, v, tau, f_ext=None):
     (Q, V, T), batched, n = _args.vectors(model, q=(q, model.nq), v=(v, model.nv), tau=(tau, model.nv))
     F = _args.external_forces(model, f_ext, n, batched)
     out = np.empty((n, model.nv))
-    S = _rows.split
-    _rows.run(model, n, aba_batch, S(Q), S(V), S(T), S(F), model.arrays.gravity, S(out))
+    S = parallel.split
+    parallel.run(model, n, aba_batch, S(Q), S(V), S(T), S(F), model.arrays.gravity, S(out))
     if not np.all(np.isfinite(out)):
         row = int(np.argwhere(~np.isfinite(out))[0, 0])
         raise NumericalError(f"robot '{model.name}': the mass matrix is singular at "

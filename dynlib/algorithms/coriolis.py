@@ -14,7 +14,8 @@ import numpy as np
 
 from ..spatial import (kernel, act_inertia, act_motion, add6, cross_force, cross_motion, dot6, inertia_times, pose,
                        store6, sub6, unit6, vec6)
-from . import _args, _rows
+from .. import parallel
+from . import _args
 from .kinematics import motion, placements
 
 _jit = kernel  # no reference counting, numpy error model (see dynlib.spatial)
@@ -88,6 +89,6 @@ def coriolis_matrix(model, q, v):
     """C(q, v) (nv, nv): C v = h - g and dM/dt - 2 C is skew-symmetric."""
     (Q, V), batched, n = _args.vectors(model, q=(q, model.nq), v=(v, model.nv))
     out = np.empty((n, model.nv, model.nv))
-    S = _rows.split
-    _rows.run(model, n, _coriolis_batch, S(Q), S(V), S(out))
+    S = parallel.split
+    parallel.run(model, n, _coriolis_batch, S(Q), S(V), S(out))
     return out if batched else out[0]

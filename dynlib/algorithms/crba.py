@@ -11,7 +11,8 @@ O(n d) with d the tree depth.
 import numpy as np
 
 from ..spatial import kernel, act_force, act_motion, act_rigid_inertia, dot6, pose, rigid_inertia_times, store6, vec6
-from . import _args, _rows
+from .. import parallel
+from . import _args
 from .kinematics import placements
 
 _jit = kernel  # no reference counting, numpy error model (see dynlib.spatial)
@@ -59,5 +60,5 @@ def crba(model, q):
     """The joint-space inertia matrix M(q), (nv, nv) symmetric; (N, nv, nv) for a batch."""
     (Q,), batched, n = _args.vectors(model, q=(q, model.nq))
     out = np.empty((n, model.nv, model.nv))
-    _rows.run(model, n, crba_batch, _rows.split(Q), _rows.split(out))
+    parallel.run(model, n, crba_batch, parallel.split(Q), parallel.split(out))
     return out if batched else out[0]

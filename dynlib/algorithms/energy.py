@@ -7,7 +7,8 @@ Pinocchio; links fixed to the world do not count). O(n).
 import numpy as np
 
 from ..spatial import kernel, dot6, rigid_inertia_times, vec6
-from . import _args, _rows
+from .. import parallel
+from . import _args
 from .kinematics import placements, motion
 
 _jit = kernel  # no reference counting, numpy error model (see dynlib.spatial)
@@ -58,8 +59,8 @@ def kinetic_energy(model, q, v):
     """T(q, v) = 1/2 v^T M(q) v, in joules; (N,) for a batch."""
     (Q, V), batched, n = _args.vectors(model, q=(q, model.nq), v=(v, model.nv))
     out = np.empty(n)
-    S = _rows.split
-    _rows.run(model, n, _kinetic_batch, S(Q), S(V), S(out))
+    S = parallel.split
+    parallel.run(model, n, _kinetic_batch, S(Q), S(V), S(out))
     return out if batched else float(out[0])
 
 
@@ -67,5 +68,5 @@ def potential_energy(model, q):
     """U(q) = -sum m_i g^T c_i, in joules; (N,) for a batch."""
     (Q,), batched, n = _args.vectors(model, q=(q, model.nq))
     out = np.empty(n)
-    _rows.run(model, n, _potential_batch, _rows.split(Q), model.arrays.gravity, _rows.split(out))
+    parallel.run(model, n, _potential_batch, parallel.split(Q), model.arrays.gravity, parallel.split(out))
     return out if batched else float(out[0])

@@ -11,7 +11,8 @@ import numpy as np
 
 from ..compiled import jit
 from ..errors import InputError, NumericalError
-from . import _args, _rows
+from .. import parallel
+from . import _args
 from .aba import aba, check_dynamics
 from .crba import crba_kernel
 from .linalg import cholesky, cholesky_solve
@@ -78,8 +79,8 @@ def forward_dynamics(model, q, v, tau, method="aba", f_ext=None):
     (Q, V, T), batched, n = _args.vectors(model, q=(q, model.nq), v=(v, model.nv), tau=(tau, model.nv))
     F = _args.external_forces(model, f_ext, n, batched)
     out = np.empty((n, model.nv))
-    S = _rows.split
-    blocks = _rows.run(model, n, _batch, S(Q), S(V), S(T), S(F), model.arrays.gravity, S(out),
+    S = parallel.split
+    blocks = parallel.run(model, n, _batch, S(Q), S(V), S(T), S(F), model.arrays.gravity, S(out),
                        lead=(1 if method == "crba" else 2,))
     bad = next((start + b for start, b in blocks if b >= 0), -1)
     if bad >= 0:

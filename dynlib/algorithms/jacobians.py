@@ -14,7 +14,8 @@ axes (LOCAL_WORLD_ALIGNED).
 import numpy as np
 
 from ..spatial import kernel, act_inv_motion, act_motion, matvec3, matvec3_t, pose, vec6
-from . import _args, _rows
+from .. import parallel
+from . import _args
 from .kinematics import frame_transform, motion, placements
 
 _jit = kernel  # no reference counting, numpy error model (see dynlib.spatial)
@@ -100,7 +101,7 @@ def frame_jacobian(model, q, frame, reference="local_world_aligned"):
     (Q,), batched, n = _args.vectors(model, q=(q, model.nq))
     fid, ref = _args.frame(model, frame), _args.reference(reference)
     out = np.empty((n, 6, model.nv))
-    _rows.run(model, n, _jacobian_batch, _rows.split(Q), fid, ref, _rows.split(out))
+    parallel.run(model, n, _jacobian_batch, parallel.split(Q), fid, ref, parallel.split(out))
     return out if batched else out[0]
 
 
@@ -109,6 +110,6 @@ def frame_jacobian_dot_times_v(model, q, v, frame, reference="local_world_aligne
     (Q, V), batched, n = _args.vectors(model, q=(q, model.nq), v=(v, model.nv))
     fid, ref = _args.frame(model, frame), _args.reference(reference)
     out = np.empty((n, 6))
-    S = _rows.split
-    _rows.run(model, n, _jacobian_dot_v_batch, S(Q), S(V), fid, ref, S(out))
+    S = parallel.split
+    parallel.run(model, n, _jacobian_dot_v_batch, S(Q), S(V), fid, ref, S(out))
     return out if batched else out[0]

@@ -14,7 +14,8 @@ import numpy as np
 from .. import joints as J
 from ..spatial import (kernel, act_inv_motion, add6, compose, cross_motion, joint_motion, pose, store6,
                        store_pose, tuple6, vec6)
-from . import _args, _rows
+from .. import parallel
+from . import _args
 
 _jit = kernel  # no reference counting, numpy error model (see dynlib.spatial)
 
@@ -95,5 +96,5 @@ def frame_placement(model, q, frame):
     (Q,), batched, n = _args.vectors(model, q=(q, model.nq))
     fid = _args.frame(model, frame)
     out = np.empty((n, 4, 4))
-    _rows.run(model, n, _frame_placement_batch, _rows.split(Q), fid, _rows.split(out))
+    parallel.run(model, n, _frame_placement_batch, parallel.split(Q), fid, parallel.split(out))
     return out if batched else out[0]

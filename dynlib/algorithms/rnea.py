@@ -12,7 +12,8 @@ import numpy as np
 
 from ..spatial import (kernel, act_force, add6, add_to6, cross_force, dot6, pose, rigid_inertia_times, store6, sub6,
                        vec6)
-from . import _args, _rows
+from .. import parallel
+from . import _args
 from .kinematics import joint_placements, motion
 
 _jit = kernel  # no reference counting, numpy error model (see dynlib.spatial)
@@ -55,8 +56,8 @@ def rnea_batch(m, d, Q, V, A, F, gravity, out):
 def _run(model, Q, V, A, f_ext, batched, n):
     F = _args.external_forces(model, f_ext, n, batched)
     out = np.empty((n, model.nv))
-    S = _rows.split
-    _rows.run(model, n, rnea_batch, S(Q), S(V), S(A), S(F), model.arrays.gravity, S(out))
+    S = parallel.split
+    parallel.run(model, n, rnea_batch, S(Q), S(V), S(A), S(F), model.arrays.gravity, S(out))
     return out if batched else out[0]
 
 

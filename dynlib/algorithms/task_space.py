@@ -10,7 +10,8 @@ the robot can move. Uses CRBA, RNEA and the Jacobian kernels; O(n^2 + n d).
 import numpy as np
 
 from ..compiled import jit
-from . import _args, _rows
+from .. import parallel
+from . import _args
 from .aba import check_dynamics
 from .crba import crba_kernel
 from .jacobians import LOCAL_WORLD_ALIGNED, jacobian_dot_v_kernel, jacobian_kernel
@@ -58,6 +59,6 @@ def task_space_inertia(model, q, frame, v=None):
     (Q, V), batched, n = _args.vectors(model, q=(q, model.nq), v=(v, model.nv))
     fid = _args.frame(model, frame)
     L_out, mu_out = np.empty((n, 6, 6)), np.empty((n, 6))
-    S = _rows.split
-    _rows.run(model, n, _task_space_batch, S(Q), S(V), fid, np.zeros((model.nb, 6)), S(L_out), S(mu_out))
+    S = parallel.split
+    parallel.run(model, n, _task_space_batch, S(Q), S(V), fid, np.zeros((model.nb, 6)), S(L_out), S(mu_out))
     return (L_out, mu_out) if batched else (L_out[0], mu_out[0])

@@ -1,14 +1,15 @@
-"""The rows of a batch on every core.
+"""Work on every core: how many threads, and the rows of a batch in blocks.
+
+`threads()` is the number of threads dyn uses: the ``DYN_THREADS`` environment
+variable when set (``1`` runs everything in the calling thread), else the
+cores this process may use. Batched kernels (`run`) and the CSV writer use it.
 
 The kernels run without the GIL (``nogil``), so the public wrappers split a
 large batch into one block of rows per thread; each thread works in its own
 `model.workspace`. The rows are independent, so the result is bit-identical
-whatever the number of threads.
-
-`threads()` is the number used: the ``DYN_THREADS`` environment variable when
-set (``1`` runs everything in the calling thread), else the cores this process
-may use. A batch is split only when every block gets at least `MIN_BLOCK` rows:
-below that, handing work to another thread costs more than it saves.
+whatever the number of threads. A batch is split only when every block gets at
+least `MIN_BLOCK` rows: below that, handing work to another thread costs more
+than it saves.
 """
 import os
 import threading
@@ -17,7 +18,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..errors import InputError
+from .errors import InputError
 
 MIN_BLOCK = 1024
 _pool = None

@@ -1,0 +1,154 @@
+"""Batches on several threads (dynlib.parallel): the same numbers as one thread,
+bit for bit, whatever the split; DYN_THREADS; one workspace per thread."""
+import pickle
+import threading
+
+import numpy as np
+import pytest
+
+import dynlib
+from dynlib import parallel
+from dynlib.errors import InputError
+from helpers import random_state, sample
+
+N = 3 * parallel.MIN_BLOCK + 17  # three blocks on three threads, uneven
+
+
+def _batch(model, n, seed=0):
+    rng = np.random.default_rng(seed)
+    rows = [random_state(model, rng) for _ in range(n)]
+    return tuple(np.array(x) for x in zip(*rows))
+
+
+def _every_batched_function(model):
+    Q, V, A = _batch(model, N)
+    F = np.random.default_rng(1).standard_normal((N, model.nb, 6))
+    frame = model.frame_names[-1]
+    return {
+        "rnea": lambda: dynlib.rnea(model, Q, V, A),
+        "rnea f_ext per row": lambda: dynlib.rnea(model, Q, V, A, f_ext=F),
+        "rnea one f_ext": lambda: dynlib.rnea(model, Q, V, A, f_ext=F[0]),
+        "nonlinear_effects (broadcast a = 0)": lambda: dynlib.nonlinear_effects(model, Q, V),
+        "gravity_torques": lambda: dynlib.gravity_torques(model, Q),
+        "aba": lambda: dynlib.aba(model, Q, V, A),
+        "crba": lambda: dynlib.crba(model, Q),
+        "forward crba": lambda: dynlib.forward_dynamics(model, Q, V, A, method="crba"),
+        "forward rnea": lambda: dynlib.forward_dynamics(model, Q, V, A, method="rnea"),
+        "coriolis": lambda: dynlib.coriolis_matrix(model, Q, V),
+        "jacobian": lambda: dynlib.frame_jacobian(model, Q, frame),
+        "jacobian_dot_v": lambda: dynlib.frame_jacobian_dot_times_v(model, Q, V, frame),
+        "placement": lambda: dynlib.frame_placement(model, Q, frame),
+        "kinetic": lambda: dynlib.kinetic_energy(model, Q, V),
+        "potential": lambda: dynlib.potential_energy(model, Q),
+        "task space": lambda: dynlib.task_space_inertia(model, Q, frame, V),
+    }
+
+
+@pytest.mark.parametrize("robot, floating", [("arm6", False), ("quadruped", True)])
+def test_threads_give_bit_identical_results(robot, floating, monkeypatch):
+    model = sample(robot, floating)
+    for name, fn in _every_batched_function(model).items():
+        monkeypatch.setenv("DYN_THREADS", "1")
+        one = fn()
+        monkeypatch.setenv("DYN_THREADS", "3")
+        three = fn()
+        for a, b in zip(*(x if isinstance(x, tuple) else (x,) for x in (one, three))):
+            assert np.array_equal(a, b), f"{robot}: {name} differs on 3 threads"
+
+
+def test_rows_across_block_edges_match_single_calls(monkeypatch):
+    monkeypatch.setenv("DYN_THREADS", "2")
+    model = sample("arm7")
+    Q, V, A = _batch(model, N, seed=3)
+    tau = dynlib.rnea(model, Q, V, A)
+    acc = dynlib.aba(model, Q, V, tau)
+    for r in (0, N // 2 - 1, N // 2, N // 2 + 1, N - 1):
+        assert np.array_equal(tau[r], dynlib.rnea(model, Q[r], V[r], A[r]))
+    assert np.max(np.abs(acc - A)) < 1e-9
+
+
+def test_run_splits_marked_arguments_and_reports_block_starts(monkeypatch):
+    """Rows are cut only for `split` arguments with the batch's row count; results carry their first row."""
+    monkeypatch.setenv("DYN_THREADS", "4")
+    model = sample("pendulum")
+    n = 4 * parallel.MIN_BLOCK + 3
+    x = np.arange(n, dtype=float)
+    seen = []
+
+    def kernel(m, d, rows, whole, one_row, out):
+        seen.append((threading.get_ident(), id(d)))
+        out[:] = rows * 2 + whole.sum() + one_row[0]
+        return int(rows[0])
+
+    out = np.empty(n)
+    blocks = parallel.run(model, n, kernel, parallel.split(x), np.ones(5), parallel.split(np.array([7.0])),
+                          parallel.split(out))
+    assert [start for start, _ in blocks] == [first for _, first in blocks]  # each block's first row is its start
+    assert [start for start, _ in blocks] == sorted(start for start, _ in blocks) and blocks[0][0] == 0
+    assert len(blocks) == 4
+    assert np.array_equal(out, x * 2 + 5 + 7)
+    # one workspace per thread (a pool thread that finishes early may take another block)
+    workspace_of = dict(seen)
+    assert len(set(workspace_of.values())) == len(workspace_of) >= 2
+    assert all(workspace_of[t] == d for t, d in seen)
+
+
+def test_small_batches_stay_on_the_calling_thread(monkeypatch):
+    monkeypatch.setenv("DYN_THREADS", "8")
+    model = sample("pendulum")
+    caller = threading.get_ident()
+    seen = []
+
+    def kernel(m, d, rows):
+        seen.append(threading.get_ident())
+
+    parallel.run(model, 2 * parallel.MIN_BLOCK - 1, kernel, parallel.split(np.zeros(2 * parallel.MIN_BLOCK - 1)))
+    assert seen == [caller]
+
+
+@pytest.mark.parametrize("value", ["0", "-2", "many", "1.5"])
+def test_bad_dyn_threads_is_an_input_error(value, monkeypatch):
+    monkeypatch.setenv("DYN_THREADS", value)
+    with pytest.raises(InputError, match="DYN_THREADS must be a positive whole number"):
+        parallel.threads()
+
+
+def test_default_threads_is_the_usable_cores(monkeypatch):
+    monkeypatch.delenv("DYN_THREADS", raising=False)
+    assert parallel.threads() >= 1
+
+
+def test_workspace_is_per_thread_and_model_pickles():
+    model = sample("arm6")
+    here = model.workspace
+    assert model.workspace is here  # reused in one thread
+    other = []
+    t = threading.Thread(target=lambda: other.append(model.workspace))
+    t.start()
+    t.join()
+    assert other[0] is not here and other[0].M.shape == here.M.shape
+    copy = pickle.loads(pickle.dumps(model))
+    q, v, a = random_state(copy, np.random.default_rng(0))
+    assert np.array_equal(dynlib.rnea(copy, q, v, a), dynlib.rnea(model, q, v, a))
+
+
+def test_concurrent_callers_do_not_share_a_workspace():
+    """Kernels release the GIL: two user threads calling at once must not corrupt each other."""
+    model = sample("arm7")
+    Q, V, A = _batch(model, 2000, seed=5)
+    expected = dynlib.rnea(model, Q, V, A)
+    results, errors = [], []
+
+    def worker():
+        try:
+            for _ in range(20):
+                results.append(np.array_equal(dynlib.rnea(model, Q, V, A), expected))
+        except Exception as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=worker) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors and len(results) == 60 and all(results)

@@ -79,12 +79,20 @@ class ControllerArrays(NamedTuple):
 @_jit
 def interpolate_rows(times, values, t, out):
     """out = the row of `values` at time t, linear between samples, held beyond the ends."""
+    # i = the number of samples at or before t (np.searchsorted(times, t, "right"), written
+    # out: numpy's version drags numba.np.arraymath, and scipy.linalg, into every start-up)
     n = times.shape[0]
-    i = np.searchsorted(times, t, side="right")
-    if i == 0:
-        out[:] = values[0]
-    elif i == n:
-        out[:] = values[n - 1]
+    lo, hi = 0, n
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if times[mid] <= t:
+            lo = mid + 1
+        else:
+            hi = mid
+    i = lo
+    if i == 0 or i == n:
+        for k in range(out.shape[0]):
+            out[k] = values[0 if i == 0 else n - 1, k]
     else:
         s = (t - times[i - 1]) / (times[i] - times[i - 1])
         for k in range(out.shape[0]):

@@ -154,6 +154,12 @@ def test_torque_table_is_interpolated_between_samples():
     r = simulate(model, dt=0.01, steps=40, controller=TorqueTable(table_t, table_tau))
     assert np.allclose(r.tau[:, 0], np.interp(r.time, table_t, table_tau[:, 0]), rtol=0, atol=1e-12)
     assert r.tau[-1, 0] == -1.0  # held after the last sample
+    # held before the first sample too; many samples, some exactly on steps (the binary search)
+    table_t = np.r_[0.05, np.sort(np.random.default_rng(0).uniform(0.05, 0.3, 200)), 0.3]
+    table_tau = np.sin(40 * table_t)[:, None]
+    r = simulate(model, dt=0.01, steps=40, controller=TorqueTable(table_t, table_tau))
+    assert np.allclose(r.tau[:, 0], np.interp(r.time, table_t, table_tau[:, 0]), rtol=0, atol=1e-12)
+    assert r.tau[0, 0] == table_tau[0, 0]
 
 
 def test_zero_controller_records_zero_torque_while_friction_acts():

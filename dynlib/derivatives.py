@@ -19,14 +19,13 @@ therefore handled exactly; only the samples' spacing limits the accuracy.
 - `savgol`: Savitzky–Golay, the least-squares polynomial of order `polyorder` over
   a window of `window` seconds (L = 2·round(window / 2dt) + 1 samples), fitted over
   the first / last full window at the ends (scipy's ``mode='interp'``). It needs
-  uniform sampling. Angles and displacements go through
-  `scipy.signal.savgol_filter` (the chart is then the coordinates themselves);
-  free-flyer and planar joints through the chart kernel below, with the same weights.
+  uniform sampling. The weights come from `savgol_weights` (better conditioned
+  than scipy's), and every joint goes through the chart kernel below.
 
 ``continuous`` joints are unwrapped first: a step of more than π between two
 samples is read as a wrap of 2π (a recording in [-π, π)), not as a motion.
 
-Public: `central(model, t, q)`, `savgol(model, t, q, window, polyorder)`,
+Public: `central(model, t, q)`, `savgol(model, t, q, window, polyorder)`, `savgol_weights`,
 `estimate(model, t, q, method, ...)`, each -> (v, a);
 `motion_from_trajectory(model, traj, ...)` -> `Motion`, the q, v, a of a trajectory
 file's rows (given or estimated, with `--columns`-style name templates), shared by
@@ -52,19 +51,35 @@ UNIFORM_TOLERANCE = 1e-3  # savgol: largest |dt_k - mean dt| / mean dt taken as 
 @jit
 def _chart_fit(jtype, idx_q, idx_v, nvj, Q, start, widx, W1, W2, V, A):
     """For the joints listed (jtype, idx_q, idx_v, nvj), add to V[k], A[k]
-    Σ_j W[widx[k], j] · difference(Q[k], Q[start[k] + j]); O(N · L · n)."""
-    x = np.zeros(V.shape[1])
-    for k in range(Q.shape[0]):
-        w = widx[k]
-        for j in range(W1.shape[1]):
-            n = start[k] + j
-            if n == k:
-                continue  # the chart's centre: difference(q_k, q_k) = 0
-            J.difference_kernel(jtype, idx_q, idx_v, Q[k], Q[n], x)
-            for i in range(jtype.shape[0]):
-                for r in range(idx_v[i], idx_v[i] + nvj[i]):
-                    V[k, r] += W1[w, j] * x[r]
-                    A[k, r] += W2[w, j] * x[r]
+    Σ_j W[widx[k], j] · difference(Q[k], Q[start[k] + j]); O(N · L · n).
+
+    An angle's or a displacement's difference is a subtraction, written out here
+    (it is most of the work); free-flyer and planar joints use their own."""
+    x = np.zeros(6)
+    L = W1.shape[1]
+    for i in range(jtype.shape[0]):
+        iq, iv, t = idx_q[i], idx_v[i], jtype[i]
+        for k in range(Q.shape[0]):
+            w, s0 = widx[k], start[k]
+            if t == J.FREEFLYER or t == J.PLANAR:
+                for j in range(L):
+                    if s0 + j == k:
+                        continue  # the chart's centre: difference(q_k, q_k) = 0
+                    if t == J.FREEFLYER:
+                        J.freeflyer_difference(Q[k], Q[s0 + j], iq, 0, x)
+                    else:
+                        J.planar_difference(Q[k], Q[s0 + j], iq, 0, x)
+                    for r in range(nvj[i]):
+                        V[k, iv + r] += W1[w, j] * x[r]
+                        A[k, iv + r] += W2[w, j] * x[r]
+            else:
+                qk, s1, s2 = Q[k, iq], 0.0, 0.0
+                for j in range(L):
+                    dx = Q[s0 + j, iq] - qk
+                    s1 += W1[w, j] * dx
+                    s2 += W2[w, j] * dx
+                V[k, iv] += s1
+                A[k, iv] += s2
 
 
 def _fit(model, joints, Q, start, widx, W1, W2, V, A):
@@ -138,8 +153,6 @@ def savgol(model, t, q, window=0.1, polyorder=4):
     t (N,) uniformly sampled (steps within 0.1 % of their mean), q (N, nq). The
     window must hold more samples than `polyorder` and at most N. Returns v, a (N, nv).
     """
-    from scipy.signal import savgol_coeffs, savgol_filter
-
     polyorder = int(polyorder)
     if polyorder < 2:
         raise InputError(f"Savitzky–Golay polyorder must be at least 2 to estimate accelerations, got {polyorder}")
@@ -163,20 +176,31 @@ def savgol(model, t, q, window=0.1, polyorder=4):
                          f"{n}; shorten the window to at most {(n - 1 - (n % 2 == 0)) * dt:.6g} s")
     V = np.zeros((n, model.nv))
     A = np.zeros((n, model.nv))
-    a = model.arrays
-    euclid = np.flatnonzero((a.jtype == J.REVOLUTE) | (a.jtype == J.PRISMATIC))
-    lie = np.flatnonzero((a.jtype == J.FREEFLYER) | (a.jtype == J.PLANAR))
-    if euclid.size:
-        cq, cv = a.idx_q[euclid], a.idx_v[euclid]
-        V[:, cv] = savgol_filter(Q[:, cq], L, polyorder, deriv=1, delta=dt, axis=0, mode="interp")
-        A[:, cv] = savgol_filter(Q[:, cq], L, polyorder, deriv=2, delta=dt, axis=0, mode="interp")
-    if lie.size:
-        half = L // 2
-        start = np.clip(np.arange(n) - half, 0, n - L)
-        W1 = np.array([savgol_coeffs(L, polyorder, deriv=1, delta=dt, pos=p, use="dot") for p in range(L)])
-        W2 = np.array([savgol_coeffs(L, polyorder, deriv=2, delta=dt, pos=p, use="dot") for p in range(L)])
-        _fit(model, lie, Q, start, np.arange(n) - start, W1, W2, V, A)
+    start = np.clip(np.arange(n) - L // 2, 0, n - L)
+    W1, W2 = savgol_weights(L, polyorder, dt)
+    _fit(model, np.arange(model.nb), Q, start, np.arange(n) - start, W1, W2, V, A)
     return V, A
+
+
+def savgol_weights(L, polyorder, dt):
+    """(W1, W2), each (L, L): row p holds the weights that give the first and second
+    derivative at sample p of the least-squares polynomial of order `polyorder`
+    through L samples dt apart.
+
+    The samples' offsets are scaled to [-1, 1] before the fit (QR of the
+    Vandermonde matrix): exact for polynomials to ~1e-14 also for wide windows,
+    where unscaled offsets (scipy's savgol_coeffs) lose 8 digits at L = 101 and
+    all of them at L = 1001, polyorder 6.
+    """
+    scale = max(L // 2, 1)
+    offsets = np.arange(L, dtype=np.float64)
+    W1, W2 = np.empty((L, L)), np.empty((L, L))
+    for p in range(L):
+        Qv, R = np.linalg.qr(np.vander((offsets - p) / scale, polyorder + 1, increasing=True))
+        coef = np.linalg.solve(R, Qv.T)  # row i: the weights of the fit's coefficient of u^i
+        W1[p] = coef[1] / (scale * dt)
+        W2[p] = 2.0 * coef[2] / (scale * dt) ** 2
+    return W1, W2
 
 
 def estimate(model, t, q, method="central", *, window=0.1, polyorder=4):

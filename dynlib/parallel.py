@@ -14,8 +14,6 @@ than it saves.
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from typing import NamedTuple
-
 import numpy as np
 
 from .errors import InputError
@@ -24,13 +22,6 @@ MIN_BLOCK = 1024
 _pool = None
 _pool_size = 0
 _lock = threading.Lock()
-
-
-class split(NamedTuple):
-    """An argument to cut along its first dimension, the batch's rows; one with
-    a single row is given whole to every block (it applies to every row)."""
-
-    array: np.ndarray
 
 
 def threads() -> int:
@@ -53,17 +44,20 @@ def threads() -> int:
 def run(model, n_rows, kernel, *args, lead=()):
     """``kernel(*lead, model.arrays, data, *args)`` over the `n_rows` rows of a batch.
 
-    Arguments wrapped in `split` are cut into blocks of rows; the others are
-    passed whole. Returns ``(first row, kernel's result)`` of every block, in row order.
+    An argument given as a 1-tuple ``(X,)`` is an array to cut along its first
+    dimension, the rows (an X of one row applies to every row and is passed
+    whole to every block); other arguments are passed as they are. (A tuple,
+    not a wrapper class: this is on the path of every single call, where a
+    wrapper's construction costs more than the rest of this function.)
+    Returns ``(first row, kernel's result)`` of every block, in row order.
     """
-    k = min(threads(), n_rows // MIN_BLOCK)
     m = model.arrays
-    if k <= 1:
-        return [(0, kernel(*lead, m, model.workspace, *[a.array if isinstance(a, split) else a for a in args]))]
+    k = 1 if n_rows < 2 * MIN_BLOCK else min(threads(), n_rows // MIN_BLOCK)
+    if k == 1:  # (the common single call: nothing else to decide)
+        return [(0, kernel(*lead, m, model.workspace, *[a[0] if type(a) is tuple else a for a in args]))]
 
     def block(start, stop):
-        cut = [(a.array[start:stop] if a.array.shape[0] == n_rows else a.array) if isinstance(a, split) else a
-               for a in args]
+        cut = [(a[0][start:stop] if a[0].shape[0] == n_rows else a[0]) if type(a) is tuple else a for a in args]
         return kernel(*lead, m, model.workspace, *cut)
 
     bounds = np.linspace(0, n_rows, k + 1).astype(int)

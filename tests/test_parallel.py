@@ -68,7 +68,7 @@ def test_rows_across_block_edges_match_single_calls(monkeypatch):
 
 
 def test_run_splits_marked_arguments_and_reports_block_starts(monkeypatch):
-    """Rows are cut only for `split` arguments with the batch's row count; results carry their first row."""
+    """Rows are cut only for arguments given as 1-tuples with the batch's row count; results carry their first row."""
     monkeypatch.setenv("DYN_THREADS", "4")
     model = sample("pendulum")
     n = 4 * parallel.MIN_BLOCK + 3
@@ -81,8 +81,8 @@ def test_run_splits_marked_arguments_and_reports_block_starts(monkeypatch):
         return int(rows[0])
 
     out = np.empty(n)
-    blocks = parallel.run(model, n, kernel, parallel.split(x), np.ones(5), parallel.split(np.array([7.0])),
-                          parallel.split(out))
+    blocks = parallel.run(model, n, kernel, (x,), np.ones(5), (np.array([7.0]),),
+                          (out,))
     assert [start for start, _ in blocks] == [first for _, first in blocks]  # each block's first row is its start
     assert [start for start, _ in blocks] == sorted(start for start, _ in blocks) and blocks[0][0] == 0
     assert len(blocks) == 4
@@ -102,7 +102,7 @@ def test_small_batches_stay_on_the_calling_thread(monkeypatch):
     def kernel(m, d, rows):
         seen.append(threading.get_ident())
 
-    parallel.run(model, 2 * parallel.MIN_BLOCK - 1, kernel, parallel.split(np.zeros(2 * parallel.MIN_BLOCK - 1)))
+    parallel.run(model, 2 * parallel.MIN_BLOCK - 1, kernel, (np.zeros(2 * parallel.MIN_BLOCK - 1),))
     assert seen == [caller]
 
 

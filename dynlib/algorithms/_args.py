@@ -4,6 +4,8 @@ Kernels assume valid input; every public wrapper passes its arguments through
 here first, so a bad argument is an `InputError` naming it, never a crash in
 compiled code.
 """
+import math
+
 import numpy as np
 
 from ..errors import InputError
@@ -14,6 +16,7 @@ def vectors(model, **named):
 
     Each keyword is ``name=(array, size)``. All arrays must share the batch
     dimension (or have none). Returns ``(list_of_2d_arrays, batched, N)``.
+    Written for the single call's sake: a few hundred nanoseconds per argument.
     """
     out, batched, n_rows = [], None, None
     for name, (x, size) in named.items():
@@ -21,40 +24,54 @@ def vectors(model, **named):
             arr = np.asarray(x, dtype=np.float64)
         except (TypeError, ValueError):
             raise InputError(f"{name} must be an array of numbers, got {type(x).__name__}") from None
-        if arr.ndim == 1:
-            b = False
-            arr = arr.reshape(1, -1)
-        elif arr.ndim == 2:
-            b = True
+        ndim = arr.ndim
+        if ndim == 1:
+            b, rows = False, 1
+        elif ndim == 2:
+            b, rows = True, arr.shape[0]
         else:
             raise InputError(f"{name} must have shape ({size},) or (N, {size}), got {arr.shape}")
-        if arr.shape[1] != size:
+        if arr.shape[-1] != size:
             raise InputError(f"{name} must have {size} entries for robot '{model.name}' "
                              f"(shape ({size},) or (N, {size})), got shape {np.shape(x)}")
         if batched is None:
-            batched, n_rows = b, arr.shape[0]
-        elif b != batched or arr.shape[0] != n_rows:
+            batched, n_rows = b, rows
+        elif b != batched or rows != n_rows:
             raise InputError(f"{name} has shape {np.shape(x)}, which does not match the other arguments' batch size {n_rows if batched else 'none'}")
-        if not np.isfinite(arr.sum()) and not np.all(np.isfinite(arr)):  # the sum: a fast first test
-            bad = np.argwhere(~np.isfinite(arr))[0]
+        if not all_finite(arr):
+            bad = np.argwhere(~np.isfinite(arr.reshape(rows, size)))[0]
             where = f"row {bad[0]}, " if b else ""
             raise InputError(f"{name} has a non-finite value at {where}index {bad[1]}")
-        out.append(np.ascontiguousarray(arr))
+        out.append(np.ascontiguousarray(arr if b else arr[None]))
     return out, bool(batched), n_rows
+
+
+def all_finite(arr) -> bool:
+    """Whether every entry of `arr` is finite. A sum is finite only when every term
+    is, so the sum is the first test (a Python one for a short array, where numpy's
+    call overhead would dominate) and the exact test runs only when it fails."""
+    total = sum(arr.ravel().tolist()) if arr.size <= 64 else arr.sum()
+    return math.isfinite(total) or bool(np.all(np.isfinite(arr)))
+
+
+_NO_FORCES = {}  # nb -> zeros (1, nb, 6); the kernels only read f_ext
 
 
 def external_forces(model, f_ext, n_rows, batched):
     """f_ext as an (N or 1, nb, 6) array of body-frame wrenches (zeros when None)."""
     nb = model.nb
     if f_ext is None:
-        return np.zeros((1, nb, 6))
+        zeros = _NO_FORCES.get(nb)
+        if zeros is None:
+            zeros = _NO_FORCES[nb] = np.zeros((1, nb, 6))
+        return zeros
     arr = np.asarray(f_ext, dtype=np.float64)
     if arr.shape == (nb, 6):
         arr = arr.reshape(1, nb, 6)
     elif not (batched and arr.shape == (n_rows, nb, 6)):
         raise InputError(f"f_ext must have shape ({nb}, 6) (one wrench per body, body frame)"
                          f"{f' or ({n_rows}, {nb}, 6)' if batched else ''}, got {arr.shape}")
-    if not np.all(np.isfinite(arr)):
+    if not all_finite(arr):
         raise InputError("f_ext has a non-finite value")
     return np.ascontiguousarray(arr)
 

@@ -98,9 +98,8 @@ def aba(model, q, v, tau, f_ext=None):
     (Q, V, T), batched, n = _args.vectors(model, q=(q, model.nq), v=(v, model.nv), tau=(tau, model.nv))
     F = _args.external_forces(model, f_ext, n, batched)
     out = np.empty((n, model.nv))
-    S = parallel.split
-    parallel.run(model, n, aba_batch, S(Q), S(V), S(T), S(F), model.arrays.gravity, S(out))
-    if not np.all(np.isfinite(out)):
+    parallel.run(model, n, aba_batch, (Q,), (V,), (T,), (F,), model.arrays.gravity, (out,))
+    if not _args.all_finite(out):
         row = int(np.argwhere(~np.isfinite(out))[0, 0])
         raise NumericalError(f"robot '{model.name}': the mass matrix is singular at "
                              f"{'row ' + str(row) + ' of ' if batched else ''}q (the accelerations are not finite); "

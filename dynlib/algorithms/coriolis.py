@@ -89,6 +89,5 @@ def coriolis_matrix(model, q, v):
     """C(q, v) (nv, nv): C v = h - g and dM/dt - 2 C is skew-symmetric."""
     (Q, V), batched, n = _args.vectors(model, q=(q, model.nq), v=(v, model.nv))
     out = np.empty((n, model.nv, model.nv))
-    S = parallel.split
-    parallel.run(model, n, _coriolis_batch, S(Q), S(V), S(out))
+    parallel.run(model, n, _coriolis_batch, (Q,), (V,), (out,))
     return out if batched else out[0]

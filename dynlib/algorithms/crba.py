@@ -60,5 +60,5 @@ def crba(model, q):
     """The joint-space inertia matrix M(q), (nv, nv) symmetric; (N, nv, nv) for a batch."""
     (Q,), batched, n = _args.vectors(model, q=(q, model.nq))
     out = np.empty((n, model.nv, model.nv))
-    parallel.run(model, n, crba_batch, parallel.split(Q), parallel.split(out))
+    parallel.run(model, n, crba_batch, (Q,), (out,))
     return out if batched else out[0]

@@ -59,8 +59,7 @@ def kinetic_energy(model, q, v):
     """T(q, v) = 1/2 v^T M(q) v, in joules; (N,) for a batch."""
     (Q, V), batched, n = _args.vectors(model, q=(q, model.nq), v=(v, model.nv))
     out = np.empty(n)
-    S = parallel.split
-    parallel.run(model, n, _kinetic_batch, S(Q), S(V), S(out))
+    parallel.run(model, n, _kinetic_batch, (Q,), (V,), (out,))
     return out if batched else float(out[0])
 
 
@@ -68,5 +67,5 @@ def potential_energy(model, q):
     """U(q) = -sum m_i g^T c_i, in joules; (N,) for a batch."""
     (Q,), batched, n = _args.vectors(model, q=(q, model.nq))
     out = np.empty(n)
-    parallel.run(model, n, _potential_batch, parallel.split(Q), model.arrays.gravity, parallel.split(out))
+    parallel.run(model, n, _potential_batch, (Q,), model.arrays.gravity, (out,))
     return out if batched else float(out[0])

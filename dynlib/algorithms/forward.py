@@ -79,8 +79,7 @@ def forward_dynamics(model, q, v, tau, method="aba", f_ext=None):
     (Q, V, T), batched, n = _args.vectors(model, q=(q, model.nq), v=(v, model.nv), tau=(tau, model.nv))
     F = _args.external_forces(model, f_ext, n, batched)
     out = np.empty((n, model.nv))
-    S = parallel.split
-    blocks = parallel.run(model, n, _batch, S(Q), S(V), S(T), S(F), model.arrays.gravity, S(out),
+    blocks = parallel.run(model, n, _batch, (Q,), (V,), (T,), (F,), model.arrays.gravity, (out,),
                        lead=(1 if method == "crba" else 2,))
     bad = next((start + b for start, b in blocks if b >= 0), -1)
     if bad >= 0:

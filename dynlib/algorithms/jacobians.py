@@ -101,7 +101,7 @@ def frame_jacobian(model, q, frame, reference="local_world_aligned"):
     (Q,), batched, n = _args.vectors(model, q=(q, model.nq))
     fid, ref = _args.frame(model, frame), _args.reference(reference)
     out = np.empty((n, 6, model.nv))
-    parallel.run(model, n, _jacobian_batch, parallel.split(Q), fid, ref, parallel.split(out))
+    parallel.run(model, n, _jacobian_batch, (Q,), fid, ref, (out,))
     return out if batched else out[0]
 
 
@@ -110,6 +110,5 @@ def frame_jacobian_dot_times_v(model, q, v, frame, reference="local_world_aligne
     (Q, V), batched, n = _args.vectors(model, q=(q, model.nq), v=(v, model.nv))
     fid, ref = _args.frame(model, frame), _args.reference(reference)
     out = np.empty((n, 6))
-    S = parallel.split
-    parallel.run(model, n, _jacobian_dot_v_batch, S(Q), S(V), fid, ref, S(out))
+    parallel.run(model, n, _jacobian_dot_v_batch, (Q,), (V,), fid, ref, (out,))
     return out if batched else out[0]

@@ -96,5 +96,5 @@ def frame_placement(model, q, frame):
     (Q,), batched, n = _args.vectors(model, q=(q, model.nq))
     fid = _args.frame(model, frame)
     out = np.empty((n, 4, 4))
-    parallel.run(model, n, _frame_placement_batch, parallel.split(Q), fid, parallel.split(out))
+    parallel.run(model, n, _frame_placement_batch, (Q,), fid, (out,))
     return out if batched else out[0]

@@ -56,8 +56,7 @@ def rnea_batch(m, d, Q, V, A, F, gravity, out):
 def _run(model, Q, V, A, f_ext, batched, n):
     F = _args.external_forces(model, f_ext, n, batched)
     out = np.empty((n, model.nv))
-    S = parallel.split
-    parallel.run(model, n, rnea_batch, S(Q), S(V), S(A), S(F), model.arrays.gravity, S(out))
+    parallel.run(model, n, rnea_batch, (Q,), (V,), (A,), (F,), model.arrays.gravity, (out,))
     return out if batched else out[0]
 
 

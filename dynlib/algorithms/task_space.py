@@ -59,6 +59,5 @@ def task_space_inertia(model, q, frame, v=None):
     (Q, V), batched, n = _args.vectors(model, q=(q, model.nq), v=(v, model.nv))
     fid = _args.frame(model, frame)
     L_out, mu_out = np.empty((n, 6, 6)), np.empty((n, 6))
-    S = parallel.split
-    parallel.run(model, n, _task_space_batch, S(Q), S(V), fid, np.zeros((model.nb, 6)), S(L_out), S(mu_out))
+    parallel.run(model, n, _task_space_batch, (Q,), (V,), fid, np.zeros((model.nb, 6)), (L_out,), (mu_out,))
     return (L_out, mu_out) if batched else (L_out[0], mu_out[0])

@@ -89,6 +89,12 @@ class CheckFailed(DynError):
     exit_code = 1
 
 
+class SweepFailed(DynError):
+    """Some variants of a sweep diverged or failed (they are in summary.csv). Exit code 1."""
+
+    exit_code = 1
+
+
 def closest(name: str, valid, n: int = 3) -> str:
     """A hint naming the valid names closest to `name` ('' when none is close)."""
     valid = list(valid)

@@ -58,7 +58,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Optional
 
-from .errors import DynError, InputError, ScenarioError
+from .errors import DynError, InputError, ScenarioError, SweepFailed
 
 SUMMARY = "summary.csv"
 RECORDS = ".dyn-sweep"
@@ -69,12 +69,6 @@ FORMATS = ("csv", "parquet")
 SUMMARY_EVERY = 1.0                # seconds between partial summaries
 # never swept: they belong to the sweep itself
 RESERVED = (("sweep",), ("output", "path"))
-
-
-class SweepFailed(DynError):
-    """Some variants of a sweep diverged or failed (they are in summary.csv). Exit code 1."""
-
-    exit_code = 1
 
 
 # ================================================================== planning

@@ -10,7 +10,6 @@ Derandomized, so CI sees the same examples every run.
 """
 from __future__ import annotations
 
-import io
 import re
 import tempfile
 from pathlib import Path

@@ -3,16 +3,19 @@
     python benchmarks/bench_kernels.py [--rows 20000]
 
 Prints, per robot: Pinocchio's time per call from Python, dynlib's time per call
-from Python, and dynlib's time per row in a batched (compiled-loop) call, with
-the ratio batched dynlib / Pinocchio (below 1: dynlib faster). Goal (issue 2): a
-compiled loop of ABA at least 2x faster per step than calling pin.aba from Python.
+from Python, and dynlib's time per row in a batched (compiled-loop) call on one
+thread (DYN_THREADS=1) and on every core (the default), with the ratios batched
+dynlib / Pinocchio (below 1: dynlib faster). Goal (issue 2): a compiled loop of
+ABA at least 2x faster per step than calling pin.aba from Python.
 """
 import argparse
+import os
 
 import numpy as np
 import pinocchio as pin
 
 import dynlib
+from dynlib.parallel import threads
 from _peers import ROOT, PinMap, best_of, erd
 
 ROBOTS = [
@@ -30,7 +33,10 @@ def main():
     args = ap.parse_args()
     n = args.rows
     rng = np.random.default_rng(0)
-    print(f"{'robot':26s} {'alg':5s} {'pin/call':>10s} {'dyn/call':>10s} {'dyn/row batched':>16s} {'batched/pin':>12s}")
+    cores = threads()
+    print(f"batched: per row over {n} rows, on 1 thread and on {cores} (DYN_THREADS or the usable cores)")
+    print(f"{'robot':26s} {'alg':5s} {'pin/call':>10s} {'dyn/call':>10s} {'dyn/row 1 thr':>14s} "
+          f"{f'dyn/row {cores} thr':>14s} {'1 thr/pin':>10s} {f'{cores} thr/pin':>10s}")
     for label, path, fb in ROBOTS:
         model = dynlib.load(path, floating_base=fb)
         pm = pin.buildModelFromUrdf(str(path), pin.JointModelFreeFlyer()) if fb else pin.buildModelFromUrdf(str(path))
@@ -58,8 +64,12 @@ def main():
         for alg, (pin_loop, dyn_loop, dyn_batch) in cases.items():
             tp = best_of(pin_loop, 3) / n
             td = best_of(dyn_loop, 3) / (n // 10)
+            os.environ["DYN_THREADS"] = "1"
+            t1 = best_of(dyn_batch, 3) / n
+            os.environ["DYN_THREADS"] = str(cores)
             tb = best_of(dyn_batch, 3) / n
-            print(f"{label:26s} {alg:5s} {tp * 1e6:8.2f}us {td * 1e6:8.2f}us {tb * 1e6:14.2f}us {tb / tp:12.2f}")
+            print(f"{label:26s} {alg:5s} {tp * 1e6:8.2f}us {td * 1e6:8.2f}us {t1 * 1e6:12.2f}us {tb * 1e6:12.2f}us "
+                  f"{t1 / tp:10.2f} {tb / tp:10.2f}")
 
 
 if __name__ == "__main__":

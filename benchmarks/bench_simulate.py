@@ -206,12 +206,14 @@ def whole_command(model, counts, repeat):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--robot", default="arm6", help="a robot of robots/ (fixed base, revolute joints)")
+    ap.add_argument("--robot", default="arm6",
+                    help="a robot of robots/ by name, or the path of any fixed-base URDF with revolute joints")
     ap.add_argument("--steps", type=int, default=100_000)
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--command-steps", default="1000,10000,100000")
     args = ap.parse_args()
-    model = dynlib.load(ROOT / "robots" / f"{args.robot}.urdf")
+    path = Path(args.robot) if args.robot.endswith((".urdf", ".xacro")) else ROOT / "robots" / f"{args.robot}.urdf"
+    model = dynlib.load(path)
     per_step(model, args.steps, args.repeat)
     whole_command(model, [int(n) for n in args.command_steps.split(",")], max(1, args.repeat // 2 + 1))
 

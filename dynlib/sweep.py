@@ -391,10 +391,13 @@ def warm(scenario) -> str:
 
 
 def _init_worker(scenario):
-    """Local worker start: Ctrl-C is the parent's to handle; kernels loaded once, here."""
+    """Local worker start: Ctrl-C is the parent's to handle; one thread per process
+    (the processes already share out the cores; a DYN_THREADS the user set is kept);
+    kernels loaded once, here."""
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    os.environ.setdefault("DYN_THREADS", "1")
     warm(scenario)
 
 

@@ -67,6 +67,16 @@ def run(model, n_rows, kernel, *args, lead=()):
     return [(0, first)] + [(int(bounds[i]), f.result()) for i, f in zip(range(1, k), rest)]
 
 
+def _forget_pool():
+    """In a forked child the pool's threads do not exist: start a new pool there."""
+    global _pool, _pool_size, _lock
+    _pool, _pool_size, _lock = None, 0, threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pool)
+
+
 def _executor(size):
     """One process-wide pool of worker threads (started as needed), replaced by a
     larger one when more are asked for; a replaced pool finishes what it has."""

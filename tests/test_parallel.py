@@ -152,3 +152,21 @@ def test_concurrent_callers_do_not_share_a_workspace():
     for t in threads:
         t.join()
     assert not errors and len(results) == 60 and all(results)
+
+
+def test_a_forked_child_gets_its_own_pool(monkeypatch):
+    """multiprocessing's fork start method copies the pool object but not its threads."""
+    import multiprocessing
+
+    monkeypatch.setenv("DYN_THREADS", "2")
+    model = sample("arm6")
+    Q, V, A = _batch(model, 2 * parallel.MIN_BLOCK + 1, seed=7)
+    expected = dynlib.rnea(model, Q, V, A)  # the parent's pool is running now
+    ctx = multiprocessing.get_context("fork")
+    queue = ctx.Queue()
+    child = ctx.Process(target=lambda: queue.put(np.array_equal(dynlib.rnea(model, Q, V, A), expected)))
+    child.start()
+    child.join(120)
+    if child.is_alive():  # hung on the parent's threadless pool
+        child.kill()
+    assert child.exitcode == 0 and queue.get(timeout=5)

@@ -153,7 +153,10 @@ class Trajectory:
         """The columns `names`, in that order, as a C-contiguous (N, k) array."""
         names = list(names)
         require_columns(self, names)
-        return np.ascontiguousarray(self.data[:, [self._index[n] for n in names]])
+        idx = [self._index[n] for n in names]
+        if idx and idx == list(range(idx[0], idx[0] + len(idx))):  # adjacent, as dyn writes them: a slice
+            return np.ascontiguousarray(self.data[:, idx[0]:idx[0] + len(idx)])
+        return np.ascontiguousarray(self.data[:, idx])
 
     @property
     def time(self) -> np.ndarray:
@@ -245,7 +248,7 @@ def _to_table(names, data, source=None) -> pa.Table:
     dup = [n for n in names if n in seen or seen.add(n)]
     if dup:
         raise InputError(f"duplicate trajectory column names: {_listing(dict.fromkeys(dup))}")
-    cols = np.ascontiguousarray(data.T)  # one transpose, then each column is a zero-copy view
+    cols = np.ascontiguousarray(data.T)  # one transpose (none for column-major data), then zero-copy columns
     metadata = None if source is None else {b"dyn.source": str(source).encode()}
     # from_buffers, not pa.array: the latter imports pandas on first use (~0.3 s)
     arrays = [pa.Array.from_buffers(pa.float64(), len(c), [None, pa.py_buffer(c)]) for c in cols]

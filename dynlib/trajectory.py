@@ -109,16 +109,19 @@ def _listing(names, show: int = _SHOW) -> str:
 class Trajectory:
     """A trajectory read from a file: column names and an (N, ncols) float64 array.
 
-    `data` is C-contiguous, one row per sample, columns in file order;
-    `names[j]` names `data[:, j]`. `path` is the file it came from (``'<stdin>'``
-    for standard input).
+    `data` has one row per sample, columns in file order; `names[j]` names
+    `data[:, j]`. It is contiguous; read from a file it is column-major (each
+    column contiguous, as Arrow reads them: no transpose), so `column` is a
+    contiguous view and `columns` copies only the columns asked for. `path` is
+    the file it came from (``'<stdin>'`` for standard input).
     """
 
     __slots__ = ("names", "data", "path", "_index", "_lines")
 
     def __init__(self, names, data, path=None, *, lines=None):
         self.names = list(names)
-        self.data = np.ascontiguousarray(data, dtype=np.float64)
+        data = np.asarray(data, dtype=np.float64)
+        self.data = data if data.flags.c_contiguous or data.flags.f_contiguous else np.asfortranarray(data)
         self.path = None if path is None else str(path)
         if self.data.ndim != 2 or self.data.shape[1] != len(self.names):
             raise InputError(f"trajectory data of shape {self.data.shape} does not match "
@@ -451,7 +454,7 @@ def _first_null(columns):
 
 
 def _stack(columns, n: int) -> np.ndarray:
-    """Arrow float64 columns without nulls -> C-contiguous (n, k) array.
+    """Arrow float64 columns without nulls -> column-major (n, k) array.
 
     Reads the value buffers directly (np.frombuffer): Arrow's to_numpy imports
     pandas on first use, which costs ~0.3 s of start-up.
@@ -464,7 +467,7 @@ def _stack(columns, n: int) -> np.ndarray:
             cols[j, start:start + size] = np.frombuffer(
                 chunk.buffers()[1], dtype=np.float64, count=size, offset=8 * chunk.offset)
             start += size
-    return np.ascontiguousarray(cols.T)  # one blocked transpose beats strided column writes
+    return cols.T  # column-major (n, k): no transpose (it cost as much as the parsing)
 
 
 # CSV ---------------------------------------------------------------------------

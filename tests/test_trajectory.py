@@ -86,7 +86,7 @@ def test_round_trip_is_exact(tmp_path, ext):
     write_trajectory(path, names, data)
     traj = read_trajectory(path)
     assert traj.names == names
-    assert traj.data.dtype == np.float64 and traj.data.flags.c_contiguous
+    assert traj.data.dtype == np.float64 and traj.data.flags.f_contiguous  # column-major, as read
     # bit-for-bit, signed zeros included
     assert np.array_equal(traj.data.view(np.uint64), data.view(np.uint64))
 

@@ -29,7 +29,9 @@ import contextlib
 import csv
 import functools
 import io
+import math
 import os
+import re
 import secrets
 import stat
 import sys
@@ -116,9 +118,9 @@ class Trajectory:
     the file it came from (``'<stdin>'`` for standard input).
     """
 
-    __slots__ = ("names", "data", "path", "_index", "_lines")
+    __slots__ = ("names", "data", "path", "_index", "_lines", "_unusable")
 
-    def __init__(self, names, data, path=None, *, lines=None):
+    def __init__(self, names, data, path=None, *, lines=None, unusable=None):
         self.names = list(names)
         data = np.asarray(data, dtype=np.float64)
         self.data = data if data.flags.c_contiguous or data.flags.f_contiguous else np.asfortranarray(data)
@@ -130,6 +132,9 @@ class Trajectory:
         # CSV: the line of each row, as an int (row r is on line r + lines) or,
         # when blank lines intervene, an array; Parquet: None (rows, not lines).
         self._lines = lines
+        # columns that cannot be used (text; an empty, NaN or infinite cell), by name:
+        # a function giving the located TrajectoryError, raised only if the column is used
+        self._unusable = dict(unusable or {})
 
     def __len__(self) -> int:
         return self.data.shape[0]
@@ -141,11 +146,27 @@ class Trajectory:
         return f"Trajectory({self.path!r}, {len(self)} rows, columns {_listing(self.names, 4)})"
 
     def has(self, name: str) -> bool:
-        """Whether a column named `name` is present."""
-        return name in self._index
+        """Whether the file has a column named `name` (usable or not)."""
+        return name in self._index or name in self._unusable
+
+    @property
+    def unusable(self) -> dict:
+        """{name: why} for the columns that cannot be used: text (they are not in
+        `names` and `data`), or numbers with an empty, NaN or infinite cell (NaN in
+        `data`). Reading does not fail for them (SPEC §5: readers ignore the
+        columns they do not need); using one raises its error."""
+        return {name: str(make()) for name, make in self._unusable.items()}
+
+    def check_usable(self, names) -> None:
+        """Raise the error of the first bad cell, in row order, among the `names`
+        that cannot be used (none: nothing happens)."""
+        errors = [self._unusable[n]() for n in dict.fromkeys(names) if n in self._unusable]
+        if errors:
+            raise min(errors, key=lambda e: e.line or e.row or math.inf)
 
     def column(self, name: str) -> np.ndarray:
         """The column `name` as a 1-D (N,) array (a view into `data`)."""
+        self.check_usable((name,))
         try:
             return self.data[:, self._index[name]]
         except KeyError:
@@ -331,11 +352,16 @@ def write_trajectory(path, names, data, *, source=None) -> None:
 def read_trajectory(path, *, required=None) -> Trajectory:
     """Read a trajectory from `path` (``.csv``, ``.parquet``, or ``'-'``: standard input).
 
-    Every column is read as float64. Raises `TrajectoryError` naming the file,
-    the line (CSV) or row (Parquet) and the column for: a missing or empty
-    file, a header without rows, ragged rows, duplicate names, non-numeric,
-    empty, NaN or infinite values, a missing ``time`` column, and missing
-    `required` columns.
+    Columns of numbers are read as float64. Raises `TrajectoryError` naming the
+    file, the line (CSV) or row (Parquet) and the column for: a missing or
+    empty file, a header without rows, ragged rows, duplicate names, and a
+    missing or unusable ``time`` column or `required` column.
+
+    A column that holds text, or a number column with an empty, NaN or
+    infinite cell, does not stop the reading (SPEC §5: readers ignore the
+    columns they do not need, e.g. a ROS export's frame_id): it is listed in
+    `Trajectory.unusable`, and using it (`column`, `columns`, `time`,
+    `require_columns`) raises its error, at the first bad cell's line.
     """
     display, buf, fmt = _open_source(path)
     if fmt == "parquet":
@@ -347,9 +373,11 @@ def read_trajectory(path, *, required=None) -> Trajectory:
 
 
 def require_columns(traj: Trajectory, names) -> None:
-    """Raise `TrajectoryError` naming the `names` missing from `traj`, and what it has."""
+    """Raise `TrajectoryError` naming the `names` missing from `traj`, and what it has,
+    or the error of the first of them that cannot be used (`Trajectory.unusable`)."""
     missing = [n for n in dict.fromkeys(names) if not traj.has(n)]
     if not missing:
+        traj.check_usable(names)
         return
     what = "column" if len(missing) == 1 else f"{len(missing)} columns"
     hint = ""
@@ -427,30 +455,6 @@ def _check_names(names, display, *, line=None) -> None:
     for j, n in enumerate(names):
         if not n.strip():
             raise TrajectoryError(f"column {j + 1} has no name", file=display, line=line)
-
-
-def _finite(names, data, display, locate) -> None:
-    """First non-finite value, in row order: TrajectoryError at its line/row and column."""
-    ok = np.isfinite(data)
-    if ok.all():
-        return
-    bad = ~ok
-    i = int(bad.any(axis=1).argmax())
-    j = int(bad[i].argmax())
-    raise TrajectoryError(f"value {float(data[i, j])!r} is not finite (NaN or infinite)",
-                          file=display, column=names[j], **locate(i))
-
-
-def _first_null(columns):
-    """(row, column index) of the first null in row order, or None."""
-    if not any(col.null_count for col in columns):
-        return None
-    import pyarrow.compute as pa_compute  # only when there is one: ~35 ms of import
-
-    first = {j: pa_compute.indices_nonzero(col.is_null())[0].as_py()
-             for j, col in enumerate(columns) if col.null_count}
-    row = min(first.values())
-    return row, min(j for j in first if not columns[j][row].is_valid)
 
 
 def _stack(columns, n: int) -> np.ndarray:
@@ -551,15 +555,31 @@ def _diagnose_csv(buf: bytes, display, arrow_message: str) -> TrajectoryError:
             count = f"{len(fields)} value" + ("" if len(fields) == 1 else "s")
             return TrajectoryError(f"{count}, but the header has {len(header)} columns",
                                    file=display, line=line)
-        for name, value in zip(header, fields):
-            if not value.strip():
-                return TrajectoryError("empty value; expected a number",
-                                       file=display, line=line, column=name)
-            if not _is_number(value):
-                return TrajectoryError(f"{value!r} is not a number",
-                                       file=display, line=line, column=name)
     message = arrow_message.splitlines()[0] if arrow_message else "cannot be read as CSV"
     return TrajectoryError(f"cannot be read as CSV ({message})", file=display)
+
+
+def _text_error(read, display, name):
+    """A function giving the error of text column `name`: its first cell that is not
+    a number, found with the csv module (on a second pass, only when asked)."""
+    def make():
+        reader = csv.reader(io.StringIO(read().decode("utf-8-sig", errors="replace"), newline=""))
+        k = None
+        for fields in reader:
+            if not fields:
+                continue
+            if k is None:
+                k = fields.index(name) if name in fields else -1
+                continue
+            value = fields[k] if 0 <= k < len(fields) else ""
+            if value.strip() and not _is_number(value):
+                return TrajectoryError(f"{value!r} is not a number", file=display,
+                                       line=reader.line_num, column=name)
+        return TrajectoryError("holds text, not numbers", file=display, column=name)
+    return make
+
+
+_ARROW_COLUMN = re.compile(r"In CSV column #(\d+)")
 
 
 def _read_csv(display, buf, path=None) -> Trajectory:
@@ -574,17 +594,26 @@ def _read_csv(display, buf, path=None) -> Trajectory:
         whole = lambda: buf  # noqa: E731
     names, header_line = found if buf is None else _header(buf, display)
     _check_names(names, display, line=header_line)
-    convert = pa_csv.ConvertOptions(
-        column_types={n: pa.float64() for n in names},
-        null_values=[""], strings_can_be_null=False, quoted_strings_can_be_null=False)
-    try:
-        with (pa.BufferReader(buf) if buf is not None else pa.OSFile(str(path))) as source:
-            table = pa_csv.read_csv(source, convert_options=convert)
-    except pa.ArrowInvalid as exc:
-        raise _diagnose_csv(whole(), display, str(exc)) from None
-    except OSError as exc:  # the file went away or became unreadable since it was opened
-        raise TrajectoryError(f"cannot read: {exc.strerror or exc}", file=display) from None
-    if table.column_names != names or any(t != pa.float64() for t in table.schema.types):
+    text = set()  # columns Arrow could not read as numbers: read again as text, set aside
+    while True:
+        convert = pa_csv.ConvertOptions(
+            column_types={n: pa.string() if n in text else pa.float64() for n in names},
+            null_values=[""], strings_can_be_null=False, quoted_strings_can_be_null=False)
+        try:
+            with (pa.BufferReader(buf) if buf is not None else pa.OSFile(str(path))) as source:
+                table = pa_csv.read_csv(source, convert_options=convert)
+            break
+        except pa.ArrowInvalid as exc:
+            found = _ARROW_COLUMN.search(str(exc))
+            k = int(found.group(1)) if found else -1
+            if 0 <= k < len(names) and names[k] not in text:
+                text.add(names[k])
+                continue
+            raise _diagnose_csv(whole(), display, str(exc)) from None
+        except OSError as exc:  # the file went away or became unreadable since it was opened
+            raise TrajectoryError(f"cannot read: {exc.strerror or exc}", file=display) from None
+    types = [pa.string() if n in text else pa.float64() for n in names]
+    if table.column_names != names or table.schema.types != types:
         # pyarrow split the header differently from the csv module: let the
         # line-by-line reader find and name the problem.
         raise _diagnose_csv(whole(), display, "unexpected header")
@@ -597,17 +626,10 @@ def _read_csv(display, buf, path=None) -> Trajectory:
     lines = _RowLines(whole, n)
     if buf is not None:
         lines = lines.resolve()
-    locate = functools.partial(_locate, lines)
-
-    empty = _first_null(table.columns)
-    if empty:
-        row, j = empty
-        raise TrajectoryError("empty value; expected a number", file=display,
-                              column=names[j], **locate(row))
-    data = _stack(table.columns, n)
+    unusable = {name: _text_error(whole, display, name) for name in names if name in text}
+    kept = [(name, col) for name, col in zip(names, table.columns) if name not in text]
     del table
-    _finite(names, data, display, locate)
-    return Trajectory(names, data, display, lines=lines)
+    return _numbers(kept, display, lines, unusable, "empty value; expected a number")
 
 
 # Parquet -------------------------------------------------------------------------
@@ -628,18 +650,42 @@ def _read_parquet(display, source) -> Trajectory:
         raise TrajectoryError("no columns; expected at least 'time'", file=display)
     if table.num_rows == 0:
         raise TrajectoryError("no data rows; expected one row per sample", file=display)
-    columns = []
+    kept, unusable = [], {}
     for name, col in zip(names, table.columns):
         t = col.type
         if not (pa.types.is_floating(t) or pa.types.is_integer(t) or pa.types.is_decimal(t)):
-            raise TrajectoryError(f"holds {t} values; expected numbers",
-                                  file=display, column=name)
-        columns.append(col if t == pa.float64() else col.cast(pa.float64(), safe=False))
-    empty = _first_null(columns)
-    if empty:
-        row, j = empty
-        raise TrajectoryError("missing (null) value; expected a number",
-                              file=display, row=row + 1, column=names[j])
-    data = _stack(columns, table.num_rows)
-    _finite(names, data, display, functools.partial(_locate, None))
-    return Trajectory(names, data, display)
+            unusable[name] = functools.partial(TrajectoryError, f"holds {t} values; expected numbers",
+                                               file=display, column=name)
+            continue
+        kept.append((name, col if t == pa.float64() else col.cast(pa.float64(), safe=False)))
+    return _numbers(kept, display, None, unusable, "missing (null) value; expected a number")
+
+
+def _numbers(kept, display, lines, unusable, null_message) -> Trajectory:
+    """The Trajectory of the number columns `kept` ((name, Arrow column) pairs); a
+    column with an empty (null), NaN or infinite cell joins `unusable` with the
+    error of its first such cell (an empty cell reads NaN in `data`)."""
+    names = [name for name, _ in kept]
+    columns = [col for _, col in kept]
+    nulls = [j for j, col in enumerate(columns) if col.null_count]
+    if nulls:
+        import pyarrow.compute as pa_compute  # only when there are some: ~35 ms of import
+
+        for j in nulls:
+            columns[j] = pa_compute.fill_null(columns[j], float("nan"))
+    n = len(columns[0]) if columns else 0
+    data = _stack(columns, n) if columns else np.empty((n, 0))
+    ok = np.isfinite(data)
+    if not ok.all():
+        locate = functools.partial(_locate, lines)
+        for j in np.flatnonzero(~ok.all(axis=0)):
+            i = int(np.argmin(ok[:, j]))
+            empty = j in nulls and not kept[j][1][i].is_valid
+            message = null_message if empty else f"value {float(data[i, j])!r} is not finite (NaN or infinite)"
+            unusable[names[j]] = functools.partial(_located_error, message, display, names[j], locate, i)
+    return Trajectory(names, data, display, lines=lines, unusable=unusable)
+
+
+def _located_error(message, display, column, locate, row) -> TrajectoryError:
+    return TrajectoryError(message, file=display, column=column, **locate(row))
+

@@ -203,7 +203,7 @@ def test_dash_reads_stdin(monkeypatch):
 
 def test_stdin_errors_name_stdin(monkeypatch):
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"time,q.a\n0,1\n1,x\n")))
-    _, message = error_of("-")
+    _, message = error_of("-", required=["q.a"])
     assert message.startswith("<stdin>:3: column 'q.a':")
 
 
@@ -332,14 +332,20 @@ def test_duplicate_column_names(tmp_path):
 
 def test_non_numeric_value_names_line_and_column(tmp_path):
     path = write_text(tmp_path / "t.csv", "time,q.a,q.b\n0,1,2\n1,2,3\n2,3,oops\n")
-    err, message = error_of(path)
+    err, message = error_of(path, required=["q.b"])
     assert (err.line, err.column) == (4, "q.b")
     assert message == f"{path}:4: column 'q.b': 'oops' is not a number"
+    # a text column that is not needed does not stop the reading; using it raises the same error
+    traj = read_trajectory(path)
+    assert traj.names == ["time", "q.a"] and traj.has("q.b") and list(traj.unusable) == ["q.b"]
+    assert traj.unusable["q.b"] == message
+    with pytest.raises(TrajectoryError, match="'oops' is not a number"):
+        traj.columns(["q.a", "q.b"])
 
 
 def test_empty_value_names_line_and_column(tmp_path):
     path = write_text(tmp_path / "t.csv", "time,q.a,q.b\n0,1,2\n1,,3\n")
-    err, message = error_of(path)
+    err, message = error_of(path, required=["q.a"])
     assert (err.line, err.column) == (3, "q.a")
     assert "empty value" in message
 
@@ -348,14 +354,14 @@ def test_empty_value_names_line_and_column(tmp_path):
 def test_non_finite_values_name_first_line_and_column(tmp_path, bad):
     # the later column of the earlier row wins over the earlier column of a later row
     path = write_text(tmp_path / "t.csv", f"time,q.a,q.b\n0,1,2\n1,2,{bad}\n2,{bad},3\n")
-    err, message = error_of(path)
+    err, message = error_of(path, required=["q.a", "q.b"])
     assert (err.line, err.column) == (3, "q.b")
     assert message.startswith(f"{path}:3: column 'q.b': ") and "not finite" in message
 
 
 def test_line_numbers_count_blank_lines(tmp_path):
     path = write_text(tmp_path / "t.csv", "time,q.a\n0,1\n\n1,2\n\n\n2,nan\n3,4\n")
-    err, _ = error_of(path)
+    err, _ = error_of(path, required=["q.a"])
     assert err.line == 7
     path = write_text(tmp_path / "u.csv", "\ntime,q.a\n0,1\n\n0,2\n")
     traj = read_trajectory(path)
@@ -439,14 +445,15 @@ def test_not_a_parquet_file(tmp_path):
 def test_parquet_errors_name_row_and_column(tmp_path):
     path = tmp_path / "t.parquet"
     pq.write_table(pa.table({"time": [0.0, 1.0, 2.0], "q.a": [1.0, None, 3.0]}), path)
-    err, message = error_of(path)
+    err, message = error_of(path, required=["q.a"])
     assert (err.row, err.column) == (2, "q.a")
     assert message.startswith(f"{path}: row 2, column 'q.a': ")
     pq.write_table(pa.table({"time": [0.0, 1.0, 2.0], "q.a": [1.0, 2.0, np.inf]}), path)
-    err, message = error_of(path)
+    err, message = error_of(path, required=["q.a"])
     assert (err.row, err.column) == (3, "q.a") and "not finite" in message
     pq.write_table(pa.table({"time": [0.0], "q.a": ["x"]}), path)
-    _, message = error_of(path)
+    _, message = error_of(path, required=["q.a"])
+    assert read_trajectory(path).names == ["time"]  # not needed: set aside
     assert "column 'q.a'" in message and "expected numbers" in message
     pq.write_table(pa.table({"time": pa.array([], pa.float64())}), path)
     _, message = error_of(path)

@@ -113,6 +113,30 @@ def test_column_map_reads_a_foreign_recording(tmp_path):
     assert np.array_equal(read_trajectory(tmp_path / "tau.csv").data, read_trajectory(tmp_path / "ref.csv").data)
 
 
+def test_columns_it_does_not_need_may_hold_text_and_gaps(tmp_path):
+    """SPEC §5: readers ignore the columns they do not need. A recording with a frame id
+    (text), a note column with empty cells and a NaN in an unused column gives the same
+    torques as the clean file; the same problems in a needed column are errors at their line."""
+    t = np.arange(100) * 1e-3
+    Q, _, _ = smooth_motion(ARM, t)
+    header = ["time", "frame_id"] + [f"q.{n}" for n in ARM.q_names] + ["note", "effort_raw"]
+    rows = [",".join([repr(float(t[k])), "base_link"] + [repr(float(x)) for x in Q[k]] + ["" if k % 3 else "ok",
+                      "nan" if k == 5 else "1.5"]) for k in range(len(t))]
+    (tmp_path / "rec.csv").write_text(",".join(header) + "\n" + "\n".join(rows) + "\n")
+    r = run("inverse", ARM6, tmp_path / "rec.csv", "-o", tmp_path / "tau.csv")
+    assert r.exit_code == 0, r.output
+    write_trajectory(tmp_path / "clean.csv", column_names(ARM.q_names, ARM.v_names, ("q",)), np.hstack([t[:, None], Q]))
+    run("inverse", ARM6, tmp_path / "clean.csv", "-o", tmp_path / "ref.csv")
+    assert np.array_equal(read_trajectory(tmp_path / "tau.csv").data, read_trajectory(tmp_path / "ref.csv").data)
+    # a text cell in a needed column is still an error at its line (line 9: row 7 after the header)
+    text = (tmp_path / "rec.csv").read_text().splitlines()
+    cells = text[8].split(",")
+    cells[3] = "oops"
+    text[8] = ",".join(cells)
+    (tmp_path / "bad.csv").write_text("\n".join(text) + "\n")
+    assert_fails(tmp_path, [ARM6, tmp_path / "bad.csv"], f"bad.csv:9: column '{header[3]}': 'oops' is not a number")
+
+
 # -- simulate | inverse ------------------------------------------------------------------
 
 HAS_SIMULATE = (Path(__file__).resolve().parents[2] / "cli" / "simulate.py").exists()

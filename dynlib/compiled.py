@@ -105,6 +105,11 @@ def jit(fn=None, *, nrt=True, **options):
     is compiled (a cache miss), so compiling is unchanged. nrt=False compiles
     without numba's runtime (``_nrt=False``: the kernel must not allocate) and
     then also skips initialising the runtime on load.
+
+    What the skipped refresh would also have done, and no dyn kernel needs:
+    registering the hash-secret symbols (numba.cpython.hashing, 30 ms), which a
+    kernel hashing strings, dicts or sets would need. Keep kernels free of those,
+    or import that module before loading them.
     """
     from numba import njit
 

@@ -14,6 +14,7 @@ than it saves.
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 
 from .errors import InputError

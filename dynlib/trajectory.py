@@ -594,10 +594,10 @@ def _read_csv(display, buf, path=None) -> Trajectory:
         whole = lambda: buf  # noqa: E731
     names, header_line = found if buf is None else _header(buf, display)
     _check_names(names, display, line=header_line)
-    text = set()  # columns Arrow could not read as numbers: read again as text, set aside
+    text = set()  # columns Arrow could not read as numbers: read again as bytes (any encoding), set aside
     while True:
         convert = pa_csv.ConvertOptions(
-            column_types={n: pa.string() if n in text else pa.float64() for n in names},
+            column_types={n: pa.binary() if n in text else pa.float64() for n in names},
             null_values=[""], strings_can_be_null=False, quoted_strings_can_be_null=False)
         try:
             with (pa.BufferReader(buf) if buf is not None else pa.OSFile(str(path))) as source:
@@ -612,7 +612,7 @@ def _read_csv(display, buf, path=None) -> Trajectory:
             raise _diagnose_csv(whole(), display, str(exc)) from None
         except OSError as exc:  # the file went away or became unreadable since it was opened
             raise TrajectoryError(f"cannot read: {exc.strerror or exc}", file=display) from None
-    types = [pa.string() if n in text else pa.float64() for n in names]
+    types = [pa.binary() if n in text else pa.float64() for n in names]
     if table.column_names != names or table.schema.types != types:
         # pyarrow split the header differently from the csv module: let the
         # line-by-line reader find and name the problem.

@@ -517,3 +517,13 @@ def test_large_csv_to_stdout_on_several_threads(monkeypatch, capfdbinary, tmp_pa
     out = capfdbinary.readouterr().out
     write_trajectory(tmp_path / "ref.csv", ["time", "q.a"], data)
     assert out == (tmp_path / "ref.csv").read_bytes()
+
+
+def test_unneeded_column_with_any_bytes_is_set_aside(tmp_path):
+    """Text in any encoding (here invalid UTF-8) in a column nobody needs does not stop the reading."""
+    path = tmp_path / "t.csv"
+    path.write_bytes(b"time,q.a,label\n0,1,\xff\xfeab\n1,2,ok\n")
+    traj = read_trajectory(path)
+    assert traj.names == ["time", "q.a"] and np.array_equal(traj.columns(["q.a"]), [[1.0], [2.0]])
+    err, message = error_of(path, required=["label"])
+    assert (err.line, err.column) == (2, "label") and "is not a number" in message

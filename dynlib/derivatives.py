@@ -65,10 +65,7 @@ def _chart_fit(jtype, idx_q, idx_v, nvj, Q, start, widx, W1, W2, V, A):
                 for j in range(L):
                     if s0 + j == k:
                         continue  # the chart's centre: difference(q_k, q_k) = 0
-                    if t == J.FREEFLYER:
-                        J.freeflyer_difference(Q[k], Q[s0 + j], iq, 0, x)
-                    else:
-                        J.planar_difference(Q[k], Q[s0 + j], iq, 0, x)
+                    J.difference_joint(t, Q[k], Q[s0 + j], iq, 0, x)
                     for r in range(nvj[i]):
                         V[k, iv + r] += W1[w, j] * x[r]
                         A[k, iv + r] += W2[w, j] * x[r]
@@ -82,12 +79,10 @@ def _chart_fit(jtype, idx_q, idx_v, nvj, Q, start, widx, W1, W2, V, A):
                 A[k, iv] += s2
 
 
-def _fit(model, joints, Q, start, widx, W1, W2, V, A):
-    """Run `_chart_fit` for the bodies `joints` (an index array) of `model`."""
+def _fit(model, Q, start, widx, W1, W2, V, A):
+    """Run `_chart_fit` for every joint of `model`."""
     a = model.arrays
-    _chart_fit(np.ascontiguousarray(a.jtype[joints]), np.ascontiguousarray(a.idx_q[joints]),
-               np.ascontiguousarray(a.idx_v[joints]), np.ascontiguousarray(a.nvj[joints]),
-               Q, start.astype(np.int64), widx.astype(np.int64),
+    _chart_fit(a.jtype, a.idx_q, a.idx_v, a.nvj, Q, start.astype(np.int64), widx.astype(np.int64),
                np.ascontiguousarray(W1), np.ascontiguousarray(W2), V, A)
 
 
@@ -138,7 +133,7 @@ def central(model, t, q):
         W2[:, j] = 2.0 / den
     V = np.zeros((n, model.nv))
     A = np.zeros((n, model.nv))
-    _fit(model, np.arange(model.nb), Q, start, np.arange(n), W1, W2, V, A)
+    _fit(model, Q, start, np.arange(n), W1, W2, V, A)
     return V, A
 
 
@@ -178,7 +173,7 @@ def savgol(model, t, q, window=0.1, polyorder=4):
     A = np.zeros((n, model.nv))
     start = np.clip(np.arange(n) - L // 2, 0, n - L)
     W1, W2 = savgol_weights(L, polyorder, dt)
-    _fit(model, np.arange(model.nb), Q, start, np.arange(n) - start, W1, W2, V, A)
+    _fit(model, Q, start, np.arange(n) - start, W1, W2, V, A)
     return V, A
 
 

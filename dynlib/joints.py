@@ -131,7 +131,7 @@ def _freeflyer_integrate(q, iq, v, iv, out):
 
 
 @_jit
-def freeflyer_difference(q0, q1, iq, iv, out):
+def _freeflyer_difference(q0, q1, iq, iv, out):
     """out[iv:iv+6] = log6(M0^-1 M1), the body-frame twist taking q0 to q1 in unit time."""
     a = _unit_quat(q0, iq + 3)
     b = _unit_quat(q1, iq + 3)
@@ -191,7 +191,7 @@ def _planar_integrate(q, iq, v, iv, out):
 
 
 @_jit
-def planar_difference(q0, q1, iq, iv, out):
+def _planar_difference(q0, q1, iq, iv, out):
     th = q0[iq + 2]
     w = q1[iq + 2] - th
     ct, st = math.cos(th), math.sin(th)
@@ -222,15 +222,18 @@ def integrate_kernel(jtype, idx_q, idx_v, q, v, out):
 
 
 @_jit
+def difference_joint(t, q0, q1, iq, iv, out):
+    """out[iv:iv + nv] = the v with q0 ⊕ v = q1 for one joint of type t (coordinates from iq)."""
+    if t == FREEFLYER:
+        _freeflyer_difference(q0, q1, iq, iv, out)
+    elif t == PLANAR:
+        _planar_difference(q0, q1, iq, iv, out)
+    else:
+        out[iv] = q1[iq] - q0[iq]
+
+
+@_jit
 def difference_kernel(jtype, idx_q, idx_v, q0, q1, out):
     """out = the v with q0 ⊕ v = q1, for a whole model."""
     for i in range(jtype.shape[0]):
-        iq = idx_q[i]
-        iv = idx_v[i]
-        t = jtype[i]
-        if t == FREEFLYER:
-            freeflyer_difference(q0, q1, iq, iv, out)
-        elif t == PLANAR:
-            planar_difference(q0, q1, iq, iv, out)
-        else:
-            out[iv] = q1[iq] - q0[iq]
+        difference_joint(jtype[i], q0, q1, idx_q[i], idx_v[i], out)

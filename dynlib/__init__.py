@@ -42,6 +42,7 @@ _PUBLIC = {
     "run_sweep": "sweep",
     "read_trajectory": "trajectory",
     "write_trajectory": "trajectory",
+    "regressor": "algorithms.regressor",
 }
 
 __all__ = sorted(_PUBLIC) + ["errors", "__version__"]

@@ -43,6 +43,8 @@ _PUBLIC = {
     "read_trajectory": "trajectory",
     "write_trajectory": "trajectory",
     "regressor": "algorithms.regressor",
+    "identify": "identification",
+    "excitation": "identification.excite",
 }
 
 __all__ = sorted(_PUBLIC) + ["errors", "__version__"]

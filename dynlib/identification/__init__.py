@@ -58,12 +58,13 @@ class Identification:
     """The result of `identify`: parameters before and after, fit statistics, write-back."""
 
     def __init__(self, model, lm, links, theta, theta_star, base, wls, method, status, training, validation,
-                 timings, warnings, prior_std, had_inertial=()):
+                 timings, warnings, prior_std, prior_sd=None, had_inertial=()):
         self.model, self.lm, self.links = model, lm, links
         self.theta, self.theta_star, self.base, self.wls = theta, theta_star, base, wls
         self.method, self.status = method, status
         self.training, self.validation = list(training), list(validation)  # Recordings
         self.timings, self.warnings, self.prior_std = timings, list(warnings), prior_std
+        self.prior_sd = prior_sd  # (p,) the prior's standard deviation of each parameter
         self.had_inertial = frozenset(had_inertial)  # links with an <inertial> element in the URDF
         self._links = {}
         for j in range(model.nb):
@@ -282,13 +283,13 @@ def identify(model, recordings, *, validation=(), derivatives="auto", window=0.1
 
     t0 = time.perf_counter()
     S = E.prior_scales(lm, recs, prior_std)
-    theta_star, L = E.regularised(training, wls.sigma, lm.theta0, S)
+    theta_star, M = E.regularised(training, wls.sigma, lm.theta0, S)
     inertials = urdf_text.read_inertials(model.source)
     links = P.body_links(model, inertials)
     status = "not run (least squares)"
     theta = theta_star
     if method == "consistent":
-        theta, status = E.physically_consistent(lm, links, theta_star, L, S)
+        theta, status = E.physically_consistent(lm, links, theta_star, M, S)
     timings["estimate"] = time.perf_counter() - t0
 
     warnings = []
@@ -299,4 +300,4 @@ def identify(model, recordings, *, validation=(), derivatives="auto", window=0.1
                         f"(e.g. {', '.join(poor[:3])}): the motion hardly excites them, so they stay near the URDF's "
                         "values; a richer motion (dyn excite) identifies more")
     return Identification(model, lm, links, theta, theta_star, base, wls, method, status, recs, vals, timings,
-                          warnings, prior_std, had_inertial=inertials)
+                          warnings, prior_std, prior_sd=S, had_inertial=inertials)

@@ -24,8 +24,9 @@ Estimators:
 
 - `weighted_least_squares`: beta by ordinary least squares, then again with each
   DoF's equations weighted by the inverse of its residual variance (Gautier's
-  weighted least squares); the covariance ``(sum_k W_bk^T W_bk / s_k^2)^-1`` gives
-  the standard deviations.
+  weighted least squares; s_k is at least 0.1 % of the DoF's rms torque, a noise
+  floor below which the model's own errors dominate); the covariance
+  ``(sum_k W_bk^T W_bk / s_k^2)^-1`` gives the standard deviations.
 - `regularised`: the full theta minimising the weighted residual plus
   ``|S^-1 (theta - theta_0)|^2``, a Gaussian prior at the URDF's values theta_0
   with standard deviations S: per body `prior_std` times its URDF mass (at least
@@ -35,13 +36,13 @@ Estimators:
   whichever is larger. The data decide every direction they excite; the
   directions they do not (the non-base combinations) stay at the URDF's values.
 - `physically_consistent`: that estimate projected, in the metric of its own
-  Hessian ``H = L^T L``, onto the physically consistent set: minimise
-  ``|L (theta - theta*)|^2`` subject to, per body, the pseudo-inertia of the link
+  Hessian H, onto the physically consistent set: minimise
+  ``(theta - theta*)^T H (theta - theta*)`` subject to, per body, the pseudo-inertia of the link
   that carries the body's identified parameters (`parameters.BodyLinks`)
   positive semidefinite (Wensing, Kim and Slotine's LMI:
   ``J(pi_j) - J(the other links) >= 0``), and damping and Coulomb friction >= 0.
-  A semidefinite program in the whitened variable x = L (theta - theta*),
-  solved by Clarabel (PSD triangle cones).
+  A semidefinite program in the whitened variable x = H^1/2 (theta - theta*)
+  (objective |x|^2), solved by Clarabel (PSD triangle cones).
 """
 from __future__ import annotations
 
@@ -62,6 +63,7 @@ from . import parameters as P
 
 BLOCK_ROWS = 4096
 RANK_TOLERANCE = 1e-8
+NOISE_FLOOR = 1e-3
 PARAMETER_NAMES = ("m", "mcx", "mcy", "mcz", "Ixx", "Ixy", "Iyy", "Ixz", "Iyz", "Izz")
 _FRICTION_NAME = {"viscous": "damping", "coulomb": "friction", "offset": "offset"}
 
@@ -332,8 +334,10 @@ def weighted_least_squares(stack: Stack, base: Base) -> WLS:
     n_eq = stack.rows * len(used)
     res = np.array([max(c - 2 * g @ z + z @ Hk @ z, 0.0) for Hk, g, c in quads])
     sigma2 = res / max(stack.rows, 1) * n_eq / max(n_eq - r, 1)
-    positive = sigma2[used][sigma2[used] > 0]
-    floor = 1e-6 * np.sqrt(np.mean(positive)) if positive.size else 1.0
+    # a noise floor of NOISE_FLOOR of each DoF's rms torque (or of the mean over the DoFs, for a root row
+    # measured as zero): below it the model's own errors dominate, and it keeps the weights finite
+    rms = np.sqrt(np.array([q[2] for q in quads]) / max(stack.rows, 1))
+    floor = NOISE_FLOOR * np.maximum(rms, np.mean(rms[used]) if np.any(rms[used] > 0) else 1.0)
     sigma = np.sqrt(np.maximum(sigma2, floor ** 2))
     Hw = sum(q[0] / s ** 2 for q, s in zip(quads, sigma))
     zw = _solve_normal(Hw, sum(q[1] / s ** 2 for q, s in zip(quads, sigma)))
@@ -358,20 +362,26 @@ def prior_scales(lm: LinearModel, recordings, prior_std=1.0):
 
 
 def regularised(stack: Stack, sigma, theta0, S):
-    """(theta*, L): the minimiser of sum_k |W_k theta - y_k|^2 / sigma_k^2 + |S^-1 (theta - theta0)|^2,
-    and the upper triangle L with L^T L its Hessian (up to the factor 2) in the scaled
-    variable z = theta / `LinearModel.scale`."""
+    """(theta*, M): the minimiser of sum_k |W_k theta - y_k|^2 / sigma_k^2 + |S^-1 (theta - theta0)|^2,
+    and M (p, p) with theta = theta* + M x for the whitened step x: the objective grows by |x|^2.
+
+    Through the eigenvectors of the Hessian H = V diag(lam) V^T in the scaled variable
+    z = theta / `LinearModel.scale` (M = diag(scale) V diag(lam)^-1/2); eigenvalues below the
+    prior's own (round-off in the data's null space) are raised to it.
+    """
     lm = stack.lm
     all_cols = np.arange(lm.p)
-    H = np.diag((lm.scale / S) ** 2)
+    prior = (lm.scale / S) ** 2
+    H = np.diag(prior)
     g = lm.scale * theta0 / S ** 2
     for k in range(len(stack.G)):
         Hk, gk, _ = stack.quadratic(k, all_cols)
         H += Hk / sigma[k] ** 2
         g += gk / sigma[k] ** 2
-    L = sl.cholesky(0.5 * (H + H.T), lower=False, check_finite=False)
-    z = sl.cho_solve((L, False), g, check_finite=False)
-    return lm.scale * z, L
+    lam, V = np.linalg.eigh(0.5 * (H + H.T))
+    lam = np.maximum(lam, prior.min())
+    z = V @ ((V.T @ g) / lam)
+    return lm.scale * z, lm.scale[:, None] * (V / np.sqrt(lam))
 
 
 def _svec_rows(n):
@@ -384,9 +394,10 @@ def _svec_rows(n):
     return pairs, np.array(scale)
 
 
-def physically_consistent(lm: LinearModel, links: P.BodyLinks, theta_star, L, S):
-    """theta nearest theta_star in |L (z - z*)| (z = theta / scale) with every carrier link's
-    pseudo-inertia positive semidefinite and damping, Coulomb friction >= 0 (see the module docstring).
+def physically_consistent(lm: LinearModel, links: P.BodyLinks, theta_star, M, S):
+    """theta = theta_star + M x with the smallest |x| (`regularised`'s metric) such that every carrier
+    link's pseudo-inertia is positive semidefinite and damping, Coulomb friction >= 0 (see the module
+    docstring).
 
     Returns (theta, status): status is Clarabel's.
     """
@@ -394,8 +405,6 @@ def physically_consistent(lm: LinearModel, links: P.BodyLinks, theta_star, L, S)
     import scipy.sparse as sp
 
     p = lm.p
-    # theta = theta* + M x with M = diag(scale) L^-1: the whitened step x has the objective |x|^2
-    M = lm.scale[:, None] * sl.solve_triangular(L, np.eye(p), check_finite=False)
     D = P.pseudo_inertia_map()
     pairs, sc = _svec_rows(4)
     Dsvec = np.array([D[4 * r + c] for r, c in pairs]) * sc[:, None]  # (10, 10): svec(J(pi)) = Dsvec pi

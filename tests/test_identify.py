@@ -25,7 +25,6 @@ from dynlib.identification import parameters as P
 from dynlib.identification import urdf_text
 from dynlib.identification.excite import excitation
 from dynlib.inverse import joint_friction_torques
-from dynlib.simulate import ExternalWrench
 from dynlib.trajectory import Trajectory, column_names
 from dynlib.urdf import rpy_to_rot
 from helpers import ROBOTS_DIR, assert_close
@@ -242,7 +241,7 @@ def test_contact_wrench_columns_enter_the_root_equations(tmp_path):
     for k in range(6, nominal.nv):
         tau[:, k] = rng.uniform(-3, 3) * np.sin(2 * np.pi * 0.8 * t + rng.uniform(0, 6.3))
     res = dynlib.simulate(nominal, dt=1e-3, steps=3000, controller=TorqueTable(t, tau), energy=False,
-                          external_wrenches=[ExternalWrench(foot, wrench)])
+                          external_wrenches=[dynlib.ExternalWrench(foot, wrench)])
     names = column_names(nominal.q_names, nominal.v_names, ("q", "qd", "qdd", "tau"), nominal.tau_names)
     base = np.hstack([res.time[:, None], res.q, res.v, res.a, res.tau])
     with_contact = Trajectory(names + [f"contact.{foot}.{c}" for c in ("fx", "fy", "fz", "tx", "ty", "tz")],
@@ -272,31 +271,36 @@ def test_merged_links_split_rule_heaviest_takes_the_rest():
 
 
 @pytest.mark.slow
-def test_a_body_lighter_than_its_other_links_stays_physical(tmp_path):
-    """The real link4 body weighs less than the URDF's link4_cover alone would allow once link4 is
-    subtracted: least squares writes nothing (CheckFailed naming the link); the default estimate
-    keeps link4 physical (its pseudo-inertia constrained) and still fits."""
-    true_path = perturbed_urdf(ARM7, tmp_path / "light.urdf", scale_links={"link4": 0.02})
-    cover = tmp_path / "heavy_cover.urdf"
-    # the nominal URDF claims a 3 kg cover: more than the real body (0.05 kg link4 + 0.3 kg cover)
+def test_a_held_link_that_contradicts_the_data_leaves_the_carrier_physical(tmp_path):
+    """The nominal URDF's link4_cover claims 2 kg and a large inertia; the real cover is the 0.3 kg plate
+    and the real link4 is lighter than the URDF's. link4 (2.5 kg, still the heavier) takes the body's
+    parameters minus the cover's URDF ones: by least squares that is not physical (nothing is written,
+    CheckFailed names it); the default estimate constrains link4's pseudo-inertia, keeps the cover at
+    its URDF values and still fits the data."""
     text = ARM7.read_bytes()
     start = text.index(b'<link name="link4_cover">')
-    mass_at = text.index(b'<mass value="0.3"/>', start)
-    cover.write_bytes(text[:mass_at] + b'<mass value="3"/>' + text[mass_at + len(b'<mass value="0.3"/>'):])
-    nominal, true = dynlib.load(cover), dynlib.load(true_path)
-    ex = excitation(nominal, 10.0, 3, iterations=0, seed=2)
-    sim = tracked(true, ex, 0)
+    end = text.index(b"</link>", start)
+    cover = (text[start:end].replace(b'<mass value="0.3"/>', b'<mass value="2"/>')
+             .replace(b'ixx="0.00026" ixy="0" ixz="0" iyy="0.0005725" iyz="0" izz="0.0008125"',
+                      b'ixx="0.05" ixy="0" ixz="0" iyy="0.05" iyz="0" izz="0.05"'))
+    heavy = tmp_path / "heavy_cover.urdf"
+    heavy.write_bytes(text[:start] + cover + text[end:])
+    nominal = dynlib.load(heavy)
+    true = dynlib.load(perturbed_urdf(ARM7, tmp_path / "light.urdf", scale_links={"link4": 0.3}))
+    sim = tracked(true, excitation(nominal, 10.0, 3, iterations=0, seed=2), 0)
     rec = _trajectory(nominal, sim, sim.tau)
     ls = dynlib.identify(nominal, [rec], method="least-squares")
-    assert any(name == "link4" for name, _ in ls.inconsistent_links())
-    with pytest.raises(CheckFailed, match="link 'link4'"):
+    assert "link4" in dict(ls.inconsistent_links())
+    with pytest.raises(CheckFailed, match="'link4'.*not physically consistent"):
         ls.write_urdf(tmp_path / "ls.urdf")
     assert not (tmp_path / "ls.urdf").exists()
     good = dynlib.identify(nominal, [rec])
+    assert good.links.carrier[nominal.joint_names.index("joint4")] == "link4"
     assert good.inconsistent_links() == []
+    assert good.relative_rms_error() < 0.01
     good.write_urdf(tmp_path / "ok.urdf")
     link_pseudo_inertias_ok(tmp_path / "ok.urdf")
-    assert urdf_text.read_inertials(tmp_path / "ok.urdf")["link4_cover"][0] == 3.0  # held at its URDF value
+    assert urdf_text.read_inertials(tmp_path / "ok.urdf")["link4_cover"][0] == 2.0  # held at its URDF value
 
 
 # -- base parameters ---------------------------------------------------------------------------

@@ -141,11 +141,10 @@ class Identification:
         urdf_text.check_editable(self.model.source)
         bad = self.inconsistent_links()
         if bad:
-            name, ev = bad[0]
-            more = f" (and {len(bad) - 1} more)" if len(bad) > 1 else ""
-            raise CheckFailed(f"link '{name}'{more}: the {self.method} parameters are not physically consistent "
-                              f"(pseudo-inertia eigenvalue {ev:.3g}), so no URDF reader would take them; the "
-                              "default (physically consistent) estimation keeps every link physical")
+            names = ", ".join(f"'{n}' (pseudo-inertia eigenvalue {ev:.3g})" for n, ev in bad)
+            raise CheckFailed(f"link{'s' if len(bad) > 1 else ''} {names}: the {self.method} parameters are not "
+                              "physically consistent, and no URDF reader would take them; the default "
+                              "(physically consistent) estimation keeps every link physical")
         inertials = {}
         for name, pi in self._links.items():
             mass, com, I = P.to_link(pi)

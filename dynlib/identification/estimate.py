@@ -337,7 +337,8 @@ def weighted_least_squares(stack: Stack, base: Base) -> WLS:
     # a noise floor of NOISE_FLOOR of each DoF's rms torque (or of the mean over the DoFs, for a root row
     # measured as zero): below it the model's own errors dominate, and it keeps the weights finite
     rms = np.sqrt(np.array([q[2] for q in quads]) / max(stack.rows, 1))
-    floor = NOISE_FLOOR * np.maximum(rms, np.mean(rms[used]) if np.any(rms[used] > 0) else 1.0)
+    mean = float(np.mean(rms[used])) if np.any(rms[used] > 0) else 1.0
+    floor = NOISE_FLOOR * np.where(rms > 0, rms, mean)
     sigma = np.sqrt(np.maximum(sigma2, floor ** 2))
     Hw = sum(q[0] / s ** 2 for q, s in zip(quads, sigma))
     zw = _solve_normal(Hw, sum(q[1] / s ** 2 for q, s in zip(quads, sigma)))

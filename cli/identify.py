@@ -111,9 +111,11 @@ def identify(ctx, robot, recordings, output, report_path, validate, plot_path, f
     with atomic_output(output) as tmp:
         tmp.write_bytes(urdf)
     rel = report["relative_rms_error"]
+    cond = report["condition_number"]
     line = (f"{report['base_parameters_count']} base parameters, condition number "
-            f"{report['condition_number'] or float('inf'):.4g}; rms torque error (of the rms torque) on the training data "
-            f"{100 * rel['training']['urdf']:.3g} % with the URDF, {100 * rel['training']['identified']:.3g} % identified")
+            f"{'inf' if cond is None else f'{cond:.4g}'}; rms torque error (of the rms torque) on the training "
+            f"data {100 * rel['training']['urdf']:.3g} % with the URDF, {100 * rel['training']['identified']:.3g} % "
+            "identified")
     if "validation" in rel:
         line += (f"; on the validation data {100 * rel['validation']['urdf']:.3g} % -> "
                  f"{100 * rel['validation']['identified']:.3g} %")

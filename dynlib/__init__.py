@@ -43,6 +43,7 @@ _PUBLIC = {
     "read_trajectory": "trajectory",
     "write_trajectory": "trajectory",
     "regressor": "algorithms.regressor",
+    "inertial_parameters": "algorithms.regressor",
     "identify": "identification",
     "excitation": "identification.excite",
 }

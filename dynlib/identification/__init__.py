@@ -10,7 +10,8 @@ The steps (each in its module):
 1. `recording.read_recording`: q, v, a and the measured generalized forces of
    each recording (motor torques, plus Jᵀw of any contact wrench columns);
 2. `estimate.LinearModel` / `estimate.Stack`: the regressor (`dynlib.regressor`)
-   and friction columns of every sample, reduced per DoF to a small triangle;
+   and friction columns of every sample, reduced per DoF to its normal
+   equations in one compiled pass over the samples (on every core);
 3. `estimate.base_parameters`: the identifiable combinations (QR with column
    pivoting on a sampled regressor);
 4. `estimate.weighted_least_squares`: their values, standard deviations and the
@@ -30,7 +31,8 @@ The steps (each in its module):
 7. `urdf_text.edit`: the URDF's text with those links' ``<inertial>`` and the
    joints' ``<dynamics>`` replaced, every other byte unchanged.
 
-Public: `identify`, `Identification`, `excite` (`excitation`).
+Public: `identify`, `Identification`, `read_recording`, `check_robot_file`;
+`excite.excitation` (`dynlib.excitation`) makes the motion to record.
 """
 from __future__ import annotations
 
@@ -204,7 +206,8 @@ class Identification:
             "friction_terms": list(lm.terms), "friction_smoothing": lm.smoothing, "prior_std": self.prior_std,
             "recordings": [_info(r) for r in self.training],
             "validation_recordings": [_info(r) for r in self.validation],
-            "samples": int(sum(len(r.time) for r in self.training)), "parameters": lm.p, "base_parameters_count": self.base.rank,
+            "samples": int(sum(len(r.time) for r in self.training)), "parameters": lm.p,
+            "base_parameters_count": self.base.rank,
             "condition_number": _finite(self.wls.condition),
             "condition_number_scaled": _finite(self.wls.condition_scaled),
             "relative_rms_error": {"training": {"urdf": self.relative_rms_error("training", False),
@@ -292,8 +295,9 @@ def identify(model, recordings, *, validation=(), derivatives="auto", window=0.1
     timings["estimate"] = time.perf_counter() - t0
 
     warnings = []
-    rel = np.abs(wls.std / np.where(wls.beta != 0, np.abs(wls.beta), np.inf))
-    poor = [base.names[i].split(" ")[0] for i in np.flatnonzero(rel > 1.0)]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rel = np.abs(wls.std) / np.abs(wls.beta)
+    poor = [base.names[i].split(" ")[0] for i in np.flatnonzero(~(rel <= 1.0))]
     if poor:
         warnings.append(f"{len(poor)} of {base.rank} base parameters have a standard deviation above 100 % "
                         f"(e.g. {', '.join(poor[:3])}): the motion hardly excites them, so they stay near the URDF's "

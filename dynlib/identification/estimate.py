@@ -319,6 +319,23 @@ def _condition(H):
     return float(np.sqrt(ev[-1] / ev[0])) if ev[0] > 0 else float("inf")
 
 
+def _standard_deviations(H):
+    """sqrt(diag(H^-1)) for the information matrix H; inf for a parameter the data do not determine
+    (its column is zero — a joint that never moves — or it lies along a direction H does not see)."""
+    d = np.sqrt(np.maximum(np.diag(H), 0.0))
+    std = np.full(d.size, np.inf)
+    live = d > 1e-12 * max(d.max(initial=0.0), 1e-300)
+    if not np.any(live):
+        return std
+    C = H[np.ix_(live, live)] / np.outer(d[live], d[live])  # unit diagonal: the scales out of the way
+    lam, V = np.linalg.eigh(0.5 * (C + C.T))
+    seen = lam > 1e-10 * lam[-1]
+    sub = np.sqrt((V[:, seen] ** 2) @ (1.0 / lam[seen])) / d[live]
+    sub[np.linalg.norm(V[:, ~seen], axis=1) > 1e-3] = np.inf
+    std[live] = sub
+    return std
+
+
 def weighted_least_squares(stack: Stack, base: Base) -> WLS:
     """Base parameters by OLS, then weighted by the inverse residual variance of each DoF (Gautier)."""
     lm = stack.lm
@@ -342,11 +359,7 @@ def weighted_least_squares(stack: Stack, base: Base) -> WLS:
     sigma = np.sqrt(np.maximum(sigma2, floor ** 2))
     Hw = sum(q[0] / s ** 2 for q, s in zip(quads, sigma))
     zw = _solve_normal(Hw, sum(q[1] / s ** 2 for q, s in zip(quads, sigma)))
-    try:
-        cov = np.linalg.inv(Hw)
-        std = np.sqrt(np.maximum(np.diag(cov), 0.0)) * sb
-    except np.linalg.LinAlgError:
-        std = np.full(r, np.inf)
+    std = _standard_deviations(Hw) * sb
     d = np.sqrt(np.maximum(np.diag(H), 1e-300))
     return WLS(zw * sb, std, sigma, _condition(H / np.outer(sb, sb)), _condition(H / np.outer(d, d)))
 

@@ -1,4 +1,5 @@
 """`dyn identify ROBOT RECORDING...`: inertial and friction parameters from recorded motion, as a URDF."""
+import contextlib
 import json
 import math
 
@@ -76,6 +77,12 @@ def identify(ctx, robot, recordings, output, report_path, validate, plot_path, f
     """Identify ROBOT's inertial and friction parameters from RECORDING(s) and write them as a URDF."""
     from dynlib.derivatives import parse_column_map
     from dynlib.identification import check_robot_file, identify as run
+    from dynlib.identification.figure import check_path, fit_figure
+    from dynlib.trajectory import atomic_output
+
+    if plot_path:
+        with naming("--plot"):
+            check_path(plot_path)
 
     terms = () if friction.strip() == "none" else tuple(t.strip() for t in friction.split(",") if t.strip())
     with naming("--columns"):
@@ -87,7 +94,7 @@ def identify(ctx, robot, recordings, output, report_path, validate, plot_path, f
         result = run(model, list(recordings), validation=list(validate), derivatives=derivatives, window=window,
                      polyorder=polyorder, columns=columns, friction=terms, friction_smoothing=friction_smoothing,
                      method=method, prior_std=prior_std)
-    urdf = result.urdf_bytes()  # before any output: a link that cannot be written stops here
+    result.urdf_bytes()  # before any work on the outputs: a link that cannot be written stops here
     report = result.report()
     if derivatives == "auto" and any(r["derivatives"] == "central" for r in report["recordings"]):
         notice(ctx, "no qd.*/qdd.* columns: velocities and accelerations by central differences "
@@ -97,19 +104,16 @@ def identify(ctx, robot, recordings, output, report_path, validate, plot_path, f
                     "tau.root.* (or no wrench at all)")
     for w in report["warnings"]:
         notice(ctx, f"warning: {w}")
-    if report_path:
-        from dynlib.trajectory import atomic_output
-
-        with atomic_output(report_path) as tmp:
-            tmp.write_text(json.dumps(report, indent=2) + "\n")
-    if plot_path:
-        from dynlib.identification.figure import fit_figure
-
-        fit_figure(result, plot_path)
-    from dynlib.trajectory import atomic_output
-
-    with atomic_output(output) as tmp:
-        tmp.write_bytes(urdf)
+    # every output to its temporary file first, renamed together at the end: no partial output
+    with contextlib.ExitStack() as stack:
+        tmp_urdf = stack.enter_context(atomic_output(output))
+        tmp_report = stack.enter_context(atomic_output(report_path)) if report_path else None
+        tmp_plot = stack.enter_context(atomic_output(plot_path)) if plot_path else None
+        if tmp_report:
+            tmp_report.write_text(json.dumps(report, indent=2) + "\n")
+        if tmp_plot:
+            fit_figure(result, tmp_plot, atomic=False)
+        result.write_urdf(tmp_urdf, atomic=False)  # and read back by dyn
     rel = report["relative_rms_error"]
     cond = report["condition_number"]
     line = (f"{report['base_parameters_count']} base parameters, condition number "

@@ -159,13 +159,16 @@ class Identification:
         text = Path(self.model.source).read_bytes()
         return urdf_text.edit(text, inertials, dynamics, file=self.model.source)
 
-    def write_urdf(self, path) -> None:
-        """Write `urdf_bytes()` to `path` (atomic), after checking that dyn reads it back."""
+    def write_urdf(self, path, atomic=True) -> None:
+        """Write `urdf_bytes()` to `path` and check that dyn reads it back; through `atomic_output`
+        unless `atomic` is False (the caller's own temporary file)."""
+        import contextlib
+
         from ..trajectory import atomic_output
         from ..urdf import load
 
         data = self.urdf_bytes()
-        with atomic_output(path) as tmp:
+        with (atomic_output(path) if atomic else contextlib.nullcontext(path)) as tmp:
             Path(tmp).write_bytes(data)
             load(tmp, floating_base=self.model.floating_base)
 

@@ -12,15 +12,25 @@ import math
 import numpy as np
 
 
-def fit_figure(result, path):
-    """Write the figure of `result` (an `Identification`) to `path` (.png, .pdf or .svg)."""
-    from ..figures import FIGURE_FORMATS
-    from ..errors import InputError
-    from ..trajectory import atomic_output
+def check_path(path):
+    """An InputError unless `path` ends in a figure format (.png, .pdf, .svg)."""
     from pathlib import Path
+
+    from ..errors import InputError
+    from ..figures import FIGURE_FORMATS
 
     if Path(str(path)).suffix.lower() not in FIGURE_FORMATS:
         raise InputError(f"{path}: figure files must end in {', '.join(FIGURE_FORMATS)}")
+
+
+def fit_figure(result, path, atomic=True):
+    """Write the figure of `result` (an `Identification`) to `path` (.png, .pdf or .svg); through
+    `atomic_output` unless `atomic` is False (the caller's own temporary file)."""
+    import contextlib
+
+    from ..trajectory import atomic_output
+
+    check_path(path)
     import matplotlib
 
     matplotlib.use("Agg")
@@ -50,6 +60,6 @@ def fit_figure(result, path):
     for ax in axes[-1]:
         ax.set_xlabel("time [s]")
     fig.suptitle(f"{result.model.name}: measured and predicted torque [N·m or N], {which} recording {rec.path}")
-    with atomic_output(path) as tmp:
+    with (atomic_output(path) if atomic else contextlib.nullcontext(path)) as tmp:
         fig.savefig(tmp, dpi=100)
     plt.close(fig)

@@ -164,6 +164,14 @@ def test_identify_bad_input_is_one_line_exit_2_and_no_output(recordings, tmp_pat
     del model
 
 
+def test_identify_bad_figure_name_fails_before_any_work(recordings, tmp_path):
+    train, _ = recordings
+    r = dyn("identify", ARM7, train, "-o", tmp_path / "id.urdf", "--report", tmp_path / "r.json",
+            "--plot", tmp_path / "fit.txt")
+    assert r.returncode == 2 and "figure files must end in" in r.stderr
+    assert files(tmp_path) == []
+
+
 def test_excite_rejects_a_floating_base(tmp_path):
     urdf = tmp_path / "floating.urdf"
     text = (ROBOTS_DIR / "pendulum.urdf").read_text()

@@ -30,8 +30,8 @@ dyn's joint friction (SPEC §2), ``damping v + friction tanh(v / eps)``, and an
 optional constant offset: the motor torque is ``Y pi + F phi``.
 
 Public: `regressor(model, q, v, a)`, `inertial_parameters(model)` (pi of the
-model, (10 nb,)), `friction_regressor(model, v, terms, smoothing)`,
-`friction_dofs(model)`.
+model, (10 nb,)), `body_parameters(inertia)` (pi of one 6x6 spatial inertia),
+`friction_regressor(model, v, terms, smoothing)`, `friction_dofs(model)`.
 """
 import numpy as np
 

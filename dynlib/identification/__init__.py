@@ -57,7 +57,13 @@ def check_robot_file(path) -> None:
 
 
 class Identification:
-    """The result of `identify`: parameters before and after, fit statistics, write-back."""
+    """The result of `identify`: parameters before and after, fit statistics, write-back.
+
+    theta0, theta: the parameters (`estimate.LinearModel.names`) of the URDF and identified;
+    theta_star: the regularised least-squares estimate before the consistency projection;
+    base (`estimate.Base`), wls (`estimate.WLS`): the base parameters and their fit;
+    training, validation: the `recording.Recording`s; links (`parameters.BodyLinks`).
+    """
 
     def __init__(self, model, lm, links, theta, theta_star, base, wls, method, status, training, validation,
                  timings, warnings, prior_std, prior_sd=None, had_inertial=()):

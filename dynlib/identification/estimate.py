@@ -54,10 +54,9 @@ import numpy as np
 import scipy.linalg as sl
 
 from .. import parallel
-from ..compiled import jit
-
 from ..algorithms.regressor import (FRICTION_TERMS, friction_dofs, friction_regressor, inertial_parameters, regressor,
                                     regressor_kernel)
+from ..compiled import jit
 from ..errors import InputError, NumericalError
 from . import parameters as P
 

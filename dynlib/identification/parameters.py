@@ -108,12 +108,6 @@ def to_link(pi):
     return float(m), c, np.trace(Sc) * np.eye(3) - Sc
 
 
-def consistency(pi):
-    """The smallest eigenvalue of J(pi) relative to its largest (>= 0: physically consistent)."""
-    ev = np.linalg.eigvalsh(pseudo_inertia(pi))
-    return float(ev[0] / max(abs(ev[-1]), np.finfo(float).tiny))
-
-
 def project_consistent(pi):
     """pi with the negative eigenvalues of J(pi) set to zero (a round-off repair: the
     nearest consistent pi in the Frobenius norm of J)."""

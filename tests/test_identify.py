@@ -455,6 +455,10 @@ def test_text_edit_handles_comments_missing_elements_and_self_closing_links(tmp_
     assert b'<link name="b">\n    <inertial>' in out
     inertial = urdf_text.read_inertials(path)["a"]
     assert_close(inertial[2], I, 1e-15, "inertia written back")
+    # a file with Windows line ends keeps them in what is written
+    crlf = urdf_text.edit(text.replace(b"\n", b"\r\n"), {"a": (2.0, np.zeros(3), I), "b": (1.0, np.zeros(3), I)},
+                          {"j1": (0.5, 0.25)})
+    assert crlf.count(b"\n") == crlf.count(b"\r\n") and crlf.replace(b"\r\n", b"\n").count(b"\r") == 0
 
 
 def test_xacro_robot_cannot_be_written_back():

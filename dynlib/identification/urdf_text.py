@@ -99,14 +99,14 @@ def _child_indent(text: bytes, el: Element, default_step=b"  ") -> bytes:
     return _indent(text, el.start) + default_step
 
 
-def inertial_text(mass, com, I, indent: bytes, step=b"  ") -> bytes:
+def inertial_text(mass, com, I, indent: bytes, step=b"  ", newline=b"\n") -> bytes:
     """An <inertial> element (from its '<' to its '>'); the origin at the centre of mass, link axes."""
     inner = indent + step
-    return (b"<inertial>\n"
-            + inner + f'<origin xyz="{_f(com[0])} {_f(com[1])} {_f(com[2])}" rpy="0 0 0"/>\n'.encode()
-            + inner + f'<mass value="{_f(mass)}"/>\n'.encode()
+    return (b"<inertial>" + newline
+            + inner + f'<origin xyz="{_f(com[0])} {_f(com[1])} {_f(com[2])}" rpy="0 0 0"/>'.encode() + newline
+            + inner + f'<mass value="{_f(mass)}"/>'.encode() + newline
             + inner + (f'<inertia ixx="{_f(I[0, 0])}" ixy="{_f(I[0, 1])}" ixz="{_f(I[0, 2])}" '
-                       f'iyy="{_f(I[1, 1])}" iyz="{_f(I[1, 2])}" izz="{_f(I[2, 2])}"/>\n').encode()
+                       f'iyy="{_f(I[1, 1])}" iyz="{_f(I[1, 2])}" izz="{_f(I[2, 2])}"/>').encode() + newline
             + indent + b"</inertial>")
 
 
@@ -118,6 +118,7 @@ def edit(text: bytes, inertials: dict, dynamics: dict, file=None) -> bytes:
     """`text` with the <inertial> of each link in `inertials` {name: (mass, com, I_com)} and the
     <dynamics> of each joint in `dynamics` {name: (damping, friction)} replaced or added."""
     root = elements(text, file)
+    nl = b"\r\n" if text.count(b"\r\n") * 2 > text.count(b"\n") else b"\n"  # the file's own line ends
     edits = []  # (start, end, new bytes), non-overlapping
     seen = set()
     for el in root.children:
@@ -127,15 +128,15 @@ def edit(text: bytes, inertials: dict, dynamics: dict, file=None) -> bytes:
             mass, com, I = inertials[name]
             old = next((c for c in el.children if c.tag == "inertial"), None)
             if old is not None:
-                edits.append((old.start, old.end, inertial_text(mass, com, I, _indent(text, old.start))))
+                edits.append((old.start, old.end, inertial_text(mass, com, I, _indent(text, old.start), newline=nl)))
             elif el.close == el.end and el.content == el.end:  # <link name="x"/>
                 inner = _indent(text, el.start) + b"  "
-                new = (text[el.start:el.end - 2].rstrip() + b">\n" + inner + inertial_text(mass, com, I, inner)
-                       + b"\n" + _indent(text, el.start) + b"</link>")
+                new = (text[el.start:el.end - 2].rstrip() + b">" + nl + inner
+                       + inertial_text(mass, com, I, inner, newline=nl) + nl + _indent(text, el.start) + b"</link>")
                 edits.append((el.start, el.end, new))
             else:
                 inner = _child_indent(text, el)
-                edits.append(_insert(text, el, inertial_text(mass, com, I, inner), inner))
+                edits.append(_insert(text, el, inertial_text(mass, com, I, inner, newline=nl), inner, nl))
         elif el.tag == "joint" and name in dynamics and name not in seen:
             seen.add(name)
             new = dynamics_text(*dynamics[name])
@@ -145,7 +146,7 @@ def edit(text: bytes, inertials: dict, dynamics: dict, file=None) -> bytes:
             elif el.close == el.end and el.content == el.end:  # <joint .../>: nothing to hold dynamics
                 continue
             else:
-                edits.append(_insert(text, el, new, _child_indent(text, el)))
+                edits.append(_insert(text, el, new, _child_indent(text, el), nl))
     out, pos = [], 0
     for start, end, new in sorted(edits):
         out += [text[pos:start], new]
@@ -154,12 +155,12 @@ def edit(text: bytes, inertials: dict, dynamics: dict, file=None) -> bytes:
     return b"".join(out)
 
 
-def _insert(text: bytes, el: Element, new: bytes, indent: bytes):
+def _insert(text: bytes, el: Element, new: bytes, indent: bytes, newline=b"\n"):
     """An edit putting `new` on its own line just before el's end tag."""
     close_indent = _indent(text, el.close)
     if close_indent or text[el.close - 1:el.close] == b"\n":
         line = text.rfind(b"\n", 0, el.close) + 1
-        return (line, line, indent + new + b"\n")
+        return (line, line, indent + new + newline)
     return (el.close, el.close, new)
 
 

@@ -1,7 +1,7 @@
 """`dyn simulate ROBOT|SCENARIO`: forward-dynamics integration to a trajectory file.
 
 Thin: the options become scenario overrides, `dynlib.scenario.load_scenario`
-validates them, `dynlib.simulate.run_scenario` runs, the result is written
+validates them, `dynlib.scenario.run` runs, the result is written
 (atomically) and a divergence becomes exit code 1 after the write.
 """
 import sys
@@ -53,7 +53,8 @@ def simulate(ctx, source, steps, duration, dt, integrator, q0, qd0, tau, tau_csv
     (and energy.* with --columns). Exit code 1 if the simulation diverges (the
     finite part is written).
     """
-    from dynlib.simulate import loop_is_cached, run_scenario
+    from dynlib.scenario import run
+    from dynlib.simulate import loop_is_cached
 
     o = Overrides()
     if steps is not None and duration is not None:
@@ -91,7 +92,7 @@ def simulate(ctx, source, steps, duration, dt, integrator, q0, qd0, tau, tau_csv
         compile_notice(ctx)
     bar = _Progress(show_progress(ctx, no_progress))
     try:
-        result = run_scenario(scenario, progress=bar if bar.enabled else None)
+        result = run(scenario, progress=bar if bar.enabled else None)
     finally:
         bar.close()
     result.write(scenario.output_path, scenario.output.columns, source=scenario.source or scenario.robot)

@@ -486,10 +486,3 @@ def loop_is_cached() -> bool:
         if folder.is_dir() and next(iter(folder.rglob("simulate._run-*.nbi")), None) is not None:
             return True
     return False
-
-
-def run_scenario(scenario, *, progress=None) -> SimulationResult:
-    """Run a validated scenario (`dynlib.scenario.load_scenario`)."""
-    from .scenario import run
-
-    return run(scenario, progress=progress)

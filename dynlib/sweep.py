@@ -172,9 +172,9 @@ def key_path(base, key) -> tuple:
     robot (else all the parts up to the field, so that a misspelt name is reported
     whole, with the closest ones).
     """
-    from .scenario import _as_path
+    from .scenario import as_path
 
-    parts = _as_path(key)
+    parts = as_path(key)
     for prefix, attr in _BY_NAME.items():
         names = getattr(base.model, attr)
         n = len(prefix)
@@ -190,9 +190,9 @@ def key_path(base, key) -> tuple:
 
 
 def _check_key(base, where, key):
-    from .scenario import _as_path
+    from .scenario import as_path
 
-    path = _as_path(key)
+    path = as_path(key)
     if not path or any(path[:len(r)] == r for r in RESERVED):
         raise base.error(where, f"'{key}' cannot be swept (the sweep sets where outputs go); "
                                 "sweep scenario keys such as dt, initial.q.<joint>, control.kp, gravity")
@@ -313,7 +313,7 @@ def run_variant(task: Task) -> dict:
     is always computed (for the metrics); the returned columns are the
     scenario's ``output.columns``.
     """
-    from .simulate import run_scenario
+    from .scenario import run_scenario
 
     t0 = time.perf_counter()
     sc = task.scenario
@@ -383,7 +383,7 @@ def warm(scenario) -> str:
     from . import __version__
 
     with contextlib.suppress(Exception):
-        from .simulate import run_scenario
+        from .scenario import run_scenario
 
         sc = scenario.model_copy(update={"steps": 1, "duration": None})
         run_scenario(sc.model_copy(update={"output": sc.output.model_copy(update={"columns": ["q", "energy"]})}))

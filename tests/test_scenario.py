@@ -8,8 +8,8 @@ import pytest
 
 from dynlib.controllers import PD
 from dynlib.errors import ScenarioError
-from dynlib.scenario import load_scenario, run
-from dynlib.simulate import run_scenario, simulate
+from dynlib.scenario import load_scenario, run, run_scenario
+from dynlib.simulate import simulate
 from helpers import ROBOTS_DIR
 
 SCENARIOS = Path(__file__).resolve().parent.parent / "scenarios"

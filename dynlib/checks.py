@@ -173,7 +173,7 @@ def drift_checks(model, time, q, v, a, *, tolerance, work_energy=False, impulses
     scale = max(abs(E[0]), float(np.max(T)), 1e-12)
     checks, series = [], {"time": time, "kinetic": T, "potential": U, "total": E}
     if work_energy:
-        forces = rnea(model, q, v, a)  # M a + h: every generalized force but gravity and the bias terms
+        forces = rnea(model, q, v, a)  # M a + h = τ + friction + Jᵀf: the generalized forces but gravity
         if impulses:
             step = np.einsum("ij,ij->i", 0.5 * (v[:-1] + v[1:]), forces[:-1]) * np.diff(time)
             work = np.concatenate([[0.0], np.cumsum(step)])

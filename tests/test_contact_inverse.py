@@ -22,6 +22,7 @@ import pytest
 
 import dynlib
 from dynlib import derivatives
+from dynlib.columns import tau_columns
 from dynlib.contact import inverse as ci
 from dynlib.errors import InputError
 from dynlib.trajectory import read_trajectory, write_trajectory
@@ -661,15 +662,13 @@ def sample_tables(every=SAMPLE_EVERY, noise=SAMPLE_NOISE, seed=0):
     - noisy: time, q (Gaussian noise of σ = `noise` on every coordinate, quaternion
       renormalised), active.<foot>: what a motion-capture recording gives.
     """
-    from dynlib.inverse import tau_names
-
     model, sim = quadruped_motion()
     rows = slice(None, None, every)
     n = len(sim["t"][rows])
     active = sim["active"][rows].astype(float)
     q = sim["q"][rows]
     names = (["time"] + [f"q.{x}" for x in model.q_names] + [f"qd.{x}" for x in model.v_names]
-             + [f"qdd.{x}" for x in model.v_names] + tau_names(model)
+             + [f"qdd.{x}" for x in model.v_names] + tau_columns(model)
              + [f"contact.{f}.{c}" for f in FEET4 for c in ci.COMPONENTS] + [f"active.{f}" for f in FEET4])
     exact = np.column_stack([sim["t"][rows], q, sim["v"][rows], sim["a"][rows], sim["tau"][rows],
                              sim["w"][rows].reshape(n, -1), active])

@@ -61,9 +61,10 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ..columns import FRICTION_FEASIBLE, RESIDUAL_ROOT, TIME, WRENCH, active_frames, contact_columns, tau_columns
 from ..errors import InputError
 
-COMPONENTS = ("fx", "fy", "fz", "tx", "ty", "tz")
+COMPONENTS = WRENCH
 WEIGHT = np.array([0.01, 0.01, 0.01, 1.0, 1.0, 1.0])  # per contact, without guesses
 GUESS_WEIGHT = np.ones(6)                              # per contact, with guesses
 RANK_RTOL = 1e-10     # singular values of A W^-1/2 below this (relative) are dropped
@@ -426,14 +427,10 @@ class ContactID(NamedTuple):
     def table(self, model):
         """(names, data): ``time``, ``tau.*``, ``contact.<frame>.fx … tz``,
         ``residual.root`` and, with friction, ``friction.feasible`` (1 or 0)."""
-        from ..inverse import tau_names
-
-        names = ["time"] + tau_names(model)
-        names += [f"contact.{f}.{c}" for f in self.frames for c in COMPONENTS]
-        names += ["residual.root"]
+        names = [TIME] + tau_columns(model) + contact_columns(self.frames) + [RESIDUAL_ROOT]
         parts = [self.time[:, None], self.tau, self.wrenches.reshape(len(self.time), -1), self.residual[:, None]]
         if self.friction:
-            names.append("friction.feasible")
+            names.append(FRICTION_FEASIBLE)
             parts.append(self.feasible[:, None].astype(np.float64))
         return names, np.hstack(parts)
 
@@ -446,8 +443,7 @@ def _motion(model, motion, derivatives, window, polyorder, columns):
     if isinstance(motion, Trajectory):
         m = motion_from_trajectory(model, motion, derivatives=derivatives, window=window,
                                    polyorder=polyorder, columns=columns)
-        active = {name[len("active."):]: motion.column(name) for name in motion.names
-                  if name.startswith("active.")}
+        active = {frame: motion.column(name) for frame, name in active_frames(motion.names).items()}
         return m.time, m.q, m.v, m.a, m.derivatives, active, motion
     if isinstance(motion, Motion):
         return motion.time, motion.q, motion.v, motion.a, motion.derivatives, {}, None

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from cli.main import dyn
 from dynlib.contact.inverse import COMPONENTS, contact_inverse_dynamics
-from dynlib.inverse import tau_names
+from dynlib.columns import tau_columns
 from dynlib.trajectory import read_trajectory, write_trajectory
 from helpers import ROBOTS_DIR, sample
 
@@ -61,10 +61,10 @@ def test_sample_motion_is_the_library_result(tmp_path, suffix):
     ref = contact_inverse_dynamics(QUAD, read_trajectory(SAMPLE), list(FEET), point=True)
     names, data = ref.table(QUAD)
     assert table.names == names
-    assert names == ["time"] + tau_names(QUAD) + [f"contact.{f}.{c}" for f in FEET for c in COMPONENTS] + \
+    assert names == ["time"] + tau_columns(QUAD) + [f"contact.{f}.{c}" for f in FEET for c in COMPONENTS] + \
         ["residual.root"]
     assert np.array_equal(table.data, data)
-    assert np.all(table.columns(tau_names(QUAD)[:6]) == 0)
+    assert np.all(table.columns(tau_columns(QUAD)[:6]) == 0)
     assert table.column("residual.root").max() < 1e-9
     # the active.<foot> columns switch lf_foot off while it is lifted
     lifted = read_trajectory(SAMPLE).column("active.lf_foot") == 0

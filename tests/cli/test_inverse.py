@@ -9,7 +9,8 @@ import pytest
 from click.testing import CliRunner
 
 from cli.main import dyn
-from dynlib.inverse import inverse_dynamics_trajectory, tau_names
+from dynlib.columns import tau_columns
+from dynlib.inverse import inverse_dynamics_trajectory
 from dynlib.trajectory import Trajectory, column_names, read_trajectory, write_trajectory
 from helpers import ROBOTS_DIR, assert_close, sample
 from tests.test_derivatives import smooth_motion
@@ -55,7 +56,7 @@ def test_file_to_file_is_the_library_result(tmp_path, suffix_in, suffix_out):
     assert r.exit_code == 0, r.output
     out = read_trajectory(tmp_path / f"tau{suffix_out}")
     names, data, _ = inverse_dynamics_trajectory(ARM, traj)
-    assert out.names == names == ["time"] + tau_names(ARM)
+    assert out.names == names == ["time"] + tau_columns(ARM)
     assert np.array_equal(out.data, data)  # round-trip-exact floats
 
 
@@ -65,7 +66,7 @@ def test_standard_input_to_standard_output(tmp_path):
     assert r.returncode == 0, r.stderr
     (tmp_path / "out.csv").write_bytes(r.stdout)
     out = read_trajectory(tmp_path / "out.csv")
-    assert out.names == ["time"] + tau_names(ARM) and len(out) == 200
+    assert out.names == ["time"] + tau_columns(ARM) and len(out) == 200
 
 
 def test_floating_base_writes_the_root_wrench(tmp_path):
@@ -154,7 +155,7 @@ def test_simulate_piped_into_inverse_gives_back_the_applied_torques(tmp_path):
     assert inv.returncode == 0, inv.stderr.decode()
     out = read_trajectory(tmp_path / "tau.csv")
     assert len(out) == 2001
-    assert_close(out.columns(tau_names(ARM)), np.tile(tau, (2001, 1)), 1e-6, "simulate | inverse")
+    assert_close(out.columns(tau_columns(ARM)), np.tile(tau, (2001, 1)), 1e-6, "simulate | inverse")
 
 
 # -- errors: one line, exit 2, no output file --------------------------------------------

@@ -3,7 +3,7 @@
 Checked against SPEC §5 written out here by hand, against the models the URDF reader
 builds (every joint type), and against what the commands write: simulate,
 inverse and contact-id take their names from the one module (the pipe round trip
-itself is in tests/cli/test_round_trip.py).
+itself is in tests/cli/test_inverse.py).
 """
 import numpy as np
 import pytest

@@ -23,7 +23,7 @@ def info(ctx, robot, floating_base, gravity, as_json):
     """
     model = load_robot(ctx, robot, floating_base, gravity)
     s = model.summary()
-    s["tau_names"] = list(model.tau_names)  # a free-flyer's or planar joint's name the wrench: root.fx, not root.vx
+    s["tau_names"] = list(model.tau_names)  # --tau and tau.*: a free-flyer names its wrench (root.fx), not root.vx
     if as_json:
         click.echo(json.dumps(_finite(s), indent=2, allow_nan=False))
         return

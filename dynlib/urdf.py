@@ -24,6 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from . import joints as J
+from .columns import joint_coordinates
 from .errors import URDFError
 from .model import Model, ModelArrays
 from .spatial import spatial_inertia, transform_inertia
@@ -396,21 +397,14 @@ def _assemble(rd, order, b_parent, b_code, b_axis, b_R, b_p, b_inertia, b_joint,
             q_neutral[iq + 6] = 1.0
         else:
             S[iv, 0] = S[iv + 1, 1] = S[iv + 2, 5] = 1.0
+        jq, jv, jtau = joint_coordinates(jn, J.NAMES[t])
+        q_names += jq
+        v_names += jv
+        tau_names += jtau
         if t in (J.REVOLUTE, J.PRISMATIC):
-            q_names.append(jn)
-            v_names.append(jn)
-            tau_names.append(jn)
             lo, up, ef, ve = b_lim[o]
             lower[iq], upper[iq], effort[iv], vlim[iv] = lo, up, ef, ve
             damping[iv], friction[iv] = b_dyn[o]
-        elif t == J.FREEFLYER:
-            q_names += [f"{jn}.{c}" for c in ("x", "y", "z", "qx", "qy", "qz", "qw")]
-            v_names += [f"{jn}.{c}" for c in ("vx", "vy", "vz", "wx", "wy", "wz")]
-            tau_names += [f"{jn}.{c}" for c in ("fx", "fy", "fz", "tx", "ty", "tz")]
-        else:
-            q_names += [f"{jn}.{c}" for c in ("x", "y", "theta")]
-            v_names += [f"{jn}.{c}" for c in ("vx", "vy", "wz")]
-            tau_names += [f"{jn}.{c}" for c in ("fx", "fy", "tz")]
     subtree_end = np.arange(1, nb + 1, dtype=np.int64)
     for i in range(nb - 1, -1, -1):
         if parent[i] >= 0:

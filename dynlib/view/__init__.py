@@ -26,17 +26,19 @@ What it draws:
   write) as arrows at their points, hidden while zero. The point of
   ``contact.<name>``: with a scenario (``ROBOT`` given as the scenario's
   .yaml), its ``contacts.points`` (frame and offset, or from-collision); else
-  the frame (link) called ``<name>`` (contact-id's wrenches are at the frame
-  origin), or the from-collision point of that name (``<link>``, a sphere's
-  lowest point; ``<link>_cornerK``, a box corner). Force moments
+  the origin of the frame (link) called ``<name>`` (where contact-id puts its
+  wrenches), or else the from-collision point of that name (``<link>_cornerK``,
+  a box corner). Force moments
   (``tx ty tz``) are not drawn. Arrow length: the robot's weight is half the
   robot's size (``force_scale`` in m/N sets it);
 - the ground plane (n·x = height) of the scenario's contacts, or z = 0 when
-  the file has contact or penetration columns but no scenario says where;
+  the file has contact or penetration columns but no scenario says where; in
+  other cases a grid in the plane z = 0;
 - traces: the path of each frame named in `traces`, over the whole motion.
 """
 from __future__ import annotations
 
+import itertools
 import math
 import sys
 from typing import NamedTuple
@@ -144,7 +146,7 @@ def _contact_positions(model, names, contacts, Tb, Tworld_frames):
             points = {}
     out, missing = {}, []
     for name in names:
-        if name in points:
+        if name in points and (contacts is not None or name not in model.frame_names):
             b, p, r = points[name]
             out[name] = Tb[b, :, :3, :3] @ p + Tb[b, :, :3, 3] - r * normal
         elif name in model.frame_names:
@@ -273,12 +275,16 @@ def build_view(model, recording: Recording, *, fps: float = DEFAULT_FPS, traces=
         ground = (float(contacts.get("height", 0.0)), np.asarray(contacts.get("normal", (0, 0, 1)), float))
     elif recording.forces or recording.has_penetration:
         ground = (0.0, np.array([0.0, 0.0, 1.0]))
-    if ground is not None:
-        spacing = 10.0 ** np.floor(np.log10(max(size, 1e-3)))
-        extent = max(20 * spacing, 4 * float(np.linalg.norm(spread)) + 4 * size)
-        obj, T = S.ground_object(ground[0], ground[1], centre, extent, spacing)
-        commands += [S.set_property("/Grid", "visible", False), S.set_object("/dyn/ground", obj),
-                     S.set_transform("/dyn/ground", T)]
+    spacing = 10.0 ** np.floor(np.log10(max(size, 1e-3)))
+    extent = max(20 * spacing, 4 * float(np.linalg.norm(spread)) + 4 * size)
+    for step in itertools.cycle((2.0, 2.5, 2.0)):  # 1, 2, 5, 10, ... times: at most 40 lines
+        if extent / spacing <= 40:
+            break
+        spacing *= step
+    obj, T = S.ground_object(*(ground if ground is not None else (0.0, (0.0, 0.0, 1.0))), centre, extent, spacing,
+                             slab=ground is not None)
+    commands += [S.set_property("/Grid", "visible", False), S.set_object("/dyn/ground", obj),
+                 S.set_transform("/dyn/ground", T)]
 
     # traces
     colours = S.palette()

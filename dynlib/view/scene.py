@@ -272,23 +272,31 @@ def arrow_objects(radius, head):
     return shaft.lower(), cone.lower()
 
 
-def ground_object(height, normal, centre, extent, spacing) -> tuple[dict, np.ndarray]:
-    """A thin slab whose top face is the plane n·x = height, under `centre`, with grid lines."""
+def ground_object(height, normal, centre, extent, spacing, slab=True) -> tuple[dict, np.ndarray]:
+    """Grid lines in the plane n·x = height, under `centre`, on a thin slab (the contact ground)
+    or alone (a floor to see the motion against; meshcat's own grid is hidden: headless
+    Chromium's software renderer drops its lines that pass behind the camera)."""
     n = np.asarray(normal, float)
     n = n / np.linalg.norm(n)
     R = rotation_to(n[None])[0] @ np.array([[1.0, 0, 0], [0, 0, 1], [0, -1, 0]])  # z onto n
     origin = centre - (n @ centre - height) * n
     obj = ObjectBuilder()
-    thickness = 0.02 * spacing
-    obj.mesh("ground", obj.geometry("slab", lambda: _box((extent, extent, thickness))), obj.material(GROUND_RGBA),
-             pose(p=(0, 0, -thickness / 2 - 1e-3 * spacing)))
+    if slab:
+        thickness = 0.02 * spacing
+        obj.mesh("ground", obj.geometry("slab", lambda: _box((extent, extent, thickness))),
+                 obj.material(GROUND_RGBA), pose(p=(0, 0, -thickness / 2 - 1e-3 * spacing)))
     ticks = np.arange(-np.floor(extent / 2 / spacing), np.floor(extent / 2 / spacing) + 1) * spacing
-    half = extent / 2
-    segs = [[(x, -half, 0), (x, half, 0)] for x in ticks] + [[(-half, y, 0), (half, y, 0)] for y in ticks]
-    pts = np.array(segs, float).reshape(-1, 3)
+    # each line in 16 pieces: headless Chromium's software renderer drops a whole line
+    # segment that passes behind the camera
+    cuts = np.linspace(-extent / 2, extent / 2, 17)
+    a, b = np.meshgrid(ticks, cuts[:-1], indexing="ij")
+    _, c = np.meshgrid(ticks, cuts[1:], indexing="ij")
+    zeros = np.zeros_like(a)
+    along_y = np.stack([np.stack([a, b, zeros], -1), np.stack([a, c, zeros], -1)], axis=2).reshape(-1, 3)
+    pts = np.vstack([along_y, along_y[:, [1, 0, 2]]])
     gid = obj.geometry("grid", lambda: {"type": "BufferGeometry", "data": {"attributes": {
         "position": {"itemSize": 3, "type": "Float32Array", "array": float32(pts), "normalized": False}}}})
-    m = {"uuid": _uid(), "type": "LineBasicMaterial", "color": 0x3A403A}
+    m = {"uuid": _uid(), "type": "LineBasicMaterial", "color": 0x3A403A if slab else 0x9AA0A8}
     obj.materials.append(m)
     obj.children.append({"uuid": _uid(), "type": "LineSegments", "name": "grid", "geometry": gid,
                          "material": m["uuid"], "matrix": matrix(np.eye(4))})
@@ -298,7 +306,7 @@ def ground_object(height, normal, centre, extent, spacing) -> tuple[dict, np.nda
 def camera_commands(centre, size) -> list:
     """Look at `centre` from the front right, above, at a distance that fits `size`.
     meshcat's camera sits in /Cameras/default/rotated, which is y-up: (x, y, z) -> (x, z, -y)."""
-    d = np.array([1.0, 0.75, 0.55])
+    d = np.array([1.0, 0.75, 0.7])
     d = 1.6 * max(size, 0.3) * d / np.linalg.norm(d)
     return [set_transform("/Cameras/default", pose(p=centre)),
             set_property("/Cameras/default/rotated/<object>", "position", [float(d[0]), float(d[2]), float(-d[1])])]

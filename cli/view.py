@@ -78,5 +78,5 @@ def view(ctx, robot, trajectory, output, floating_base, package_path, column_map
         notice(ctx, f"warning: {w}")
     size = len(page.html)
     notice(ctx, f"{'page' if output in (None, '-') else output}: {size / 1e6:.2f} MB "
-                f"({page.frames} frames for {page.duration:.6g} s, {page.meshes} mesh files), "
+                f"({page.frames} frames for {page.duration:.6g} s, {page.meshes} mesh file{'' if page.meshes == 1 else 's'}), "
                 f"built in {time.perf_counter() - start:.2f} s")

@@ -156,17 +156,6 @@ def _contact_positions(model, names, contacts, Tb, Tworld_frames):
     return out, missing
 
 
-def _robot_size(model, frame_positions) -> float:
-    """A length for the camera and arrows: the spread of the link frames, at least the shapes' size."""
-    size = float(np.linalg.norm(np.ptp(frame_positions, axis=0)))
-    for s in model.visuals or model.collision_shapes:
-        if s.kind == "box":
-            size = max(size, float(np.linalg.norm(s.size)))
-        elif s.kind in ("sphere", "cylinder", "capsule"):
-            size = max(size, 2 * s.size[0], s.size[-1])
-    return max(size, 0.2)
-
-
 def build_view(model, recording: Recording, *, fps: float = DEFAULT_FPS, traces=(), contacts=None,
                force_scale=None, package_path=(), title=None) -> ViewPage:
     """The page (see the module docstring) for `recording` on `model`.
@@ -196,15 +185,11 @@ def build_view(model, recording: Recording, *, fps: float = DEFAULT_FPS, traces=
             cache[name] = dynlib.frame_placement(model, Qk, name).reshape(K, 4, 4)
         return cache[name]
 
-    # where the robot is: its link frames at the first keyframe, and how far its bodies travel
+    # where the robot is, first from its link frames at the first keyframe (for the frame stand-in)
     a = model.arrays
     first = np.array([(Tb[b, 0] if b >= 0 else np.eye(4)) @ np.append(a.frame_p[f], 1.0)
                       for f, b in enumerate(a.frame_body)])[:, :3]
-    size = _robot_size(model, first)
-    travel = Tb[:, :, :3, 3].reshape(-1, 3) if model.nb else first
-    spread = np.ptp(travel, axis=0)
-    span = travel if np.linalg.norm(spread) < 2 * size else first  # a long journey: look at the start
-    centre = (span.min(axis=0) + span.max(axis=0)) / 2
+    size = max(float(np.linalg.norm(np.ptp(first, axis=0))), 0.2)
 
     # the robot's shapes: visuals, else collisions, else link frames
     packages = Packages(package_path, near=model.source or None)
@@ -224,6 +209,18 @@ def build_view(model, recording: Recording, *, fps: float = DEFAULT_FPS, traces=
         warnings.append("no <visual> could be drawn: the robot is drawn from its <collision> geometry")
     elif drawn_from == "frames":
         warnings.append("no <visual> or <collision> geometry could be drawn: the robot is drawn as its link frames")
+
+    # then from the shapes drawn (the corners of their boxes), and the bodies' paths
+    pts = [((Tb[b, 0] if b >= 0 else np.eye(4)) @ np.c_[c, np.ones(8)].T).T[:, :3]
+           for b, o in objects.items() for c in o.bounds]
+    pts = np.vstack(pts) if pts else first
+    lo, hi = pts.min(axis=0), pts.max(axis=0)
+    size = max(float(np.linalg.norm(hi - lo)), 0.2)
+    paths = Tb[:, :, :3, 3].reshape(-1, 3) if model.nb else first
+    spread = np.ptp(paths - (Tb[:, :1, :3, 3].reshape(-1, 3).repeat(K, axis=0) if model.nb else 0), axis=0)
+    if np.linalg.norm(spread) < 2 * size:  # a short journey: frame all of it (a long one: the start)
+        lo, hi = np.minimum(lo, paths.min(axis=0)), np.maximum(hi, paths.max(axis=0))
+    centre, view_size = (lo + hi) / 2, float(np.linalg.norm(hi - lo))
 
     commands, clips = [], []
     for b, obj in objects.items():
@@ -296,7 +293,7 @@ def build_view(model, recording: Recording, *, fps: float = DEFAULT_FPS, traces=
             pts = np.vstack([pts, dynlib.frame_placement(model, Q[-1], frame)[:3, 3]])
         commands.append(S.set_object("/dyn/traces/" + S.node_name(frame), S.line_object(pts, next(colours))))
 
-    commands += S.camera_commands(centre, size)
+    commands += S.camera_commands(centre, view_size)
     if clips:
         commands.append({"type": "set_animation", "animations": clips, "options": {"play": True, "repetitions": 1}})
 
@@ -310,7 +307,7 @@ def build_view(model, recording: Recording, *, fps: float = DEFAULT_FPS, traces=
         info.append(info_forces)
     if traces:
         info.append("traces: " + ", ".join(dict.fromkeys(traces)))
-    page = html_page(commands, title=title, info_lines=info)
+    page = html_page(commands, title=title, info_lines=info, camera_target=centre)
     return ViewPage(page, warnings, K, float(fps), duration, meshes.count)
 
 

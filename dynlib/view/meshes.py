@@ -21,6 +21,8 @@ import zlib
 from pathlib import Path
 from typing import NamedTuple
 
+import numpy as np
+
 from .page import Blob
 
 FORMATS = {".stl": "stl", ".obj": "obj", ".dae": "dae"}
@@ -32,6 +34,34 @@ _MTLLIB = re.compile(r"^\s*mtllib\s+(.+?)\s*$", re.MULTILINE)
 _MTL_MAP = re.compile(r"^\s*(?:map_\w+|bump|disp|decal|refl)\s+(.+?)\s*$", re.MULTILINE | re.IGNORECASE)
 
 
+_OBJ_VERTEX = re.compile(r"^v\s+(\S+)\s+(\S+)\s+(\S+)", re.MULTILINE)
+_STL_VERTEX = re.compile(rb"vertex\s+(\S+)\s+(\S+)\s+(\S+)")
+_DAE_POSITIONS = re.compile(r"<float_array[^>]*\bid=\"[^\"]*pos[^\"]*\"[^>]*>([^<]*)</float_array>", re.IGNORECASE)
+
+
+def _box(rows, unit=1.0):
+    """(2, 3) min and max of rows of three numbers (None when there are none or they are not numbers)."""
+    try:
+        v = np.asarray(rows, dtype=float).reshape(-1, 3)
+    except ValueError:
+        return None
+    v = v[np.isfinite(v).all(axis=1)]
+    return np.array([v.min(axis=0), v.max(axis=0)]) * unit if len(v) else None
+
+
+def _stl_box(data: bytes):
+    if len(data) >= 84:
+        n = struct.unpack_from("<I", data, 80)[0]
+        if len(data) == 84 + 50 * n and n > 0:  # binary: 50 bytes per triangle, 3 vertices after the normal
+            tri = np.frombuffer(data, dtype=np.uint8, count=50 * n, offset=84).reshape(n, 50)
+            return _box(tri[:, 12:48].copy().view("<f4").reshape(-1, 3))
+    return _box(_STL_VERTEX.findall(data))
+
+
+def _dae_positions(text):
+    return [x for block in _DAE_POSITIONS.findall(text) for x in block.split()]
+
+
 class MeshFile(NamedTuple):
     path: Path
     format: str           # 'stl' | 'obj' | 'dae'
@@ -40,6 +70,7 @@ class MeshFile(NamedTuple):
     own_materials: bool   # a .dae with <library_materials>, an .obj whose mtllib was read
     mtl: str | None       # the .obj's material library
     resources: dict       # texture name as written -> data: URL
+    box: np.ndarray | None  # (2, 3) the vertices' bounding box in the file's frame, metres (None: unknown)
 
 
 class MeshError(Exception):
@@ -97,7 +128,7 @@ class MeshFiles:
         if not data.strip():
             raise MeshError(f"{path}: the file is empty")
         if fmt == "stl":
-            return MeshFile(path, fmt, Blob(data, key=str(path)), 1.0, False, None, {})
+            return MeshFile(path, fmt, Blob(data, key=str(path)), 1.0, False, None, {}, _stl_box(data))
         text = data.decode("utf-8", errors="replace")
         if fmt == "dae":
             m = _UNIT.search(data[:1 << 16])
@@ -110,7 +141,7 @@ class MeshFiles:
             own = "<library_materials" in text and "<material " in text
             images = {name for name in _INIT_FROM.findall(text) if Path(name).suffix.lower() in IMAGE_TYPES}
             return MeshFile(path, fmt, Blob(text, key=str(path)), unit, own, None,
-                            self._textures(path, images))
+                            self._textures(path, images), _box(_dae_positions(text), unit))
         mtl, resources = None, {}
         for names in _MTLLIB.findall(text):
             lib = path.parent / names
@@ -120,7 +151,8 @@ class MeshFiles:
                 resources = self._textures(lib, {line.split()[-1] for line in _MTL_MAP.findall(mtl)})
                 break
             self.notes.append(f"{path}: material library '{names}' not found next to it (drawn in one colour)")
-        return MeshFile(path, fmt, Blob(text, key=str(path)), 1.0, mtl is not None, mtl, resources)
+        return MeshFile(path, fmt, Blob(text, key=str(path)), 1.0, mtl is not None, mtl, resources,
+                        _box(_OBJ_VERTEX.findall(text)))
 
     def _textures(self, referrer: Path, names) -> dict:
         out = {}

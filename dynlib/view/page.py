@@ -207,7 +207,7 @@ LOADER = r"""
     const data = new Uint8Array(await inflated.arrayBuffer());
     const view = new DataView(data.buffer);
     const blobs = [];
-    let k = 0;
+    let k = 0, failed = 0;
     while (k < data.length) {
       const tag = data[k];
       const n = view.getUint32(k + 1, true);
@@ -229,9 +229,21 @@ LOADER = r"""
         const bytes = new Uint8Array(size);
         let at = 0;
         for (const part of parts) { bytes.set(part, at); at += part.length; }
-        viewer.handle_command_bytearray(bytes);
+        try {
+          viewer.handle_command_bytearray(bytes);
+        } catch (e) {  // one object the viewer cannot load (a mesh it cannot parse): the rest still shows
+          failed += 1;
+          console.warn("dyn view: an object could not be loaded:", e);
+        }
       }
     }
+    if (failed) {
+      status.textContent = `dyn view: ${failed} object(s) could not be loaded (the browser console says why)`;
+      status.style.display = "block";
+    }
+    const target = JSON.parse(document.getElementById("dyn-camera-target").textContent);
+    viewer.controls.target.set(target[0], target[2], -target[1]);  // world (x, y, z) in three.js's y-up axes
+    viewer.controls.update();
     const animator = viewer.animator;
     function timeFromAddress() {
       const m = /(?:^|[#&])t=([0-9.eE+-]+)/.exec(window.location.hash);
@@ -252,6 +264,8 @@ LOADER = r"""
       if (viewer.gui.__folders && viewer.gui.__folders.Scene) viewer.gui.__folders.Scene.close();
     } catch (e) { /* the controls stay closed */ }
     viewer.set_dirty();
+    // textures decode after their objects are drawn: draw again once they may have arrived
+    for (const ms of [250, 1000, 3000]) setTimeout(() => viewer.set_dirty(), ms);
     requestAnimationFrame(() => requestAnimationFrame(() => { document.body.dataset.dynReady = "1"; }));
   } catch (e) {
     status.textContent = "dyn view: the page could not be loaded: " + e.message;
@@ -272,8 +286,9 @@ body { margin: 0; font-family: sans-serif; }
 """
 
 
-def html_page(commands, *, title: str, info_lines=()) -> bytes:
-    """One HTML file: the viewer bundle, the commands, a loader, and a caption."""
+def html_page(commands, *, title: str, info_lines=(), camera_target=(0.0, 0.0, 0.0)) -> bytes:
+    """One HTML file: the viewer bundle, the commands, a loader, and a caption; the camera's
+    orbit controls turn about `camera_target` (world coordinates)."""
     script, notices = viewer_bundle()
     payload = base64.b64encode(gzip.compress(stream(commands), compresslevel=6, mtime=0)).decode("ascii")
     info = "<br>".join(html.escape(line) for line in info_lines)
@@ -294,6 +309,7 @@ def html_page(commands, *, title: str, info_lines=()) -> bytes:
 {notices}
 -->
 <script>{script}</script>
+<script id="dyn-camera-target" type="application/json">{json.dumps([float(x) for x in camera_target])}</script>
 <script id="dyn-scene" type="application/octet-stream">
 {payload}
 </script>

@@ -60,6 +60,12 @@ def pose(R=None, p=None) -> np.ndarray:
     return T
 
 
+def corners(T, box) -> np.ndarray:
+    """(8, 3): the corners of the axis-aligned box (2, 3) placed by T."""
+    pts = np.array([[box[i, 0], box[j, 1], box[k, 2]] for i in (0, 1) for j in (0, 1) for k in (0, 1)])
+    return pts @ T[:3, :3].T + T[:3, 3]
+
+
 def colour(rgba) -> tuple[int, float]:
     r, g, b, a = (list(rgba) + [1.0])[:4]
     return (int(round(255 * r)) << 16) | (int(round(255 * g)) << 8) | int(round(255 * b)), float(a)
@@ -71,6 +77,7 @@ class ObjectBuilder:
     def __init__(self):
         self.geometries, self.materials, self.children = [], [], []
         self._geometry_ids, self._material_ids = {}, {}
+        self.bounds = []  # (8, 3) corners of every shape's box in the object's frame: where the robot is
 
     def material(self, rgba, kind="MeshPhongMaterial") -> str:
         key = (kind, tuple(np.round(rgba, 4)))
@@ -127,6 +134,11 @@ def add_shape(obj: ObjectBuilder, shape, T_link, meshes, packages, rgba_default,
     rgba = shape.rgba or rgba_default
     name = node_name(shape.link)
     kind, size = shape.kind, shape.size
+    if kind in ("box", "sphere", "cylinder", "capsule"):
+        half = {"box": lambda: np.asarray(size) / 2, "sphere": lambda: np.full(3, size[0]),
+                "cylinder": lambda: np.array([size[0], size[0], size[1] / 2]),
+                "capsule": lambda: np.array([size[0], size[0], size[0] + size[1] / 2])}[kind]()
+        obj.bounds.append(corners(T, np.array([-half, half])))
     if kind == "box":
         obj.mesh(name, obj.geometry(("box", size), lambda: _box(size)), obj.material(rgba), T)
     elif kind == "sphere":
@@ -152,6 +164,8 @@ def add_shape(obj: ObjectBuilder, shape, T_link, meshes, packages, rgba_default,
             notes.append(("mesh", shape, str(exc)))
             return False
         S = pose(np.diag(np.asarray(shape.size, float) * mf.unit))
+        if mf.box is not None:
+            obj.bounds.append(corners(T @ S, mf.box / mf.unit))
         if mf.own_materials and shape.rgba is None:
             child = {"uuid": _uid(), "type": "_meshfile_object", "name": name, "format": mf.format,
                      "data": mf.blob, "resources": mf.resources, "matrix": matrix(T @ S)}
@@ -304,12 +318,12 @@ def ground_object(height, normal, centre, extent, spacing, slab=True) -> tuple[d
 
 
 def camera_commands(centre, size) -> list:
-    """Look at `centre` from the front right, above, at a distance that fits `size`.
-    meshcat's camera sits in /Cameras/default/rotated, which is y-up: (x, y, z) -> (x, z, -y)."""
+    """The camera at the front right of `centre`, above it, at a distance that fits `size`
+    (the page's loader points the orbit controls at `centre`). meshcat's camera sits in
+    /Cameras/default/rotated, which is y-up: world (x, y, z) is (x, z, -y) there."""
     d = np.array([1.0, 0.75, 0.7])
-    d = 1.6 * max(size, 0.3) * d / np.linalg.norm(d)
-    return [set_transform("/Cameras/default", pose(p=centre)),
-            set_property("/Cameras/default/rotated/<object>", "position", [float(d[0]), float(d[2]), float(-d[1])])]
+    p = np.asarray(centre, float) + 1.25 * max(size, 0.3) * d / np.linalg.norm(d)
+    return [set_property("/Cameras/default/rotated/<object>", "position", [float(p[0]), float(p[2]), float(-p[1])])]
 
 
 def palette():

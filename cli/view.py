@@ -52,7 +52,7 @@ def view(ctx, robot, trajectory, output, floating_base, package_path, column_map
     took go to standard error.
     """
     from dynlib.derivatives import parse_column_map
-    from dynlib.view import write_view
+    from dynlib.view import scenario_contacts, write_view
 
     start = time.perf_counter()
     with naming("--columns"):
@@ -67,16 +67,18 @@ def view(ctx, robot, trajectory, output, floating_base, package_path, column_map
         model = scenario.model
         for w in model.warnings:
             notice(ctx, f"warning: {w}")
-        if scenario.contacts is not None:
-            c = scenario.contacts
-            contacts = {"points": c.points, "height": c.ground.height, "normal": c.ground.normal}
+        contacts = scenario_contacts(scenario)
     else:
         model = load_robot(ctx, robot, floating_base)
     page = write_view(output, model, trajectory, columns=columns, fps=fps, traces=traces, contacts=contacts,
                       force_scale=force_scale, package_path=package_path)
+    page_notice(ctx, output, page, time.perf_counter() - start)
+
+
+def page_notice(ctx, output, page, seconds):
+    """The page's warnings, then its size and build time, on standard error."""
     for w in page.warnings:
         notice(ctx, f"warning: {w}")
-    size = len(page.html)
-    notice(ctx, f"{'page' if output in (None, '-') else output}: {size / 1e6:.2f} MB "
-                f"({page.frames} frames for {page.duration:.6g} s, {page.meshes} mesh file{'' if page.meshes == 1 else 's'}), "
-                f"built in {time.perf_counter() - start:.2f} s")
+    notice(ctx, f"{'page' if output in (None, '-') else output}: {len(page.html) / 1e6:.2f} MB "
+                f"({page.frames} frames for {page.duration:.6g} s, {page.meshes} mesh "
+                f"file{'' if page.meshes == 1 else 's'}), built in {seconds:.2f} s")

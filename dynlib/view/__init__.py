@@ -51,7 +51,8 @@ from .meshes import MeshFiles
 from .motion import body_placements, interpolate, keyframe_times
 from .page import html_page
 
-__all__ = ["Recording", "ViewPage", "build_view", "read_recording", "write_view"]
+__all__ = ["Recording", "ViewPage", "build_view", "read_recording", "scenario_contacts", "write_result_view",
+           "write_sweep_views", "write_view"]
 
 DEFAULT_FPS = 30.0
 MAX_TRACE_POINTS = 20000
@@ -328,14 +329,21 @@ def _summarise(notes) -> list:
 def write_view(path, model, source, *, columns=None, **options) -> ViewPage:
     """Read `source` (see `read_recording`), build the page and write it to `path`
     ('-' or None: standard output), atomically. Returns the ViewPage."""
+    page = build_view(model, read_recording(model, source, columns=columns), **options)
+    _write(path, page.html)
+    return page
+
+
+def _write(path, data: bytes):
     from ..trajectory import atomic_output
 
-    page = build_view(model, read_recording(model, source, columns=columns), **options)
     if path in (None, "-"):
-        sys.stdout.buffer.write(page.html)
+        sys.stdout.buffer.write(data)
         sys.stdout.flush()
-    else:
-        with atomic_output(path) as tmp:
-            with open(tmp, "wb") as f:
-                f.write(page.html)
-    return page
+        return
+    with atomic_output(path) as tmp:
+        with open(tmp, "wb") as f:
+            f.write(data)
+
+
+from .runs import scenario_contacts, write_result_view, write_sweep_views  # noqa: E402

@@ -10,6 +10,7 @@ from click.testing import CliRunner
 from cli.main import dyn
 from dynlib.trajectory import column_names, write_trajectory
 from helpers import ROBOTS_DIR, sample
+from tests.test_view import animation_of, commands_of, objects_of
 
 ARM6 = ROBOTS_DIR / "arm6.urdf"
 SCENARIOS = ROBOTS_DIR.parent / "scenarios"
@@ -115,3 +116,29 @@ def test_bad_input_is_one_line_exit_2_and_no_page(tmp_path):
     r = run_process("view", ARM6, tmp_path / "m.csv", "-o", tmp_path / "no_such_folder" / "p.html")
     assert r.returncode == 2 and b"no_such_folder" in r.stderr
     assert sorted(p.name for p in Path(tmp_path).iterdir()) == ["m.csv"]
+
+
+def test_simulate_view_writes_the_page_of_the_run(tmp_path):
+    r = run_process("simulate", SCENARIOS / "contact_unilateral_quadruped.yaml", "--duration", "0.5",
+                    "-o", tmp_path / "q.csv", "--view", tmp_path / "q.html")
+    assert r.returncode == 0, r.stderr
+    assert b"q.html: " in r.stderr and b"16 frames for 0.5 s" in r.stderr
+    cmds = commands_of((tmp_path / "q.html").read_bytes())
+    assert "/dyn/ground" in objects_of(cmds)
+    assert {f"/dyn/contacts/{f}" for f in ("lf_foot", "lh_foot", "rf_foot", "rh_foot")} <= set(animation_of(cmds))
+    r = run_process("simulate", ARM6, "--steps", "10", "-o", tmp_path / "a.csv", "--view", tmp_path / "nope" / "a.html")
+    assert r.returncode == 2 and b"--view" in r.stderr and not (tmp_path / "a.csv").exists()
+
+
+def test_sweep_view_writes_a_page_per_variant_and_an_index(tmp_path):
+    r = run_process("sweep", SCENARIOS / "sweep_arm6_pd.yaml", "-o", tmp_path / "sw", "--workers", "1", "--view")
+    assert r.returncode == 0, r.stderr
+    files = sorted(p.name for p in (tmp_path / "sw").iterdir())
+    trajectories = [f for f in files if f.endswith(".csv") and f != "summary.csv"]
+    assert len(trajectories) == 6
+    assert all(f[:-4] + ".html" in files for f in trajectories) and "index.html" in files
+    index = (tmp_path / "sw" / "index.html").read_text()
+    assert all(f'href="{f[:-4]}.html"' in index for f in trajectories) and 'href="summary.csv"' in index
+    assert b"6 pages written" in r.stderr
+    r = run_process("sweep", SCENARIOS / "sweep_arm6_pd.yaml", "-o", tmp_path / "sw", "--workers", "1", "--view")
+    assert r.returncode == 0 and b"0 pages written" in r.stderr  # done before, pages newer than the runs

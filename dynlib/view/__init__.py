@@ -128,7 +128,7 @@ def _numbers(traj, name):
 
 # ------------------------------------------------------------------- building
 
-def _contact_positions(model, names, contacts, Tb, Tworld_frames):
+def _contact_positions(model, names, contacts, Tb, frame_poses):
     """{name: (K, 3)} world positions of the contact points with forces, and notes for the rest."""
     from ..contact.points import contact_points
 
@@ -151,7 +151,7 @@ def _contact_positions(model, names, contacts, Tb, Tworld_frames):
             b, p, r = points[name]
             out[name] = Tb[b, :, :3, :3] @ p + Tb[b, :, :3, 3] - r * normal
         elif name in model.frame_names:
-            out[name] = Tworld_frames(name)[:, :3, 3]
+            out[name] = frame_poses(name)[:, :3, 3]
         else:
             missing.append(name)
     return out, missing
@@ -165,64 +165,20 @@ def build_view(model, recording: Recording, *, fps: float = DEFAULT_FPS, traces=
     "height": h, "normal": n}`` (None: none given). `traces`: frame names.
     `package_path`: folders for package:// (see `dynlib.packages`).
     """
-    from ..packages import Packages
-
     if not (math.isfinite(fps) and fps > 0):
         raise InputError(f"display rate must be a positive number of frames per second, got {fps!r}")
+    traces = list(dict.fromkeys(traces))
     for frame in traces:
         model.frame_id(frame)
-    warnings = []
     t, Q = recording.time, recording.q
     times = keyframe_times(t, fps)
     Qk = interpolate(model, t, Q, times)
     anim_t = times - t[0]
     K = len(times)
     Tb = body_placements(model, Qk) if model.nb else np.zeros((0, K, 4, 4))
-    cache = {}
 
-    def frame_poses(name):
-        if name not in cache:
-            import dynlib
-            cache[name] = dynlib.frame_placement(model, Qk, name).reshape(K, 4, 4)
-        return cache[name]
-
-    # where the robot is, first from its link frames at the first keyframe (for the frame stand-in)
-    a = model.arrays
-    first = np.array([(Tb[b, 0] if b >= 0 else np.eye(4)) @ np.append(a.frame_p[f], 1.0)
-                      for f, b in enumerate(a.frame_body)])[:, :3]
-    size = max(float(np.linalg.norm(np.ptp(first, axis=0))), 0.2)
-
-    # the robot's shapes: visuals, else collisions, else link frames
-    packages = Packages(package_path, near=model.source or None)
-    meshes = MeshFiles()
-    notes = []
-    objects, drawn = S.robot_objects(model, model.visuals, meshes, packages, S.DEFAULT_RGBA, notes)
-    drawn_from = "visual"
-    if drawn == 0:
-        objects, drawn = S.robot_objects(model, model.collision_shapes, meshes, packages, S.COLLISION_RGBA, notes)
-        drawn_from = "collision"
-    if drawn == 0:
-        objects = S.frame_objects(model, size)
-        drawn_from = "frames"
-    warnings += _summarise(notes)
-    warnings += meshes.notes
-    if drawn_from == "collision":
-        warnings.append("no <visual> could be drawn: the robot is drawn from its <collision> geometry")
-    elif drawn_from == "frames":
-        warnings.append("no <visual> or <collision> geometry could be drawn: the robot is drawn as its link frames")
-
-    # then from the shapes drawn (the corners of their boxes), and the bodies' paths
-    pts = [((Tb[b, 0] if b >= 0 else np.eye(4)) @ np.c_[c, np.ones(8)].T).T[:, :3]
-           for b, o in objects.items() for c in o.bounds]
-    pts = np.vstack(pts) if pts else first
-    lo, hi = pts.min(axis=0), pts.max(axis=0)
-    size = max(float(np.linalg.norm(hi - lo)), 0.2)
-    paths = Tb[:, :, :3, 3].reshape(-1, 3) if model.nb else first
-    spread = np.ptp(paths - (Tb[:, :1, :3, 3].reshape(-1, 3).repeat(K, axis=0) if model.nb else 0), axis=0)
-    if np.linalg.norm(spread) < 2 * size:  # a short journey: frame all of it (a long one: the start)
-        lo, hi = np.minimum(lo, paths.min(axis=0)), np.maximum(hi, paths.max(axis=0))
-    centre, view_size = (lo + hi) / 2, float(np.linalg.norm(hi - lo))
-
+    objects, drawn_from, meshes, warnings = _robot(model, Tb, package_path)
+    size, centre, view_size, spread = _extent(model, Tb, objects)
     commands, clips = [], []
     for b, obj in objects.items():
         path = "/dyn/robot/" + S.node_name("world" if b < 0 else model.body_links[b])
@@ -231,69 +187,19 @@ def build_view(model, recording: Recording, *, fps: float = DEFAULT_FPS, traces=
             commands.append(S.set_transform(path, Tb[b, 0]))
             if K > 1:
                 clips.append(S.clip(path, S.pose_tracks(anim_t, Tb[b])))
-
-    # contact forces
     info_forces = None
     if recording.forces:
-        positions, missing = _contact_positions(model, list(recording.forces), contacts, Tb, frame_poses)
-        for name in missing:
-            warnings.append(f"contact.{name}: no contact point or frame named '{name}' (give the scenario as ROBOT): "
-                            "its force is not drawn")
-        if positions:
-            fmax = max(float(np.abs(F).max()) for F in recording.forces.values())
-            weight = model.total_mass * float(np.linalg.norm(model.gravity))
-            scale = force_scale if force_scale else (0.5 * size / weight if weight > 0 else
-                                                     (0.5 * size / fmax if fmax > 0 else 1.0))
-            radius, head = 0.012 * size, 0.06 * size
-            shaft, cone = S.arrow_objects(radius, head)
-            for name, X in positions.items():
-                F = np.array([np.interp(times, t, recording.forces[name][:, c]) for c in range(3)]).T
-                path = "/dyn/contacts/" + S.node_name(name)
-                length = np.linalg.norm(F, axis=1) * scale
-                shown = np.linalg.norm(F, axis=1) > 1e-9 * max(fmax, 1e-300)
-                R = S.rotation_to(F)
-                T = np.repeat(np.eye(4)[None], K, axis=0)
-                T[:, :3, :3], T[:, :3, 3] = R, X
-                commands += [S.set_object(path + "/shaft", shaft), S.set_object(path + "/head", cone),
-                             S.set_transform(path, T[0]),
-                             S.set_transform(path + "/shaft", np.diag([1.0, max(length[0], 1e-6), 1.0, 1.0])),
-                             S.set_transform(path + "/head", S.pose(p=(0, length[0], 0))),
-                             S.set_property(path, "visible", bool(shown[0]))]
-                if K > 1:
-                    lengths = np.column_stack([np.ones(K), np.maximum(length, 1e-6), np.ones(K)])
-                    tips = np.column_stack([np.zeros(K), length, np.zeros(K)])
-                    clips += [S.clip(path, S.pose_tracks(anim_t, T) + [S.track(".visible", "boolean", anim_t, shown)]),
-                              S.clip(path + "/shaft", [S.track(".scale", "vector3", anim_t, lengths)]),
-                              S.clip(path + "/head", [S.track(".position", "vector3", anim_t, tips)])]
-            info_forces = f"contact forces: arrows of {1 / scale:.4g} N per metre ({len(positions)} points)"
-
-    # the ground
-    ground = None
-    if contacts is not None:
-        ground = (float(contacts.get("height", 0.0)), np.asarray(contacts.get("normal", (0, 0, 1)), float))
-    elif recording.forces or recording.has_penetration:
-        ground = (0.0, np.array([0.0, 0.0, 1.0]))
-    spacing = 10.0 ** np.floor(np.log10(max(size, 1e-3)))
-    extent = max(20 * spacing, 4 * float(np.linalg.norm(spread)) + 4 * size)
-    for step in itertools.cycle((2.0, 2.5, 2.0)):  # 1, 2, 5, 10, ... times: at most 40 lines
-        if extent / spacing <= 40:
-            break
-        spacing *= step
-    obj, T = S.ground_object(*(ground if ground is not None else (0.0, (0.0, 0.0, 1.0))), centre, extent, spacing,
-                             slab=ground is not None)
-    commands += [S.set_property("/Grid", "visible", False), S.set_object("/dyn/ground", obj),
-                 S.set_transform("/dyn/ground", T)]
-
-    # traces
+        arrows, arrow_clips, info_forces, missing = _arrows(model, recording, contacts, times, Qk, Tb, size,
+                                                            force_scale)
+        commands += arrows
+        clips += arrow_clips
+        warnings += [f"contact.{name}: no contact point or frame named '{name}' (give the scenario as ROBOT): "
+                     "its force is not drawn" for name in missing]
+    commands += _floor(contacts, recording, centre, size, spread)
     colours = S.palette()
-    for frame in dict.fromkeys(traces):
-        step = max(1, int(np.ceil(len(t) / MAX_TRACE_POINTS)))
-        import dynlib
-        pts = dynlib.frame_placement(model, Q[::step], frame).reshape(-1, 4, 4)[:, :3, 3]
-        if (len(t) - 1) % step:
-            pts = np.vstack([pts, dynlib.frame_placement(model, Q[-1], frame)[:3, 3]])
-        commands.append(S.set_object("/dyn/traces/" + S.node_name(frame), S.line_object(pts, next(colours))))
-
+    for frame in traces:
+        commands.append(S.set_object("/dyn/traces/" + S.node_name(frame), S.line_object(_trace(model, Q, frame),
+                                                                                        next(colours))))
     commands += S.camera_commands(centre, view_size)
     if clips:
         commands.append({"type": "set_animation", "animations": clips, "options": {"play": True, "repetitions": 1}})
@@ -307,9 +213,124 @@ def build_view(model, recording: Recording, *, fps: float = DEFAULT_FPS, traces=
     if info_forces:
         info.append(info_forces)
     if traces:
-        info.append("traces: " + ", ".join(dict.fromkeys(traces)))
+        info.append("traces: " + ", ".join(traces))
     page = html_page(commands, title=title, info_lines=info, camera_target=centre)
     return ViewPage(page, warnings, K, float(fps), duration, meshes.count)
+
+
+def _robot(model, Tb, package_path):
+    """The robot's objects ({body or -1: ObjectBuilder}) from its visuals, else its collision
+    geometry, else its link frames; what they were drawn from; the mesh files; the warnings."""
+    from ..packages import Packages
+
+    packages = Packages(package_path, near=model.source or None)
+    meshes, notes, warnings = MeshFiles(), [], []
+    objects, drawn = S.robot_objects(model, model.visuals, meshes, packages, S.DEFAULT_RGBA, notes)
+    drawn_from = "visual"
+    if drawn == 0:
+        objects, drawn = S.robot_objects(model, model.collision_shapes, meshes, packages, S.COLLISION_RGBA, notes)
+        drawn_from = "collision"
+    if drawn == 0:
+        first = _frame_positions(model, Tb)
+        objects = S.frame_objects(model, max(float(np.linalg.norm(np.ptp(first, axis=0))), 0.2))
+        drawn_from = "frames"
+    warnings += _summarise(notes) + meshes.notes
+    if drawn_from == "collision":
+        warnings.append("no <visual> could be drawn: the robot is drawn from its <collision> geometry")
+    elif drawn_from == "frames":
+        warnings.append("no <visual> or <collision> geometry could be drawn: the robot is drawn as its link frames")
+    return objects, drawn_from, meshes, warnings
+
+
+def _frame_positions(model, Tb) -> np.ndarray:
+    """(nframes, 3) every link frame's origin at the first keyframe."""
+    a = model.arrays
+    return np.array([(Tb[b, 0] if b >= 0 else np.eye(4)) @ np.append(a.frame_p[f], 1.0)
+                     for f, b in enumerate(a.frame_body)])[:, :3]
+
+
+def _extent(model, Tb, objects):
+    """(robot size, centre and size of what the camera frames, spread of the bodies' paths): the
+    box of the shapes at the first keyframe, with the bodies' paths when they stay near."""
+    K = Tb.shape[1] if model.nb else 1
+    pts = [((Tb[b, 0] if b >= 0 else np.eye(4)) @ np.c_[c, np.ones(8)].T).T[:, :3]
+           for b, o in objects.items() for c in o.bounds]
+    pts = np.vstack(pts) if pts else _frame_positions(model, Tb)
+    lo, hi = pts.min(axis=0), pts.max(axis=0)
+    size = max(float(np.linalg.norm(hi - lo)), 0.2)
+    paths = Tb[:, :, :3, 3].reshape(-1, 3) if model.nb else pts
+    spread = np.ptp(paths - (Tb[:, :1, :3, 3].repeat(K, axis=1).reshape(-1, 3) if model.nb else 0), axis=0)
+    if np.linalg.norm(spread) < 2 * size:  # a short journey: frame all of it (a long one: the start)
+        lo, hi = np.minimum(lo, paths.min(axis=0)), np.maximum(hi, paths.max(axis=0))
+    return size, (lo + hi) / 2, float(np.linalg.norm(hi - lo)), spread
+
+
+def _arrows(model, recording, contacts, times, Qk, Tb, size, force_scale):
+    """Commands and animation clips of the contact-force arrows, the caption line, and the
+    names that no point or frame matches."""
+    import dynlib
+
+    K, t = len(times), recording.time
+    anim_t = times - t[0]
+    positions, missing = _contact_positions(
+        model, list(recording.forces), contacts, Tb,
+        lambda name: dynlib.frame_placement(model, Qk, name).reshape(K, 4, 4))
+    if not positions:
+        return [], [], None, missing
+    fmax = max(float(np.abs(F).max()) for F in recording.forces.values())
+    weight = model.total_mass * float(np.linalg.norm(model.gravity))
+    scale = force_scale or (0.5 * size / weight if weight > 0 else (0.5 * size / fmax if fmax > 0 else 1.0))
+    shaft, cone = S.arrow_objects(0.012 * size, 0.06 * size)
+    commands, clips = [], []
+    for name, X in positions.items():
+        F = np.array([np.interp(times, t, recording.forces[name][:, c]) for c in range(3)]).T
+        path = "/dyn/contacts/" + S.node_name(name)
+        length = np.linalg.norm(F, axis=1) * scale
+        shown = np.linalg.norm(F, axis=1) > 1e-9 * max(fmax, 1e-300)
+        T = np.repeat(np.eye(4)[None], K, axis=0)
+        T[:, :3, :3], T[:, :3, 3] = S.rotation_to(F), X
+        commands += [S.set_object(path + "/shaft", shaft), S.set_object(path + "/head", cone),
+                     S.set_transform(path, T[0]),
+                     S.set_transform(path + "/shaft", np.diag([1.0, max(length[0], 1e-6), 1.0, 1.0])),
+                     S.set_transform(path + "/head", S.pose(p=(0, length[0], 0))),
+                     S.set_property(path, "visible", bool(shown[0]))]
+        if K > 1:
+            lengths = np.column_stack([np.ones(K), np.maximum(length, 1e-6), np.ones(K)])
+            tips = np.column_stack([np.zeros(K), length, np.zeros(K)])
+            clips += [S.clip(path, S.pose_tracks(anim_t, T) + [S.track(".visible", "boolean", anim_t, shown)]),
+                      S.clip(path + "/shaft", [S.track(".scale", "vector3", anim_t, lengths)]),
+                      S.clip(path + "/head", [S.track(".position", "vector3", anim_t, tips)])]
+    return commands, clips, f"contact forces: arrows of {1 / scale:.4g} N per metre ({len(positions)} points)", missing
+
+
+def _floor(contacts, recording, centre, size, spread):
+    """The ground of contact runs (a slab at n·x = height), else a grid at z = 0; meshcat's grid hidden."""
+    ground = None
+    if contacts is not None:
+        ground = (float(contacts.get("height", 0.0)), np.asarray(contacts.get("normal", (0, 0, 1)), float))
+    elif recording.forces or recording.has_penetration:
+        ground = (0.0, np.array([0.0, 0.0, 1.0]))
+    spacing = 10.0 ** np.floor(np.log10(max(size, 1e-3)))
+    extent = max(20 * spacing, 4 * float(np.linalg.norm(spread)) + 4 * size)
+    for step in itertools.cycle((2.0, 2.5, 2.0)):  # 1, 2, 5, 10, ... times: at most 40 lines
+        if extent / spacing <= 40:
+            break
+        spacing *= step
+    height, normal = ground if ground is not None else (0.0, (0.0, 0.0, 1.0))
+    obj, T = S.ground_object(height, normal, centre, extent, spacing, slab=ground is not None)
+    return [S.set_property("/Grid", "visible", False), S.set_object("/dyn/ground", obj),
+            S.set_transform("/dyn/ground", T)]
+
+
+def _trace(model, Q, frame) -> np.ndarray:
+    """(n, 3) the frame's origin over the samples (at most MAX_TRACE_POINTS, the last one kept)."""
+    import dynlib
+
+    step = max(1, int(np.ceil(len(Q) / MAX_TRACE_POINTS)))
+    pts = dynlib.frame_placement(model, Q[::step], frame).reshape(-1, 4, 4)[:, :3, 3]
+    if (len(Q) - 1) % step:
+        pts = np.vstack([pts, dynlib.frame_placement(model, Q[-1], frame)[:3, 3]])
+    return pts
 
 
 def _summarise(notes) -> list:

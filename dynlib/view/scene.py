@@ -24,6 +24,7 @@ import uuid
 
 import numpy as np
 
+from ..errors import InputError
 from .meshes import MeshError
 from .motion import link_in_body, quaternions, rotation_to
 from .page import float32
@@ -155,7 +156,7 @@ def add_shape(obj: ObjectBuilder, shape, T_link, meshes, packages, rgba_default,
     elif kind == "mesh":
         try:
             path = packages.resolve(shape.filename)
-        except Exception as exc:  # PackageNotFound, or a URI scheme that is not read
+        except InputError as exc:  # PackageNotFound, or a URI scheme that is not read
             notes.append(("package", shape, str(exc)))
             return False
         try:
@@ -163,19 +164,19 @@ def add_shape(obj: ObjectBuilder, shape, T_link, meshes, packages, rgba_default,
         except MeshError as exc:
             notes.append(("mesh", shape, str(exc)))
             return False
-        S = pose(np.diag(np.asarray(shape.size, float) * mf.unit))
+        scaled = T @ pose(np.diag(np.asarray(shape.size, float) * mf.unit))
         if mf.box is not None:
-            obj.bounds.append(corners(T @ S, mf.box / mf.unit))
+            obj.bounds.append(corners(scaled, mf.box / mf.unit))
         if mf.own_materials and shape.rgba is None:
             child = {"uuid": _uid(), "type": "_meshfile_object", "name": name, "format": mf.format,
-                     "data": mf.blob, "resources": mf.resources, "matrix": matrix(T @ S)}
+                     "data": mf.blob, "resources": mf.resources, "matrix": matrix(scaled)}
             if mf.mtl is not None:
                 child["mtl_library"] = mf.mtl
             obj.add(child)
         else:
             gid = obj.geometry(("mesh", str(mf.path)),
                                lambda: {"type": "_meshfile_geometry", "format": mf.format, "data": mf.blob})
-            obj.mesh(name, gid, obj.material(rgba), T @ S)
+            obj.mesh(name, gid, obj.material(rgba), scaled)
     else:
         notes.append(("shape", shape, f"geometry '{kind}' is not drawn"))
         return False
@@ -211,8 +212,8 @@ def frame_objects(model, size):
                 continue
             stick = obj.geometry(("stick", round(length, 9)), lambda: _cylinder(0.4 * r, length))
             obj.mesh("link", stick, obj.material(FRAME_RGBA), pose(rotation_to(p)[0], p / 2))
-            if i < 0:
-                obj.mesh("origin", ball, obj.material(FRAME_RGBA), np.eye(4))
+        if i < 0 and obj.children:  # the robot's mount on the world
+            obj.mesh("origin", ball, obj.material(FRAME_RGBA), np.eye(4))
         if obj.children:
             objects[i] = obj
     return objects

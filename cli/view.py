@@ -11,7 +11,7 @@ Examples:
   dyn simulate robots/arm6.urdf --steps 2000 -o fall.csv && dyn view robots/arm6.urdf fall.csv -o fall.html
   dyn simulate scenarios/contact_unilateral_quadruped.yaml --columns q,qd,contact -o quad.csv
   dyn view scenarios/contact_unilateral_quadruped.yaml quad.csv --trace lf_foot -o quad.html
-  dyn view robot.urdf recording.csv --package-path ~/ws/src --columns 'q=pos_{joint}' -o rec.html
+  dyn view robots/arm6.urdf fall.csv --fps 60 --trace tool0 -o fall60.html
 
 \b
 The page opens from the file in any current browser, with no network: the

@@ -254,7 +254,7 @@ LOADER = r"""
       if (animator.actions.length === 0) return;
       animator.pause();
       animator.seek(t);
-      animator.display_progress(t);
+      animator.display_progress(Math.min(t, animator.duration));
     }
     const t = timeFromAddress();
     if (t !== null) openAt(t);

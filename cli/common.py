@@ -189,3 +189,12 @@ class Overrides:
         from dynlib.scenario import load_scenario
 
         return load_scenario(source, self.values, origins=self.origins)
+
+
+def package_path_option(f):
+    """--package-path DIR (repeatable): where package:// meshes and $(find pkg) look first."""
+    return click.option("--package-path", "package_path", multiple=True, metavar="DIR",
+                        type=click.Path(file_okay=False),
+                        help="A ROS package folder, or a folder holding packages, for package:// paths "
+                             "(repeatable; searched before ROS_PACKAGE_PATH, AMENT_PREFIX_PATH and the "
+                             "folders above the robot file).")(f)

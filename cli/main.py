@@ -19,6 +19,7 @@ COMMANDS = {
     "energy-check": ("cli.energy_check", "energy_check"),
     "sweep": ("cli.sweep", "sweep"),
     "plot": ("cli.plot", "plot"),
+    "view": ("cli.view", "view"),
 }
 
 _state = {"verbose": 0}

@@ -43,10 +43,12 @@ zero (the root at the identity). Options override the scenario's fields.""")
 @gravity_option
 @click.option("--no-joint-friction", is_flag=True, default=None, help="Ignore the URDF <dynamics> damping and friction.")
 @output_option
+@click.option("--view", metavar="PAGE.html", type=click.Path(dir_okay=False), default=None,
+              help="Also write a web page that plays the motion (as 'dyn view' makes).")
 @progress_option
 @click.pass_context
 def simulate(ctx, source, steps, duration, dt, integrator, q0, qd0, tau, tau_csv, every, columns, floating_base,
-             gravity, no_joint_friction, output, no_progress):
+             gravity, no_joint_friction, output, view, no_progress):
     """Integrate the forward dynamics of ROBOT (.urdf/.xacro) or SCENARIO (.yaml) and write the trajectory.
 
     Rows at t = 0, dt, ..., steps*dt (one in K with --every): time, q.*, qd.*, qdd.*, tau.*
@@ -84,6 +86,8 @@ def simulate(ctx, source, steps, duration, dt, integrator, q0, qd0, tau, tau_csv
         o.put("output.path", output if output == "-" else str(Path(output).resolve()), "-o/--output")
 
     scenario = o.load(source)
+    if view is not None and not Path(view).resolve().parent.is_dir():
+        raise click.BadParameter(f"folder '{Path(view).parent}' does not exist", param_hint="--view")
     from dynlib.compiled import cache_is_warm
 
     if cache_is_warm() and not loop_is_cached():
@@ -96,6 +100,13 @@ def simulate(ctx, source, steps, duration, dt, integrator, q0, qd0, tau, tau_csv
     finally:
         bar.close()
     result.write(scenario.output_path, scenario.output.columns, source=scenario.source or scenario.robot)
+    if view is not None:
+        from dynlib.view import write_result_view
+
+        from .view import page_notice
+
+        start = time.perf_counter()
+        page_notice(ctx, view, write_result_view(view, scenario, result), time.perf_counter() - start)
     solver = result.contact_solver
     if solver and solver["steps_not_converged"]:
         notice(ctx, f"warning: the contact solver stopped on its iteration limit ({solver['max_iterations']}) at "

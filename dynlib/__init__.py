@@ -42,6 +42,7 @@ _PUBLIC = {
     "run_sweep": "sweep",
     "read_trajectory": "trajectory",
     "write_trajectory": "trajectory",
+    "write_view": "view",
 }
 
 __all__ = sorted(_PUBLIC) + ["errors", "__version__"]

@@ -216,17 +216,20 @@ def snapshot(folder):
 
 
 def test_importing_dynlib_writes_and_deletes_nothing(tmp_path):
-    """Also not the cached kernels of another dyn (here, one of the former in-tree layout in numba's
-    per-user cache, which the stale-cache guard of earlier versions deleted)."""
-    home = tmp_path / "home"
-    make_folder(home / ".cache" / "dyn", "0.0.1-0123456789ab-numba0.60.0-py311", mtime=1.0)
-    old = home / ".cache" / "numba" / "dynlib_0123" / "aba.aba_kernel-35.py311.nbi"
+    """Not even where numba's own cache would create its folders when a kernel is decorated
+    (NUMBA_CACHE_DIR), and not the cached kernels of another dyn there (the stale-cache
+    guard of earlier versions deleted those)."""
+    numba_dir = tmp_path / "numba"
+    make_folder(numba_dir / "dyn", "0.0.1-0123456789ab-numba0.60.0-py311", mtime=1.0)
+    old = numba_dir / "dynlib_0123" / "aba.aba_kernel-35.py311.nbi"
     old.parent.mkdir(parents=True)
     old.write_bytes(b"x")
     before = snapshot(tmp_path)
-    code = "import dynlib, dynlib.simulate, dynlib.inverse, dynlib.contact.inverse, dynlib.checks"
-    r = subprocess.run([sys.executable, "-c", code], env=env_with(HOME=home), cwd=tmp_path, capture_output=True,
-                       text=True)
+    code = ("import importlib, pkgutil, dynlib\n"  # every module: every kernel decorated
+            "for m in pkgutil.walk_packages(dynlib.__path__, 'dynlib.'):\n"
+            "    importlib.import_module(m.name)\n")
+    r = subprocess.run([sys.executable, "-c", code], env=env_with(HOME=tmp_path / "home", NUMBA_CACHE_DIR=numba_dir),
+                       cwd=tmp_path, capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     assert snapshot(tmp_path) == before
 

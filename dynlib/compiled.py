@@ -210,12 +210,14 @@ def _new_folder(folder):
 
 def prune_cache(root, keep=_KEEP, current=None):
     """Remove cache folders of dyn's naming under `root` beyond the `keep` most recently
-    used (besides `current`); a folder holding anything but dyn's cache files is kept.
-    Returns the folders removed."""
+    used (besides `current`); a folder holding anything but dyn's cache files, or another
+    user's, is kept. Returns the folders removed."""
     old = []
     for p in Path(root).iterdir():
         if p != current and _FOLDER_NAME.fullmatch(p.name) and p.is_dir() and not p.is_symlink():
-            old.append((p.stat().st_mtime, p))
+            st = p.stat()
+            if st.st_uid == os.geteuid():
+                old.append((st.st_mtime, p))
     removed = []
     for _, p in sorted(old, reverse=True)[keep:]:
         if _only_cache_files(p):

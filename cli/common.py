@@ -124,11 +124,22 @@ def load_robot(ctx, path, floating_base=False, gravity=None):
 
 
 def compile_notice(ctx):
-    """Say so on standard error when the kernels are about to be compiled (first run only)."""
-    from dynlib.compiled import cache_is_warm
+    """Say so on standard error when the kernels are compiled: not when ABA and RNEA are in
+    dyn's cache (the first run compiles them); otherwise when the first kernel that is not
+    in the cache is about to be compiled (numba's own cache, the fallback: right away)."""
+    from dynlib.compiled import cache_is_warm, cache_writable, on_first_compile
 
-    if not cache_is_warm():
-        notice(ctx, "compiling the dynamics kernels (first run only; later runs load them from the cache)…")
+    def say():
+        current = click.get_current_context(silent=True)
+        if current is None or current.find_root() is not ctx.find_root():
+            return  # the command that asked has finished
+        if cache_writable():
+            notice(ctx, "compiling the dynamics kernels (first run only; later runs load them from the cache)…")
+        else:
+            notice(ctx, "compiling the dynamics kernels (no writable kernel cache: every run compiles them)…")
+
+    if not cache_is_warm() and not on_first_compile(say):
+        say()
 
 
 def show_progress(ctx, no_progress):

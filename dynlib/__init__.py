@@ -47,12 +47,6 @@ _PUBLIC = {
 
 __all__ = sorted(_PUBLIC) + ["errors", "__version__"]
 
-# numba's cache does not see changes in a kernel's callees in other files: start clean when any source changed
-from .compiled import invalidate_stale_caches as _invalidate  # noqa: E402
-
-_invalidate()
-del _invalidate
-
 
 def __getattr__(name):
     if name in _PUBLIC:

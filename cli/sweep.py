@@ -30,7 +30,8 @@ tcp://HOST:8786 --nthreads 1 --nworkers N' on each of the others) and the
 files are written here, the same bytes as a local run.""")
 @click.argument("scenario", metavar="SCENARIO", type=click.Path(dir_okay=False))
 @click.option("-o", "--output", "outdir", metavar="OUTDIR", default=None,
-              help="Output folder (created if needed): the trajectories and summary.csv.")
+              help="Output folder (created if needed): the trajectories and summary.csv.  [required, "
+                   "except with --dry-run]")
 @click.option("--workers", type=click.IntRange(min=1), default=None,
               help="Local worker processes [default: the core count].")
 @click.option("--scheduler", metavar="tcp://HOST:PORT", default=None,

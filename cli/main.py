@@ -22,6 +22,7 @@ COMMANDS = {
     "identify": ("cli.identify", "identify"),
     "excite": ("cli.excite", "excite"),
     "view": ("cli.view", "view"),
+    "schema": ("cli.schema", "schema"),
 }
 
 _state = {"verbose": 0}

@@ -64,6 +64,8 @@ def energy_check(ctx, source, duration, dt, integrator, q0, qd0, seed, tolerance
         cmp = ">" if c.name == "mass_matrix_positive_definite" else "<="
         click.echo(f"  {c.name.ljust(width)}  {c.value:12.3e}  {cmp}{c.tolerance:9.1e}  {'pass' if c.passed else 'FAIL'}"
                    f"{'  (' + c.detail + ')' if c.detail else ''}")
+    for note in report.notes:  # the step chosen, or what made the drift fail
+        click.echo(note)
     click.echo("passed" if report.passed else "FAILED")
     if report_path:
         from dynlib.trajectory import atomic_output

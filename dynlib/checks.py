@@ -75,7 +75,7 @@ class Report:
 
     def as_dict(self):
         return {"robot": self.robot, "passed": self.passed, "checks": [c.as_dict() for c in self.checks],
-                "settings": self.settings}
+                "settings": self.settings, "notes": list(self.notes)}
 
 
 def _json_float(x):
@@ -413,10 +413,11 @@ class _StepSearch:
         return a.dt * (0.5 * self.tolerance / a.drift.value) ** (1.0 / order)
 
     def _trend(self, runs):
-        """How the drift falls over the last two runs: ('flat' | 'slow' | 'order', observed order)."""
+        """How the drift falls over the last three runs (a 4x span: one pair can be noise where forces
+        switch, a contact touching down at another sample): ('flat' | 'slow' | 'order', observed order)."""
         if len(runs) < 2:
             return None, float("nan")
-        order = observed_order(runs[-2], runs[-1])
+        order = observed_order(runs[-min(3, len(runs))], runs[-1])
         if not np.isfinite(runs[-1].drift.value) or not order >= FALLING:  # nan too
             return "flat", order
         return ("order" if order >= 0.75 * self.order else "slow"), order

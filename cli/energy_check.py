@@ -19,7 +19,16 @@ A robot runs in free motion (zero torque, no joint friction) from a seeded
 random state (--seed; the seed is printed) unless --q0/--qd0 are given. A
 scenario runs as written (as dyn simulate runs it): with torques, friction,
 external wrenches or contacts the drift check becomes the work-energy balance
-E(t) - E(0) = work done, the contact forces' work included.""")
+E(t) - E(0) = work done, the contact forces' work included.
+
+\b
+The step: without --dt (and without dt: in the scenario) energy-check
+starts at 1 ms and halves the step while energy_drift fails (down to 1/64
+of it), and prints the step it used. With --dt, a failing drift is rerun at
+dt/2 and dt/4 to say why: the time step (the drift falls with it,
+integration error: the step that passes is named) or not (the drift stays,
+or the motion blows up at the same time at every step: the model, or a
+force the work-energy balance cannot account for).""")
 @click.argument("source", metavar="ROBOT|SCENARIO", type=click.Path(dir_okay=False))
 @run_options
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the random initial state and samples.")
@@ -64,6 +73,8 @@ def energy_check(ctx, source, duration, dt, integrator, q0, qd0, seed, tolerance
         cmp = ">" if c.name == "mass_matrix_positive_definite" else "<="
         click.echo(f"  {c.name.ljust(width)}  {c.value:12.3e}  {cmp}{c.tolerance:9.1e}  {'pass' if c.passed else 'FAIL'}"
                    f"{'  (' + c.detail + ')' if c.detail else ''}")
+    for note in report.notes:  # the step chosen, or what made the drift fail
+        click.echo(note)
     click.echo("passed" if report.passed else "FAILED")
     if report_path:
         from dynlib.trajectory import atomic_output
@@ -79,3 +90,8 @@ def energy_check(ctx, source, duration, dt, integrator, q0, qd0, seed, tolerance
             energy_figure(report.series, plot_path, title=f"{report.robot}: {s['integrator']}, dt = {s['dt']:g} s")
     if not report.passed:
         ctx.exit(1)
+
+
+for _p in energy_check.params:  # energy-check's own default step: see the epilog
+    if _p.name == "dt":
+        _p.help = "Time step, s [default: chosen, from 1e-3 halved until energy_drift passes]."

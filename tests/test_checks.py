@@ -104,6 +104,101 @@ def test_non_positive_definite_inertia_fails_the_mass_matrix_check():
     assert all(c.passed for c in good.values())
 
 
+# ------------------------------------------------------------------ the step
+# example-robot-data's kinova fails the default tolerance at dt = 1 ms with RK4 (drift 1.06e-3)
+# and passes at a finer step: a sound model, a step too large for it
+KINOVA = "kinova_description/robots/kinova.urdf"
+
+
+def kinova(erd_path, **overrides):
+    return load_scenario(str(erd_path(KINOVA)), {"control": {"type": "zero"}, "joint_friction": "none", **overrides})
+
+
+def drifts(report):
+    return [(a["dt"], a["energy_drift"]) for a in report.settings["refinement"]]
+
+
+def test_energy_check_chooses_the_step_where_the_drift_converges(erd_path):
+    report = energy_check(kinova(erd_path), random_initial=True)
+    assert report.passed, [c for c in report.checks if not c.passed]
+    s = report.settings
+    runs = drifts(report)
+    assert s["dt_fixed"] is False and s["drift_cause"] is None and s["dt"] == s["passing_dt"] == runs[-1][0]
+    assert runs[0][0] == 1e-3 and s["dt"] < 1e-3 and s["steps"] == round(1.0 / s["dt"])
+    # halving, and the coarsest step that passes: every coarser one failed
+    assert all(b[0] == a[0] / 2 for a, b in zip(runs, runs[1:]))
+    assert all(d > 1e-6 for _, d in runs[:-1]) and runs[-1][1] <= 1e-6
+    # the drift falls at RK4's order, 16x per halving (measured 26, 17, 16)
+    assert all(a[1] / b[1] > 10 for a, b in zip(runs, runs[1:]))
+    assert by_name(report)["energy_drift"].value == runs[-1][1]
+    assert any("chosen" in n for n in report.notes)
+    # the same step, fixed, gives the same run (the refinement is energy_check at that step)
+    fixed = energy_check(kinova(erd_path, dt=s["dt"]), random_initial=True)
+    assert fixed.settings["dt_fixed"] is True and by_name(fixed)["energy_drift"].value == runs[-1][1]
+
+
+def test_a_fixed_step_that_fails_is_blamed_on_the_step_and_the_integrator(erd_path):
+    report = energy_check(kinova(erd_path, dt=1e-3, integrator="rk4"), random_initial=True)
+    s = report.settings
+    assert not report.passed and s["dt_fixed"] is True and s["dt"] == 1e-3
+    assert s["drift_cause"] == "integration_error"
+    (dt0, d0), (dt1, d1), (dt2, d2) = drifts(report)[:3]
+    assert (dt1, dt2) == (dt0 / 2, dt0 / 4) and d0 / d1 > 10 and d1 / d2 > 10
+    note = " ".join(report.notes)
+    assert "because of the time step" in note and "integration error of rk4" in note
+    # the step it names passes when run on its own
+    assert s["passing_dt"] < 1e-3
+    again = energy_check(kinova(erd_path, dt=s["passing_dt"], integrator="rk4"), random_initial=True)
+    assert again.passed and f"{s['passing_dt']:.4g} s" in note
+
+
+def non_rigid(model, body):
+    """`model` with body's spatial inertia no rigid body has: its upper-right block -[m c]x flipped.
+
+    A rigid body's spatial inertia is symmetric: the same centre of mass c in its momentum m (v - c x w)
+    and in its angular momentum. With the block flipped, the forward dynamics (the ABA reads the whole
+    6x6 matrix) is no longer the Euler-Lagrange equation of the kinetic energy ½ vᵀ I v (which, like the
+    RNEA and the CRBA, reads m, m c and the rotational block): the free motion does work on itself, and
+    the energy drifts by the same amount at every step. (A link whose principal moments violate the
+    triangle inequality is no real body either, but its inertia is still symmetric positive definite:
+    its motion conserves energy, and the check passes it.)
+    """
+    bad = model.arrays.inertia.copy()
+    bad[body, 0:3, 3:6] *= -1
+    return dataclasses.replace(model, arrays=model.arrays._replace(inertia=bad))
+
+
+@pytest.mark.parametrize("dt", [None, 1e-3])
+def test_a_model_that_does_not_conserve_energy_is_not_blamed_on_the_step(dt):
+    sc = free_motion("arm6.urdf", **({} if dt is None else {"dt": dt}))
+    sound = energy_check(sc, random_initial=True)
+    assert sound.passed and sound.settings["drift_cause"] is None
+    sc._model = non_rigid(sc.model, sc.model.nb - 1)
+    report = energy_check(sc, random_initial=True)
+    checks = by_name(report)
+    assert not report.passed and not checks["energy_drift"].passed and not checks["fd_id_roundtrip"].passed
+    s = report.settings
+    assert s["drift_cause"] == "not_integration_error" and s["passing_dt"] is None and s["dt"] == 1e-3
+    assert s["dt_fixed"] is (dt is not None)
+    values = [d for _, d in drifts(report)]
+    assert len(values) >= 2 and max(values) < 1.01 * min(values)  # a smaller step changes nothing
+    note = " ".join(report.notes)
+    assert "not because of the time step" in note and "integration error" not in note
+
+
+def test_a_motion_that_blows_up_at_the_same_time_at_every_step_is_not_blamed_on_the_step(erd_path):
+    # example-robot-data's iCub: a nearly singular mass matrix (λ_min/λ_max 6e-11 at the seeded state):
+    # the free motion leaves max_state at t ≈ 0.045 s whatever the step; FD∘ID loses its digits too
+    sc = load_scenario(str(erd_path("icub_description/robots/icub.urdf")),
+                       {"control": {"type": "zero"}, "joint_friction": "none"})
+    report = energy_check(sc, random_initial=True)
+    s = report.settings
+    assert not report.passed and s["drift_cause"] == "not_integration_error" and s["dt"] == 1e-3
+    times = [a["diverged_at"] for a in s["refinement"]]
+    assert len(times) >= 2 and None not in times and max(times) - min(times) <= 1e-3 + 0.05 * max(times)
+    assert "not because of the time step" in " ".join(report.notes)
+
+
 # ------------------------------------------------------------------ contacts
 # With the default tolerance (1e-6), the sample contact scenarios give (energy_drift, the
 # work-energy imbalance, as energy_check reports it on each):
@@ -112,6 +207,7 @@ def test_non_positive_definite_inertia_fails_the_mass_matrix_check():
 # on/off steps, second order), contact_soft_ball (7.0e-2) and contact_soft_box (2.7e-2: the
 # penalty force jumps by b·|ṗ| when a point touches down), the unilateral and relaxed ones
 # (1.2e-4 to 3.5e-3: semi-implicit Euler, first order).
+# Each falls with the step, which energy-check says (rerun at dt/2 and dt/4: integration error).
 SCENARIOS = ROBOTS_DIR.parent / "scenarios"
 OBSERVED = {"contact_bilateral_standing": True, "contact_soft_quadruped": True, "contact_bilateral_welded": False,
             "contact_soft_ball": False, "contact_soft_box": False, "contact_unilateral_ball": False,
@@ -195,3 +291,11 @@ def test_sample_contact_scenarios_with_the_default_tolerance(name):
     drift = by_name(report)["energy_drift"]
     assert report.settings["contacts"] == sc.contacts.model and drift.detail.startswith("work-energy imbalance")
     assert np.isfinite(drift.value) and drift.passed is OBSERVED[name], drift.value
+    # the scenarios fix dt: a failure is rerun at dt/2 and dt/4, and each imbalance falls with the step
+    # (at order 0.7 to 2: contacts and switching forces cost RK4 its order; semi-implicit Euler, 1)
+    runs = report.settings["refinement"]
+    assert report.settings["dt"] == sc.dt and report.settings["dt_fixed"] is True
+    if not drift.passed:
+        assert report.settings["drift_cause"] == "integration_error", report.notes
+        assert [a["dt"] for a in runs[:3]] == [sc.dt, sc.dt / 2, sc.dt / 4]
+        assert runs[2]["energy_drift"] < runs[0]["energy_drift"] / 1.5

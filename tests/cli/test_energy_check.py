@@ -71,3 +71,30 @@ def test_a_contact_scenario_runs_its_contacts_and_says_so(tmp_path):
     assert json.loads(report.read_text())["settings"]["contacts"] == "bilateral"
     dyn("energy-check", ROBOTS_DIR / "arm6.urdf", "--duration", "0.1", "--report", report)
     assert json.loads(report.read_text())["settings"]["contacts"] is None
+
+
+KINOVA = "kinova_description/robots/kinova.urdf"
+
+
+def test_a_real_robot_passes_by_default_at_the_step_it_chooses(erd_path, tmp_path):
+    report = tmp_path / "r.json"
+    r = dyn("energy-check", erd_path(KINOVA), "--report", report)
+    assert r.returncode == 0, r.stdout + r.stderr
+    s = json.loads(report.read_text())["settings"]
+    assert s["dt_fixed"] is False and s["dt"] < 1e-3  # 1 ms fails on kinova with RK4 (drift 1.06e-3)
+    assert r.stdout.startswith(f"robot kinova: rk4, dt = {s['dt']:g} s, 1 s, free motion")
+    assert f"dt = {s['dt']:.4g} s chosen" in r.stdout and r.stdout.endswith("passed\n")
+
+
+def test_a_fixed_step_too_large_exits_1_naming_the_step_and_the_integrator(erd_path, tmp_path):
+    report = tmp_path / "r.json"
+    r = dyn("energy-check", erd_path(KINOVA), "--dt", "1e-3", "--integrator", "rk4", "--report", report)
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "energy_drift fails at dt = 0.001 s because of the time step: integration error of rk4" in r.stdout
+    s = json.loads(report.read_text())["settings"]
+    assert s["dt_fixed"] is True and s["dt"] == 1e-3 and s["drift_cause"] == "integration_error"
+    assert f"it passes at dt = {s['passing_dt']:.4g} s" in r.stdout
+    assert json.loads(report.read_text())["notes"] == [line for line in r.stdout.splitlines()
+                                                       if line.startswith("energy_drift fails")]
+    # the step it names does pass
+    assert dyn("energy-check", erd_path(KINOVA), "--dt", s["passing_dt"], "--integrator", "rk4").returncode == 0

@@ -209,3 +209,52 @@ def package_path_option(f):
                         help="A ROS package folder, or a folder holding packages, for package:// paths "
                              "(repeatable; searched before ROS_PACKAGE_PATH, AMENT_PREFIX_PATH and the "
                              "folders above the robot file).")(f)
+
+
+# inverse and contact-id (and identify): which recording, and its time
+recording_options = _compose(
+    click.option("--topic", metavar="TOPIC", default=None,
+                 help="The sensor_msgs/JointState topic of a bag or PlotJuggler export (needed when it has several)."),
+    click.option("--time-unit", type=click.Choice(["s", "ms", "us", "ns"]), default=None,
+                 help="Unit of the time column [default: the format's (ns for ROS); a plain column's is recognised "
+                      "from its size: epoch ns, us, ms are never read as seconds]."),
+    click.option("--resample", type=click.FloatRange(min=0, min_open=True), default=None, metavar="HZ",
+                 help="Interpolate the motion onto a uniform grid of HZ samples per second first (on the "
+                      "configuration manifold): jittery stamps, before --derivatives savgol."),
+    click.option("--absolute-time", is_flag=True,
+                 help="Also write time.absolute: the recording's own clock (epoch seconds for ROS)."),
+)
+
+
+def read_motion(ctx, model, source, columns, topic, time_unit, resample):
+    """The `dynlib.recordings.Recording` of TRAJ; what the reader decided goes to standard error."""
+    from dynlib.recordings import read_recording
+
+    rec = read_recording(source, model, topic=topic, columns=columns, time_unit=time_unit, resample=resample)
+    for line in rec.notes:
+        notice(ctx, line)
+    return rec
+
+
+def write_motion(ctx, output, names, data, source, rec, absolute_time):
+    """Write a command's table, ``time`` in seconds from the first sample: the first sample's
+    time on the recording's clock goes to a Parquet output's metadata, and with
+    --absolute-time to a ``time.absolute`` column (its value at every row)."""
+    import numpy as np
+
+    from dynlib.columns import TIME, TIME_ABSOLUTE, TIME_START_KEY
+    from dynlib.recordings.clock import text, utc
+    from dynlib.trajectory import write_trajectory
+
+    metadata = None
+    if rec.start is not None:
+        metadata = {TIME_START_KEY: text(rec.start)}
+        if absolute_time:
+            j = names.index(TIME) + 1
+            names = names[:j] + [TIME_ABSOLUTE] + names[j:]
+            data = np.insert(np.asarray(data), j, float(rec.start) + np.asarray(data)[:, j - 1], axis=1)
+        elif rec.start != 0:
+            when = utc(rec.start) if rec.start > 1e8 else ""
+            notice(ctx, f"time: seconds from the first sample, which is at {text(rec.start)} s on the recording's "
+                        f"clock{f' ({when})' if when else ''}; --absolute-time writes that clock as time.absolute")
+    write_trajectory(output, names, data, source=source, metadata=metadata)

@@ -4,7 +4,8 @@ import math
 import click
 
 from .common import (check_value, compile_notice, derivative_options, gravity_option, load_robot, naming,
-                     notice, output_option, progress_option, robot_argument, show_progress)
+                     notice, output_option, progress_option, read_motion, recording_options, robot_argument,
+                     show_progress, write_motion)
 
 
 @click.command(epilog="""\b
@@ -38,7 +39,14 @@ the ones that minimise the sum of w'Ww, W = diag(0.01, 0.01, 0.01, 1, 1, 1).
 Contacts that come and go: FRAME@START:STOP (seconds, closed; repeat for more
 windows; either bound may be left out) and/or a column active.<frame> in TRAJ
 (non-zero: in contact). Without --contact, the frames of the active.* columns.
-A free-flyer root is added when the URDF has none.""")
+A free-flyer root is added when the URDF has none. Time windows are in the
+output's time: seconds from the first sample.
+
+\b
+TRAJ is read as by 'dyn inverse' (see its --help): dyn's CSV or Parquet, a
+PlotJuggler export with the root's pose mapped by --columns
+(q.root.x=/odom/pose/pose/position/x, …); measured efforts are written as
+effort.* with residual.<joint> = effort - tau.""")
 @robot_argument
 @click.argument("traj", metavar="TRAJ")
 @click.option("--contact", "contacts", multiple=True, metavar="FRAME[@START:STOP]",
@@ -63,12 +71,13 @@ A free-flyer root is added when the URDF has none.""")
 @output_option
 @gravity_option
 @derivative_options
+@recording_options
 @click.option("--floating-base", is_flag=True, hidden=True, help="Implied: contact-id always has a free-flyer root.")
 @progress_option
 @click.pass_context
 def contact_id(ctx, robot, traj, contacts, point_contacts, guesses, over_time, smoothing, min_torque, friction,
                output, gravity, derivatives, window, polyorder, column_map, no_joint_friction, friction_smoothing,
-               floating_base, no_progress):
+               topic, time_unit, resample, absolute_time, floating_base, no_progress):
     """Torques and ground-contact wrenches of the floating-base motion in TRAJ ('-': standard input).
 
     The root's six coordinates are unactuated: what holds the body up comes
@@ -77,7 +86,6 @@ def contact_id(ctx, robot, traj, contacts, point_contacts, guesses, over_time, s
     import dynlib
     from dynlib.contact.inverse import contact_inverse_dynamics
     from dynlib.derivatives import parse_column_map
-    from dynlib.trajectory import read_trajectory, write_trajectory
 
     if not over_time:
         given = [name for name, value in (("--smoothing", smoothing), ("--min-torque", min_torque)) if value is not None]
@@ -102,7 +110,7 @@ def contact_id(ctx, robot, traj, contacts, point_contacts, guesses, over_time, s
     if unknown:
         raise click.BadParameter(f"guess for '{unknown[0]}', which is not a contact; contacts: {', '.join(frames)}",
                                  param_hint="--guess")
-    data = read_trajectory(traj)
+    rec = read_motion(ctx, model, traj, columns, topic, time_unit, resample)
     compile_notice(ctx)
     bar = {}
 
@@ -115,13 +123,13 @@ def contact_id(ctx, robot, traj, contacts, point_contacts, guesses, over_time, s
             bar["bar"].__exit__(None, None, None)
 
     result = contact_inverse_dynamics(
-        model, data, contacts, guesses=guess, over_time=over_time,
+        model, rec.trajectory, contacts, guesses=guess, over_time=over_time,
         smoothing=1.0 if smoothing is None else smoothing, min_torque=1.0 if min_torque is None else min_torque,
         friction=friction, point=point_contacts, derivatives=derivatives, window=window, polyorder=polyorder,
-        columns=columns, joint_friction=not no_joint_friction, friction_smoothing=friction_smoothing,
+        joint_friction=not no_joint_friction, friction_smoothing=friction_smoothing,
         progress=progress if show_progress(ctx, no_progress) else None)
     if derivatives == "auto" and result.derivatives != "given":
-        notice(ctx, f"no qd.*/qdd.* columns: velocities and accelerations by {result.derivatives} differences "
+        notice(ctx, f"no qdd.* columns: velocities and accelerations by {result.derivatives} differences of q "
                     "(for a noisy recording use --derivatives savgol)")
     flight = ~result.active.any(axis=1)
     if flight.any():
@@ -133,7 +141,7 @@ def contact_id(ctx, robot, traj, contacts, point_contacts, guesses, over_time, s
                     f"({_times(result.time, bad)}): friction.feasible = 0 there, with the wrenches in the cones "
                     "that come closest to the root equations (residual.root > 0)")
     names, table = result.table(model)
-    write_trajectory(output, names, table, source=robot)
+    write_motion(ctx, output, names, table, robot, rec, absolute_time)
 
 
 def parse_contact(text):

@@ -2,61 +2,77 @@
 import click
 
 from .common import (compile_notice, derivative_options, floating_base_option, gravity_option, load_robot, naming,
-                     notice, output_option, robot_argument)
+                     notice, output_option, read_motion, recording_options, robot_argument, write_motion)
 
 
 @click.command(epilog="""\b
 Examples:
   dyn inverse robots/arm6.urdf traj.csv -o tau.csv
   dyn simulate robots/arm6.urdf --steps 2000 --tau 1,2,3,0,0,0 | dyn inverse robots/arm6.urdf -
-  dyn inverse robots/arm6.urdf recording.csv --derivatives savgol --window 0.1 -o tau.parquet
+  dyn inverse ur5.urdf run.bag --derivatives savgol -o tau.parquet          # ROS 1 bag
+  dyn inverse ur5.urdf run_0.mcap --topic /joint_states -o tau.csv          # ROS 2 bag (.mcap, .db3, folder)
+  dyn inverse ur5.urdf joint_states.csv -o tau.csv       # rostopic echo -p, or a PlotJuggler CSV export
   dyn inverse robots/quadruped.urdf --floating-base walk.parquet -o tau.csv
-  dyn inverse robots/arm6.urdf export.csv --columns 'q=/joint_states/{joint}/position' \\
-      --derivatives savgol -o tau.csv
+  dyn inverse robots/arm6.urdf log.csv --columns 'time=stamp_ns,q=pos_{joint},effort=cur_{joint}' \\
+      --time-unit ns --derivatives savgol -o tau.csv
+
+\b
+Recordings: ROS 1 bags, ROS 2 bags (a folder, .db3 or .mcap), rostopic echo -p
+CSV and PlotJuggler CSV exports are recognised by their content. Joints are
+matched by the names in each JointState message (any order; a message without
+one of the robot's joints is an error); time is header.stamp. The output's time
+is in seconds from the first sample (the recording's clock: Parquet metadata
+dyn.time.start, or --absolute-time). Measured efforts are written as effort.*
+with residual.* = effort - tau.
 
 \b
 Derivatives: 'given' reads qd.* and qdd.* (the default when they are there);
-'central' and 'savgol' estimate them from q alone (the default when they are
-not there is 'central'). Use 'savgol' for a real, noisy recording: central
-differences amplify noise by 1/dt^2 in the accelerations.
+'central' and 'savgol' estimate them from q alone (the default when there is no
+qdd.* is 'central'). Use 'savgol' for a real, noisy recording: central
+differences amplify noise by 1/dt^2 in the accelerations. Savitzky-Golay needs
+uniform samples: --resample HZ first for jittery stamps.
 
 \b
-Column map (--columns): comma-separated KEY=VALUE; KEY q, qd or qdd with a
-template using {joint} (the coordinate name from 'dyn info') or {index} (its
-0-based position there), or one coordinate as q.<name>=COLUMN, e.g.
+Column map (--columns, for CSV and Parquet): comma-separated KEY=VALUE; KEY q,
+qd, qdd or effort with a template using {joint} (the coordinate name from 'dyn
+info') or {index} (its 0-based position there), one coordinate as
+q.<name>=COLUMN, or time=COLUMN, e.g.
   --columns 'q=pos_{joint},qd=vel_{joint},qdd=acc_{joint}'
-  --columns 'q=position{index},q.elbow=elbow_angle'""")
+  --columns 'q=position{index},q.elbow=elbow_angle,time=t'
+A file that names its joints (rostopic, PlotJuggler) is read by those names; a
+map that contradicts them is an error.""")
 @robot_argument
 @click.argument("traj", metavar="TRAJ")
 @output_option
 @floating_base_option
 @gravity_option
 @derivative_options
+@recording_options
 @click.option("--keep-columns", is_flag=True, help="Also write the input's columns (its tau.* are replaced).")
 @click.pass_context
 def inverse(ctx, robot, traj, output, floating_base, gravity, derivatives, window, polyorder,
-            no_joint_friction, friction_smoothing, column_map, keep_columns):
+            no_joint_friction, friction_smoothing, column_map, topic, time_unit, resample, absolute_time,
+            keep_columns):
     """The motor torques tau.* that produce the motion in TRAJ ('-': standard input).
 
-    Reads a CSV or Parquet trajectory (time, q.*, optionally qd.* and qdd.*) and
-    writes time and tau.<v_name> for every row: M(q) qdd + h(q, qd) plus the URDF
-    joint friction (damping·qd + friction·tanh(qd/ε)). With --floating-base the
-    root's tau.root.fx … tz is the wrench the root would need (no contacts).
+    Reads a recording (a ROS bag, a rostopic or PlotJuggler CSV, or dyn's CSV or
+    Parquet: time, q.*, optionally qd.*, qdd.*, effort.*) and writes time and
+    tau.<v_name> for every sample: M(q) qdd + h(q, qd) plus the URDF joint
+    friction (damping·qd + friction·tanh(qd/ε)). With --floating-base the root's
+    tau.root.fx … tz is the wrench the root would need (no contacts).
     """
     from dynlib.derivatives import parse_column_map
     from dynlib.inverse import inverse_dynamics_trajectory
-    from dynlib.trajectory import read_trajectory, write_trajectory
 
     with naming("--columns"):
         columns = parse_column_map(column_map) if column_map else None
     model = load_robot(ctx, robot, floating_base, gravity)
-    data = read_trajectory(traj)
+    rec = read_motion(ctx, model, traj, columns, topic, time_unit, resample)
     compile_notice(ctx)
     result = inverse_dynamics_trajectory(
-        model, data, derivatives=derivatives, window=window, polyorder=polyorder,
-        joint_friction=not no_joint_friction, friction_smoothing=friction_smoothing,
-        columns=columns, keep_columns=keep_columns)
+        model, rec.trajectory, derivatives=derivatives, window=window, polyorder=polyorder,
+        joint_friction=not no_joint_friction, friction_smoothing=friction_smoothing, keep_columns=keep_columns)
     if derivatives == "auto" and result.derivatives != "given":
-        notice(ctx, f"no qd.*/qdd.* columns: velocities and accelerations by {result.derivatives} differences "
+        notice(ctx, f"no qdd.* columns: velocities and accelerations by {result.derivatives} differences of q "
                     "(for a noisy recording use --derivatives savgol)")
-    write_trajectory(output, result.names, result.data, source=robot)
+    write_motion(ctx, output, result.names, result.data, robot, rec, absolute_time)

@@ -11,11 +11,15 @@ part            columns                                    written by
 ``qd``          ``qd.<v_name>``                            simulate
 ``qdd``         ``qdd.<v_name>``                           simulate
 ``tau``         ``tau.<tau_name>``                         simulate, inverse, contact-id
+``effort``      ``effort.<v_name>`` (measured torque)      read from recordings, carried by
+                                                           inverse and contact-id
+``residual``    ``residual.<v_name>`` (effort − tau)       inverse, contact-id (with efforts)
 ``energy``      ``energy.kinetic potential total`` (J)     simulate
 ``contact``     ``contact.<name>.fx fy fz tx ty tz``       simulate (a contact point),
                                                            contact-id (a contact frame)
 ``penetration`` ``penetration.<name>`` (m)                 simulate
 ``residual``    ``residual.root``                          contact-id
+``time.absolute`` the first sample's clock + ``time``      inverse, contact-id --absolute-time
 ``friction``    ``friction.feasible`` (1 or 0)             contact-id --friction
 ``active``      ``active.<frame>`` (non-zero: in contact)  read by contact-id
 =============== ========================================== ===============================
@@ -35,6 +39,14 @@ planar     ``x y theta``                ``vx vy wz``           ``fx fy tz``
 
 A torque column names the generalized force, so a free-flyer's or planar joint's
 names the wrench (``tau.root.fx``), not the twist it pairs with (``qd.root.vx``).
+``time`` is in seconds from the first sample in what a command writes; the first
+sample's time on the recording's own clock (epoch seconds for ROS) is kept in a Parquet
+output's metadata under `TIME_START_KEY`, as a decimal number of seconds.
+
+The names a recording gives its joints are the coordinate names: a ROS
+``sensor_msgs/JointState`` names joints, and a joint with one coordinate has its
+name (`joint_coordinates`).
+
 Nothing here imports numpy or numba: the names are plain strings.
 """
 from __future__ import annotations
@@ -42,6 +54,10 @@ from __future__ import annotations
 from .errors import InputError
 
 TIME = "time"
+TIME_ABSOLUTE = "time.absolute"  # seconds on the recording's own clock (--absolute-time)
+TIME_START_KEY = "dyn.time.start"  # Parquet metadata: the first sample's time, decimal seconds
+EFFORT = "effort"  # measured joint torques (ROS JointState.effort), one per v coordinate
+RESIDUAL = "residual"  # effort − computed torque, per v coordinate
 PARTS = ("q", "qd", "qdd", "tau")  # the coordinate parts, one column per coordinate
 ENERGY = ("energy.kinetic", "energy.potential", "energy.total")
 WRENCH = ("fx", "fy", "fz", "tx", "ty", "tz")  # a wrench (f, τ): linear part first
@@ -59,11 +75,12 @@ SUFFIXES = {
 }
 
 # SPEC §5 order of the parts in a file (other parts after these)
-ORDER = (TIME, "q", "qd", "qdd", "tau", "energy", "contact")
+ORDER = (TIME, "q", "qd", "qdd", "tau", EFFORT, RESIDUAL, "energy", "contact")
 _RANK = {part: k for k, part in enumerate(ORDER)}
 
 UNITS = {"q": "rad or m", "qd": "rad/s or m/s", "qdd": "rad/s² or m/s²", "tau": "N·m or N",
-         "energy": "J", "contact": "N or N·m", "penetration": "m", "residual": "N or N·m"}
+         "energy": "J", "contact": "N or N·m", "penetration": "m", "residual": "N or N·m",
+         "effort": "N·m or N"}
 
 # the unit of a coordinate column by the kind of its coordinate: a translation, a rotation,
 # or a unit quaternion's component (no unit)
@@ -179,6 +196,16 @@ def model_columns(model, parts=PARTS) -> list:
 def tau_columns(model) -> list:
     """``tau.<tau_name>`` for every generalized force of `model`."""
     return coordinate_columns("tau", model.tau_names)
+
+
+def effort_columns(names) -> list:
+    """``effort.<name>`` for each coordinate name (a v name: measured torques)."""
+    return coordinate_columns(EFFORT, names)
+
+
+def residual_columns(names) -> list:
+    """``residual.<name>`` for each coordinate name (effort − computed torque)."""
+    return coordinate_columns(RESIDUAL, names)
 
 
 def contact_columns(names) -> list:

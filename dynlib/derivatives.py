@@ -26,7 +26,8 @@ therefore handled exactly; only the samples' spacing limits the accuracy.
 samples is read as a wrap of 2π (a recording in [-π, π)), not as a motion.
 
 Public: `central(model, t, q)`, `savgol(model, t, q, window, polyorder)`, `savgol_weights`,
-`estimate(model, t, q, method, ...)`, each -> (v, a);
+`estimate(model, t, q, method, ...)`, each -> (v, a); `interpolate(model, t, q, times)`,
+configurations between samples on the manifold (``dyn view``'s keyframes, resampling);
 `motion_from_trajectory(model, traj, ...)` -> `Motion`, the q, v, a of a trajectory
 file's rows (given or estimated, with `--columns`-style name templates), shared by
 the commands that read recorded motions (`inverse`, `contact-id`).
@@ -40,11 +41,31 @@ import numpy as np
 
 from .compiled import jit
 from . import joints as J
-from .columns import COORDINATES, column, coordinate, part as part_of
+from .columns import COORDINATES, TIME, column, coordinate, part as part_of
 from .errors import InputError, TrajectoryError, closest
 
 METHODS = ("given", "central", "savgol")
 UNIFORM_TOLERANCE = 1e-3  # savgol: largest |dt_k - mean dt| / mean dt taken as uniform sampling
+
+
+# ------------------------------------------------------------------ interpolation
+
+def interpolate(model, t, Q, times) -> np.ndarray:
+    """The configurations at `times` (within [t[0], t[-1]]), interpolated on the manifold."""
+    import dynlib
+
+    t = np.asarray(t, dtype=float)
+    if t.size == 1:
+        return np.repeat(np.asarray(Q, float)[:1], len(times), axis=0)
+    j = np.clip(np.searchsorted(t, times, side="right") - 1, 0, t.size - 2)
+    s = np.clip((times - t[j]) / (t[j + 1] - t[j]), 0.0, 1.0)
+    exact = s == 0.0
+    out = np.array(Q[j], dtype=float)
+    moving = ~exact
+    if moving.any():
+        step = dynlib.difference(model, Q[j[moving]], Q[j[moving] + 1])
+        out[moving] = dynlib.integrate(model, Q[j[moving]], step * s[moving, None])
+    return out
 
 
 # ------------------------------------------------------------------ the chart kernel
@@ -160,9 +181,12 @@ def savgol(model, t, q, window=0.1, polyorder=4):
     off = np.abs(np.diff(t) - dt)
     if off.max() > UNIFORM_TOLERANCE * dt:
         k = int(off.argmax()) + 1
+        step = np.diff(t)
         raise InputError(f"Savitzky–Golay needs uniform sampling: the time step here is {t[k] - t[k - 1]:.6g} s, "
-                         f"the mean step {dt:.6g} s (more than {UNIFORM_TOLERANCE:.1%} apart); "
-                         "resample the recording, or use central differences", row=k)
+                         f"the mean step {dt:.6g} s (more than {UNIFORM_TOLERANCE:.1%} apart; the steps range "
+                         f"from {step.min():.6g} to {step.max():.6g} s, rms jitter {step.std():.3g} s = "
+                         f"{step.std() / dt:.2%} of the step); resample the recording at a uniform rate "
+                         f"(--resample HZ, e.g. --resample {_rate(dt)}), or use central differences", row=k)
     L = savgol_length(window, dt)
     if L <= polyorder:
         raise InputError(f"Savitzky–Golay window {window:g} s holds {L} samples at a step of {dt:.6g} s, "
@@ -176,6 +200,13 @@ def savgol(model, t, q, window=0.1, polyorder=4):
     W1, W2 = savgol_weights(L, polyorder, dt)
     _fit(model, Q, start, np.arange(n) - start, W1, W2, V, A)
     return V, A
+
+
+def _rate(dt):
+    """A round sampling rate (Hz) near 1/dt, as a resampling suggestion."""
+    hz = 1.0 / dt
+    digits = max(0, 2 - int(np.floor(np.log10(hz))))  # three significant digits
+    return f"{round(hz, digits):g}"
 
 
 def savgol_weights(L, polyorder, dt):
@@ -222,40 +253,47 @@ class Motion(NamedTuple):
 
 
 _COORDS = {p: COORDINATES[p] for p in ("q", "qd", "qdd")}  # the parts read from a file, and their model names
+_MAPPED = dict(_COORDS, effort="v_names")  # the parts a column map may name (effort: measured torques)
 _FIELDS = {"joint", "index"}
+_KEYS = "q, qd, qdd or effort, one coordinate as q.<name>, qd.<name>, qdd.<name>, effort.<name>, or time"
 
 
 def parse_column_map(text):
-    """'q=pos_{joint},qd=vel_{joint},q.elbow=elbow_angle' -> dict (InputError on bad syntax)."""
+    """'q=pos_{joint},qd=vel_{joint},q.elbow=elbow_angle,time=stamp' -> dict (InputError on bad syntax).
+
+    Keys: ``q``, ``qd``, ``qdd``, ``effort`` (a template, see `source_columns`), one
+    coordinate as ``<part>.<name>``, or ``time`` (the column that holds the time)."""
     out = {}
     for item in filter(None, (s.strip() for s in str(text).split(","))):
         key, eq, value = item.partition("=")
         if not eq or not key.strip() or not value.strip():
             raise InputError(f"column map entry {item!r} is not KEY=COLUMN; expected e.g. "
-                             "'q=pos_{joint},qd=vel_{joint}' or 'q.elbow=elbow_angle'")
-        if part_of(key.strip()) not in _COORDS:
-            raise InputError(f"column map key {key.strip()!r}: expected q, qd or qdd, or one coordinate as "
-                             "q.<name>, qd.<name>, qdd.<name>")
-        out[key.strip()] = value.strip()
+                             "'q=pos_{joint},qd=vel_{joint}', 'q.elbow=elbow_angle' or 'time=stamp'")
+        key = key.strip()
+        if key != TIME and part_of(key) not in _MAPPED:
+            raise InputError(f"column map key {key!r}: expected {_KEYS}")
+        out[key] = value.strip()
     return out
 
 
 def source_columns(model, part, columns=None):
-    """The file columns that hold `part` ('q', 'qd' or 'qdd') of every coordinate, in model order.
+    """The file columns that hold `part` ('q', 'qd', 'qdd' or 'effort') of every coordinate, in model order.
 
     `columns` maps a part to a template with ``{joint}`` (the coordinate's name, as in
     `model.q_names` / `model.v_names`) and ``{index}`` (its 0-based position there),
     and ``part.<name>`` to one column; what is not mapped keeps its SPEC name
-    ``part.<name>``. Raises InputError for an unknown key, field or coordinate name.
+    ``part.<name>``. A ``time`` key is left alone. Raises InputError for an unknown
+    key, field or coordinate name.
     """
-    names = getattr(model, _COORDS[part])
+    names = getattr(model, _MAPPED[part])
     columns = dict(columns or {})
     for key in columns:
+        if key == TIME:
+            continue
         head, dot, name = key.partition(".")
-        if head not in _COORDS:
-            raise InputError(f"column map key {key!r}: expected q, qd or qdd, or one coordinate as "
-                             "q.<name>, qd.<name>, qdd.<name>")
-        coords = getattr(model, _COORDS[head])
+        if head not in _MAPPED:
+            raise InputError(f"column map key {key!r}: expected {_KEYS}")
+        coords = getattr(model, _MAPPED[head])
         if dot and name not in coords:
             raise InputError(f"column map key {key!r}: robot '{model.name}' has no coordinate {name!r} "
                              f"in {'q' if head == 'q' else 'v'}; {closest(name, coords)}")
@@ -265,6 +303,11 @@ def source_columns(model, part, columns=None):
         raise InputError(f"column template {part}={template!r}: use {{joint}} (the coordinate name) "
                          f"and/or {{index}} (its position); {'found ' + ', '.join(sorted(fields - _FIELDS)) if fields - _FIELDS else 'found neither'}")
     return [columns.get(column(part, n), template.format(joint=n, index=k)) for k, n in enumerate(names)]
+
+
+def mapped(columns, part) -> bool:
+    """Whether the column map `columns` names where `part` comes from (a template or one coordinate)."""
+    return any(key == part or key.startswith(part + ".") for key in (columns or {}))
 
 
 def _check_known_coordinates(model, traj, parts):
@@ -312,7 +355,11 @@ def motion_from_trajectory(model, traj, *, derivatives="auto", window=0.1, polyo
     qcols = source_columns(model, "q", columns)
     dcols = source_columns(model, "qd", columns) + source_columns(model, "qdd", columns)
     if derivatives == "auto":
+        # given when every qd.* and qdd.* is there; estimated from q when no qdd.* is (a
+        # recording's measured velocities, qd.* alone, are not enough: a needs them differentiated)
         present = [c for c in dcols if traj.has(c)]
+        if not any(traj.has(c) for c in dcols[model.nv:]):
+            present = []
         if present and len(present) < len(dcols):
             missing = [c for c in dcols if not traj.has(c)]
             raise TrajectoryError(f"has {len(present)} of the {len(dcols)} velocity and acceleration columns; "

@@ -8,11 +8,17 @@ batched RNEA in one call. For a floating base the root's entries are the wrench
 convention): the "imaginary crane" of contact-free inverse dynamics, which
 `contact-id` replaces by contact wrenches.
 
+Measured torques: a recording's ``effort.<name>`` columns (ROS ``JointState.effort``,
+`dynlib.recordings`) are carried to the output next to the computed torques, with
+``residual.<name>`` = effort − tau: what the model does not explain (friction it
+does not have, wrong inertias, a payload, sensor offsets), the first thing to look at.
+
 Public: `inverse_dynamics_trajectory(model, traj, ...)` -> `InverseDynamics`
 (column names, data, how the derivatives were obtained);
-`joint_friction_torques(model, v, smoothing)`. The output's torque columns are
-``tau.<tau_name>`` (`dynlib.columns`), the names `simulate` writes, so that
-``dyn simulate | dyn inverse`` gives back the columns it was given.
+`joint_friction_torques(model, v, smoothing)`; `measured_efforts(model, traj, tau)`.
+The output's torque columns are ``tau.<tau_name>`` (`dynlib.columns`), the names
+`simulate` writes, so that ``dyn simulate | dyn inverse`` gives back the columns it
+was given.
 """
 from __future__ import annotations
 
@@ -20,7 +26,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .columns import TIME, rank, tau_columns
+from .columns import TIME, effort_columns, rank, residual_columns, tau_columns
 from .algorithms.rnea import rnea
 from .derivatives import motion_from_trajectory
 from .errors import InputError
@@ -46,6 +52,19 @@ def joint_friction_torques(model, v, smoothing=1e-3):
     return out
 
 
+def measured_efforts(model, traj, tau):
+    """(names, data): ``effort.<name>`` and ``residual.<name>`` = effort − tau, (N, 2k), for
+    the k coordinates (`model.v_names`, in order) whose ``effort.<name>`` column `traj` has;
+    ([], (N, 0)) when it has none. tau: (N, nv), the computed torques. An effort a
+    message did not carry is NaN, and so is its residual."""
+    have = [k for k, name in enumerate(model.v_names) if effort_columns([name])[0] in traj]
+    if not have:
+        return [], np.empty((len(traj), 0))
+    names = [model.v_names[k] for k in have]
+    effort = traj.data[:, [traj.names.index(c) for c in effort_columns(names)]]
+    return effort_columns(names) + residual_columns(names), np.hstack([effort, effort - tau[:, have]])
+
+
 def inverse_dynamics_trajectory(model, traj, *, derivatives="auto", window=0.1, polyorder=4,
                                 joint_friction=True, friction_smoothing=1e-3, columns=None,
                                 keep_columns=False) -> InverseDynamics:
@@ -55,7 +74,8 @@ def inverse_dynamics_trajectory(model, traj, *, derivatives="auto", window=0.1, 
     (`dynlib.derivatives.motion_from_trajectory`). joint_friction: add the URDF
     damping and Coulomb friction back (False: rigid-body torques only).
     keep_columns: also keep the input's columns (their tau.* columns are replaced),
-    in SPEC §5 order. Returns the columns ``time``, [kept columns], ``tau.*``.
+    in SPEC §5 order. Returns the columns ``time``, [kept columns], ``tau.*`` and, where
+    `traj` has measured torques, ``effort.*`` and ``residual.*`` (`measured_efforts`).
     """
     if not (np.isfinite(friction_smoothing) and friction_smoothing > 0):
         raise InputError(f"friction smoothing must be a positive number, got {friction_smoothing!r}")
@@ -65,18 +85,21 @@ def inverse_dynamics_trajectory(model, traj, *, derivatives="auto", window=0.1, 
     if joint_friction:
         tau += joint_friction_torques(model, motion.v, friction_smoothing)
     out_names = tau_columns(model)
+    measured, extra = measured_efforts(model, traj, tau)
     # the output is column-major: the writer wants columns (no transpose then)
     if not keep_columns:
-        data = np.empty((len(traj), 1 + model.nv), order="F")
+        data = np.empty((len(traj), 1 + model.nv + extra.shape[1]), order="F")
         data[:, 0] = motion.time
-        data[:, 1:] = tau
-        return InverseDynamics([TIME] + out_names, data, motion.derivatives)
-    replaced = set(out_names) | {TIME}
-    kept = [n for n in traj.names if n not in replaced]
-    order = sorted(kept + out_names, key=rank)  # SPEC §5 order
+        data[:, 1:1 + model.nv] = tau
+        data[:, 1 + model.nv:] = extra
+        return InverseDynamics([TIME] + out_names + measured, data, motion.derivatives)
+    computed = {n: tau[:, j] for j, n in enumerate(out_names)}
+    computed.update({n: extra[:, j] for j, n in enumerate(measured)})
+    kept = [n for n in traj.names if n not in computed and n != TIME]
+    order = sorted(kept + list(computed), key=rank)  # SPEC §5 order
     where = {n: j for j, n in enumerate(traj.names)}
     data = np.empty((len(traj), 1 + len(order)), order="F")
     data[:, 0] = motion.time
     for j, n in enumerate(order, start=1):
-        data[:, j] = tau[:, out_names.index(n)] if n in replaced else traj.data[:, where[n]]
+        data[:, j] = computed[n] if n in computed else traj.data[:, where[n]]
     return InverseDynamics([TIME] + order, data, motion.derivatives)

@@ -275,7 +275,7 @@ def test_column_templates():
     assert D.source_columns(FF, "qd", None)[:2] == ["qd.root.vx", "qd.root.vy"]
     with pytest.raises(InputError, match="did you mean 'elbow'"):
         D.source_columns(ARM, "q", {"q.elbw": "E"})
-    with pytest.raises(InputError, match="expected q, qd or qdd"):
+    with pytest.raises(InputError, match="expected q, qd, qdd or effort"):
         D.source_columns(ARM, "q", {"pos": "x"})
     with pytest.raises(InputError, match="found neither"):
         D.source_columns(ARM, "q", {"q": "pos"})

@@ -269,10 +269,22 @@ def test_unknown_joints_are_errors():
 def test_partial_derivative_columns_are_an_error_in_auto_mode():
     t = np.arange(10) * 1e-3
     Q, V, A = smooth_motion(ARM, t)
-    traj = trajectory(ARM, t, Q, extra=[(f"qd.{n}", V[:, k]) for k, n in enumerate(ARM.v_names)])
-    with pytest.raises(TrajectoryError, match=r"has 6 of the 12 velocity and acceleration columns; missing 'qdd.shoulder_pan'"):
+    some_qdd = [(f"qdd.{n}", A[:, k]) for k, n in enumerate(ARM.v_names[:3])]
+    traj = trajectory(ARM, t, Q, extra=[(f"qd.{n}", V[:, k]) for k, n in enumerate(ARM.v_names)] + some_qdd)
+    with pytest.raises(TrajectoryError, match=r"has 9 of the 12 velocity and acceleration columns; missing 'qdd.wrist_1'"):
         inverse_dynamics_trajectory(ARM, traj)
     assert inverse_dynamics_trajectory(ARM, traj, derivatives="central").derivatives == "central"
+
+
+def test_measured_velocities_alone_are_differentiated_from_q():
+    """A recording's qd.* without qdd.* (a JointState's velocities): a needs differences, so auto
+    estimates both from q, as without the qd.* columns."""
+    t = np.arange(10) * 1e-3
+    Q, V, A = smooth_motion(ARM, t)
+    with_qd = trajectory(ARM, t, Q, extra=[(f"qd.{n}", V[:, k] + 1.0) for k, n in enumerate(ARM.v_names)])
+    out = inverse_dynamics_trajectory(ARM, with_qd)
+    assert out.derivatives == "central"
+    assert np.array_equal(out.data, inverse_dynamics_trajectory(ARM, trajectory(ARM, t, Q)).data)
 
 
 def test_quaternions_must_be_unit():

@@ -176,7 +176,9 @@ class ContactID(NamedTuple):
     contact (f, τ) at the frame origin, world-aligned axes; residual (N,) the norm of
     the root rows of M a + h − Σ Jᵀw before zeroing; active (N, k) bool; feasible
     (N,) bool (all True without friction); frames (k,); derivatives: 'given',
-    'central' or 'savgol'; friction: whether the cones were imposed.
+    'central' or 'savgol'; friction: whether the cones were imposed; measured: the
+    recording's measured torques (names ``effort.*``, ``residual.*`` and their (N, 2k)
+    values, `dynlib.inverse.measured_efforts`), empty when it had none.
     """
 
     time: np.ndarray
@@ -188,12 +190,15 @@ class ContactID(NamedTuple):
     frames: tuple
     derivatives: str
     friction: bool
+    measured: tuple = ((), None)
 
     def table(self, model):
-        """(names, data): ``time``, ``tau.*``, ``contact.<frame>.fx … tz``,
-        ``residual.root`` and, with friction, ``friction.feasible`` (1 or 0)."""
-        names = [TIME] + tau_columns(model) + contact_columns(self.frames) + [RESIDUAL_ROOT]
-        parts = [self.time[:, None], self.tau, self.wrenches.reshape(len(self.time), -1), self.residual[:, None]]
+        """(names, data): ``time``, ``tau.*``, [``effort.*``, ``residual.<joint>``],
+        ``contact.<frame>.fx … tz``, ``residual.root`` and, with friction,
+        ``friction.feasible`` (1 or 0)."""
+        names = [TIME] + tau_columns(model) + list(self.measured[0]) + contact_columns(self.frames) + [RESIDUAL_ROOT]
+        parts = [self.time[:, None], self.tau] + ([self.measured[1]] if self.measured[0] else []) + [
+            self.wrenches.reshape(len(self.time), -1), self.residual[:, None]]
         if self.friction:
             names.append(FRICTION_FEASIBLE)
             parts.append(self.feasible[:, None].astype(np.float64))
@@ -251,7 +256,7 @@ def contact_inverse_dynamics(model, motion, contacts, *, guesses=None, over_time
     joint_friction: add the URDF damping and Coulomb friction to the joint torques.
     progress: called as progress(done, total) during the per-row friction solves.
     """
-    from ..inverse import joint_friction_torques
+    from ..inverse import joint_friction_torques, measured_efforts
 
     if not model.has_floating_base:
         raise InputError(f"robot '{model.name}' has no free-flyer root: contact inverse dynamics needs one "
@@ -332,4 +337,6 @@ def contact_inverse_dynamics(model, motion, contacts, *, guesses=None, over_time
         tau += joint_friction_torques(model, np.atleast_2d(np.asarray(v, dtype=np.float64)), friction_smoothing)
     tau[:, :6] = 0.0
     t = np.arange(n, dtype=np.float64) if time is None else np.asarray(time, dtype=np.float64)
-    return ContactID(t, tau, wr, residual, on, feasible, frames, how, friction is not None)
+    measured = measured_efforts(model, traj, tau) if traj is not None else ([], None)
+    return ContactID(t, tau, wr, residual, on, feasible, frames, how, friction is not None,
+                     (tuple(measured[0]), measured[1]))

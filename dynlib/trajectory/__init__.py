@@ -41,6 +41,8 @@ __all__ = [
     "atomic_output",
     "check_increasing_time",
     "column_names",
+    "open_source",
+    "read_opened",
     "read_trajectory",
     "require_columns",
     "write_trajectory",
@@ -55,21 +57,23 @@ _PARQUET_MAGIC_SIZE = len(_PARQUET_MAGIC)
 
 # --------------------------------------------------------------------- writing
 
-def write_trajectory(path, names, data, *, source=None) -> None:
+def write_trajectory(path, names, data, *, source=None, metadata=None) -> None:
     """Write `data` (N, len(names)) with columns `names` to `path`, atomically.
 
     `path` ``None`` or ``'-'``: CSV on standard output (bytes, streamed, no
     temporary file). Otherwise the format is the extension's, ``.csv`` or
     ``.parquet``. `source` is optional provenance (e.g. the robot or scenario
     path), kept in the Parquet metadata as ``dyn.source``; CSV has no place for
-    it. Raises `InputError` for an unsupported extension or mismatched shapes.
+    it. `metadata` ({key: text}) is kept in the Parquet metadata too (e.g.
+    `dynlib.columns.TIME_START_KEY`). Raises `InputError` for an unsupported
+    extension or mismatched shapes.
     """
     fmt = "csv" if path is None or str(path) == STDIO else FORMATS.get(Path(path).suffix.lower())
     if fmt is None:
         suffix = repr(Path(path).suffix) if Path(path).suffix else "(no extension)"
         raise InputError(f"{path}: unsupported output format {suffix}; "
                          f"use one of {', '.join(FORMATS)} (or '-' for CSV on standard output)")
-    table = to_arrow(names, data, source)
+    table = to_arrow(names, data, source, metadata)
     if path is None or str(path) == STDIO:
         sys.stdout.flush()  # anything already printed goes first
         csv.write(table, sys.stdout.buffer)
@@ -98,16 +102,21 @@ def read_trajectory(path, *, required=None) -> Trajectory:
     `Trajectory.unusable`, and using it (`column`, `columns`, `time`,
     `require_columns`) raises its error, at the first bad cell's line.
     """
-    display, buf, fmt = _open_source(path)
-    if fmt == "parquet":
-        traj = parquet.read(display, buf if buf is not None else str(path))
-    else:
-        traj = csv.read(display, buf, path)
+    display, buf, fmt = open_source(path)
+    traj = read_opened(display, buf, fmt, path)
     require_columns(traj, ["time"] + [n for n in (required or ()) if n != "time"])
     return traj
 
 
-def _open_source(path):
+def read_opened(display, buf, fmt, path) -> Trajectory:
+    """The table of a source opened by `open_source`, with no column required (a
+    recording's reader, `dynlib.recordings`, picks its time column itself)."""
+    if fmt == "parquet":
+        return parquet.read(display, buf if buf is not None else str(path))
+    return csv.read(display, buf, path)
+
+
+def open_source(path):
     """(display name, bytes or None, format). Regular files stay on disk (Arrow
     reads them itself, in parallel, without a copy in Python); pipes and
     standard input are read into memory once (they cannot be reread)."""

@@ -95,6 +95,17 @@ def _header(buf: bytes, display, complete=True):
     return names, line
 
 
+def header(display, buf, path=None) -> list:
+    """The column names of a CSV source: `buf` (bytes), or the file `path` when it is None."""
+    if buf is None:
+        head = read_file(path, display, _HEAD_BYTES)
+        found = _header(head, display, complete=len(head) < _HEAD_BYTES)
+        if found is not None:
+            return found[0]
+        buf = read_file(path, display)
+    return _header(buf, display)[0]
+
+
 def _lines_of_rows(buf: bytes):
     """Physical line number of every data row (blank lines skipped), csv-module exact."""
     lines = []

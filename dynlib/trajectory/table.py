@@ -114,10 +114,44 @@ class Trajectory:
         """The ``time`` column, (N,)."""
         return self.column("time")
 
+    def renamed(self, mapping, drop=()) -> "Trajectory":
+        """The same table with columns renamed by `mapping` ({old: new}) and the columns
+        in `drop` left out: the data is shared unless some are dropped. The rows keep
+        their lines, and unusable columns their errors (under their new names)."""
+        drop = set(drop)
+        keep = [j for j, n in enumerate(self.names) if n not in drop]
+        data = self.data if len(keep) == len(self.names) else self.data[:, keep]
+        names = [mapping.get(self.names[j], self.names[j]) for j in keep]
+        unusable = {mapping.get(n, n): make for n, make in self._unusable.items() if n not in drop}
+        return Trajectory(names, data, self.path, lines=self._lines, unusable=unusable)
+
+    def take(self, rows) -> "Trajectory":
+        """The rows `rows` (0-based integer indices, increasing) as a new table, each
+        keeping its line (CSV) or its row (Parquet) in the file for errors."""
+        rows = np.asarray(rows, dtype=np.int64)
+        lines = self._lines.resolve() if hasattr(self._lines, "resolve") else self._lines
+        if lines is None:
+            lines = _ParquetRows(rows)
+        elif isinstance(lines, int):
+            lines = rows + lines
+        else:
+            lines = np.asarray(lines)[rows]
+        unusable = {n: make for n, make in self._unusable.items() if n not in self._index}
+        return Trajectory(self.names, self.data[rows], self.path, lines=lines, unusable=unusable)
+
     def locate(self, row: int) -> dict:
         """Where 0-based `row` is, as `TrajectoryError` keywords: ``{'line': L}``
         for CSV (as a user counts lines), ``{'row': row + 1}`` for Parquet."""
         return locate_row(self._lines, row)
+
+
+class _ParquetRows:
+    """The rows of a file (0-based) that the rows of a `Trajectory.take` came from."""
+
+    __slots__ = ("rows",)
+
+    def __init__(self, rows):
+        self.rows = rows
 
 
 def locate_row(lines, row: int) -> dict:
@@ -126,6 +160,8 @@ def locate_row(lines, row: int) -> dict:
     object whose `resolve()` gives one of those two (`dynlib.trajectory.csv.RowLines`)."""
     if lines is None:
         return {"row": int(row) + 1}
+    if isinstance(lines, _ParquetRows):
+        return {"row": int(lines.rows[row]) + 1}
     if hasattr(lines, "resolve"):
         lines = lines.resolve()
     if isinstance(lines, int):
@@ -175,10 +211,10 @@ def check_names(names, display, *, line=None) -> None:
 
 # --------------------------------------------------------------------- Arrow
 
-def to_arrow(names, data, source=None) -> pa.Table:
+def to_arrow(names, data, source=None, metadata=None) -> pa.Table:
     """The Arrow table of `data` (N, len(names)) with columns `names`; `source` is kept
-    in its metadata as ``dyn.source``. Raises `InputError` for mismatched shapes or
-    duplicate names."""
+    in its metadata as ``dyn.source``, and `metadata` ({key: text}) as given. Raises
+    `InputError` for mismatched shapes or duplicate names."""
     names = [str(n) for n in names]
     data = np.asarray(data, dtype=np.float64)
     if data.ndim != 2 or data.shape[1] != len(names):
@@ -189,10 +225,12 @@ def to_arrow(names, data, source=None) -> pa.Table:
     if dup:
         raise InputError(f"duplicate trajectory column names: {listing(dict.fromkeys(dup))}")
     cols = np.ascontiguousarray(data.T)  # one transpose (none for column-major data), then zero-copy columns
-    metadata = None if source is None else {b"dyn.source": str(source).encode()}
+    meta = {str(k).encode(): str(v).encode() for k, v in (metadata or {}).items()}
+    if source is not None:
+        meta[b"dyn.source"] = str(source).encode()
     # from_buffers, not pa.array: the latter imports pandas on first use (~0.3 s)
     arrays = [pa.Array.from_buffers(pa.float64(), len(c), [None, pa.py_buffer(c)]) for c in cols]
-    return pa.Table.from_arrays(arrays, names=names, metadata=metadata)
+    return pa.Table.from_arrays(arrays, names=names, metadata=meta or None)
 
 
 def from_arrow(kept, display, lines, unusable, null_message) -> Trajectory:

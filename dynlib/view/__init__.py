@@ -79,21 +79,21 @@ class ViewPage(NamedTuple):
 
 # ------------------------------------------------------------------- reading
 
-def read_recording(model, source, *, columns=None) -> Recording:
-    """The motion in a trajectory file (CSV, Parquet, '-') or `dynlib.trajectory.Trajectory`.
+def read_recording(model, source, *, columns=None, topic=None, time_unit=None) -> Recording:
+    """The motion in a recording (`dynlib.recordings.read_recording`: a ROS bag, a rostopic or
+    PlotJuggler CSV, dyn's CSV or Parquet, '-') or a `dynlib.trajectory.Trajectory`.
 
     q comes from the ``q.<name>`` columns, or through `columns` (the column map of
-    ``dyn inverse --columns``: ``{"q": "pos_{joint}", "q.elbow": "elbow"}``). The one
-    place the page's input is read: another recording format plugs in here.
+    ``dyn inverse --columns``: ``{"q": "pos_{joint}", "q.elbow": "elbow"}``), or from a
+    recording's named joints; time is in seconds from the first sample.
     """
-    from ..derivatives import _check_known_coordinates, _check_quaternions, source_columns
-    from ..trajectory import Trajectory, check_increasing_time, read_trajectory, require_columns
+    from ..derivatives import _check_known_coordinates, _check_quaternions
+    from ..recordings import read_recording as read_any
+    from ..trajectory import check_increasing_time, require_columns
 
-    traj = source if isinstance(source, Trajectory) else read_trajectory(source)
-    columns = dict(columns or {})
-    if "q" not in columns:
-        _check_known_coordinates(model, traj, ["q"])
-    qcols = source_columns(model, "q", columns)
+    traj = read_any(source, model, columns=columns, topic=topic, time_unit=time_unit).trajectory
+    _check_known_coordinates(model, traj, ["q"])
+    qcols = [f"q.{n}" for n in model.q_names]
     require_columns(traj, qcols)
     Q = traj.columns(qcols)
     if not np.isfinite(Q).all():

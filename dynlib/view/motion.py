@@ -6,8 +6,8 @@
   The viewer interpolates between keyframes (linearly, and by slerp for
   rotations), so playback is smooth either way and the page grows with the
   duration times the display rate, not with the number of samples.
-- `interpolate`: configurations at those instants, on the configuration
-  manifold: ``q(t) = q_j ⊕ s·(q_{j+1} ⊖ q_j)``, s the fraction of the step
+- `interpolate` (`dynlib.derivatives.interpolate`): configurations at those
+  instants, on the configuration manifold: ``q(t) = q_j ⊕ s·(q_{j+1} ⊖ q_j)``, s the fraction of the step
   (dynlib.integrate / dynlib.difference: free-flyer rotations by the shortest arc).
 - `body_placements`: each body's placement in the world at every keyframe, from
   dynlib.frame_placement of the body's own link frame (forward kinematics, batched).
@@ -17,6 +17,8 @@
 from __future__ import annotations
 
 import numpy as np
+
+from ..derivatives import interpolate  # noqa: F401  (the page's keyframes; one home: derivatives)
 
 
 def keyframe_times(t, fps: float) -> np.ndarray:
@@ -32,24 +34,6 @@ def keyframe_times(t, fps: float) -> np.ndarray:
     if t[-1] - times[-1] > 1e-9 * max(1.0, abs(t[-1])):
         times = np.append(times, t[-1])
     return times
-
-
-def interpolate(model, t, Q, times) -> np.ndarray:
-    """The configurations at `times` (within [t[0], t[-1]]), interpolated on the manifold."""
-    import dynlib
-
-    t = np.asarray(t, dtype=float)
-    if t.size == 1:
-        return np.repeat(np.asarray(Q, float)[:1], len(times), axis=0)
-    j = np.clip(np.searchsorted(t, times, side="right") - 1, 0, t.size - 2)
-    s = np.clip((times - t[j]) / (t[j + 1] - t[j]), 0.0, 1.0)
-    exact = s == 0.0
-    out = np.array(Q[j], dtype=float)
-    moving = ~exact
-    if moving.any():
-        step = dynlib.difference(model, Q[j[moving]], Q[j[moving] + 1])
-        out[moving] = dynlib.integrate(model, Q[j[moving]], step * s[moving, None])
-    return out
 
 
 def _pose(R, p) -> np.ndarray:

@@ -11,7 +11,7 @@ Examples:
   dyn energy-check robots/arm6.urdf
   dyn energy-check robots/arm6.urdf --report r.json || exit 1      # a CI gate
   dyn energy-check robots/quadruped.urdf --floating-base --gravity 0,0,0
-  dyn energy-check robots/arm6.urdf --integrator euler --dt 1e-2  # fails: explicit Euler drifts
+  dyn energy-check robots/arm6.urdf --integrator euler --dt 1e-2 || echo "exit $?: explicit Euler drifts"
   dyn energy-check scenarios/arm6_fall.yaml --plot energy.png
 
 \b

@@ -23,7 +23,9 @@ Examples:
   dyn simulate robots/pendulum.urdf --steps 500 --q0 1.0 --columns q,qd,energy
   dyn simulate scenarios/arm6_pd.yaml --duration 3 -o pd.csv
   dyn simulate scenarios/arm6_pd.yaml -o pd.csv
-  dyn simulate scenarios/arm6_pd.yaml --tau-csv pd.csv -o open_loop.csv   # the same torques, open loop
+  dyn simulate scenarios/arm6_pd.yaml --integrator semi-implicit --every 1 -o pd_steps.csv
+  dyn simulate scenarios/arm6_pd.yaml --integrator semi-implicit --every 1 --tau-csv pd_steps.csv \\
+      -o open_loop.csv   # the PD's torques played open loop: the same motion
 
 \b
 --q0, --qd0 and --tau take the whole vector (0.1,0,0.3) or, repeated, one

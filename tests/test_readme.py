@@ -216,6 +216,8 @@ def test_every_command_has_help_examples_and_they_run(scratch):
     assert set(COMMANDS) <= names, f"commands without examples: {sorted(set(COMMANDS) - names)}"
     failures = []
     for name, example in examples:
+        if "--scheduler tcp://" in example:  # a cluster's address: the README's cluster block runs one here
+            continue
         r = shell(example, scratch)
         if r.returncode != 0:
             failures.append(f"dyn {name} --help: {example}\n    {r.stderr.strip().splitlines()[-1:]}")

@@ -178,25 +178,21 @@ def position_error(m, q_ref, q, err):
 
 
 @stage("control", ZeroParams)
-@kernel
 def zero_torque(m, d, p, w, t, q, v, tau):
     tau[:] = 0.0
 
 
 @stage("control", ConstantParams)
-@kernel
 def constant_torque(m, d, p, w, t, q, v, tau):
     assign(tau, p.tau)
 
 
 @stage("control", TableParams)
-@kernel
 def table_torque(m, d, p, w, t, q, v, tau):
     interpolate_rows(p.times, p.values, t, tau)
 
 
 @stage("control", PDParams)
-@kernel
 def pd_torque(m, d, p, w, t, q, v, tau):
     """tau = (kp (q* ⊖ q) - kd v [+ g(q)]) on the actuated DoFs."""
     if p.gravity_compensation:
@@ -209,7 +205,6 @@ def pd_torque(m, d, p, w, t, q, v, tau):
 
 
 @stage("control", GravityParams)
-@kernel
 def gravity_torque(m, d, p, w, t, q, v, tau):
     """tau = g(q) = RNEA(q, 0, 0) on the actuated DoFs."""
     rnea_kernel(m, d, q, d.zeros_v, d.zeros_v, w.fext0, m.gravity, tau)
@@ -218,7 +213,6 @@ def gravity_torque(m, d, p, w, t, q, v, tau):
 
 
 @stage("control", ComputedTorqueParams)
-@kernel
 def computed_torque(m, d, p, w, t, q, v, tau):
     """tau = RNEA(q, v, a_cmd) + joint friction(v), a_cmd = a_d + kd (v_d - v) + kp (q_d ⊖ q)."""
     target(p.target, t, w.q_d, w.v_d, w.a_d)
@@ -231,7 +225,6 @@ def computed_torque(m, d, p, w, t, q, v, tau):
 
 
 @stage("target", TableTarget)
-@kernel
 def table_target(p, t, q_d, v_d, a_d):
     interpolate_rows(p.times, p.q, t, q_d)
     interpolate_rows(p.times, p.v, t, v_d)
@@ -239,7 +232,6 @@ def table_target(p, t, q_d, v_d, a_d):
 
 
 @stage("target", SineTarget)
-@kernel
 def sine_target(p, t, q_d, v_d, a_d):
     for k in range(q_d.shape[0]):
         amp, w, ph = p.amplitude[k], p.omega[k], p.phase[k]

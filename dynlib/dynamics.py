@@ -44,7 +44,7 @@ from .algorithms.kinematics import placements
 from .algorithms.linalg import cholesky, cholesky_solve
 from .algorithms.rnea import rnea_kernel
 from .spatial import kernel
-from .stages import stage
+from .stages import inline_kernel, stage
 
 
 class Forces(NamedTuple):
@@ -84,7 +84,6 @@ def assign(dst, src):
 # ------------------------------------------------------------------ generalized forces
 
 @stage("joint_forces")
-@kernel
 def joint_forces(fo, v, tau, tau_total):
     """tau_total = tau - damping v - friction tanh(v / eps) (SPEC §2 joint friction)."""
     for k in range(v.shape[0]):
@@ -118,7 +117,6 @@ def wrench_forces(oR, fo, t, fext):
 
 
 @stage("body_forces", ExternalWrenches)
-@kernel
 def external_wrenches(m, d, p, pts, fo, t, q, v, w, fext):
     """fext = the external wrenches active at t (untouched, zero, when there are none)."""
     if fo.wrench_body.shape[0] > 0:
@@ -137,7 +135,7 @@ def add_friction_jacobian(M, fo, v):
         M[k, k] += fo.implicit_dt * (fo.damping[k] + fo.friction[k] / fo.eps * sech2)
 
 
-@kernel
+@inline_kernel
 def mass_and_bias(m, d, fo, q, v, tau_total, fext, tau_h):
     """d.M = M(q) (+ dt B under implicit joint friction), d.h = RNEA(q, v, 0, fext), tau_h = tau_total - h."""
     crba_kernel(m, d, q, d.M)
@@ -149,7 +147,6 @@ def mass_and_bias(m, d, fo, q, v, tau_total, fext, tau_h):
 
 
 @stage("acceleration", Free)
-@kernel
 def free_acceleration(m, d, p, pts, fo, dt, q, v, tau_total, fext, w, tau_h, a):
     """a = ABA(q, v, tau_total, fext)."""
     aba_kernel(m, d, q, v, tau_total, fext, m.gravity, a)
@@ -157,7 +154,6 @@ def free_acceleration(m, d, p, pts, fo, dt, q, v, tau_total, fext, w, tau_h, a):
 
 
 @stage("acceleration", ImplicitFriction)
-@kernel
 def implicit_friction_acceleration(m, d, p, pts, fo, dt, q, v, tau_total, fext, w, tau_h, a):
     """a = (M + dt B)^-1 (tau_total - h) by Cholesky; False if M + dt B is not positive definite."""
     mass_and_bias(m, d, fo, q, v, tau_total, fext, tau_h)
@@ -168,14 +164,12 @@ def implicit_friction_acceleration(m, d, p, pts, fo, dt, q, v, tau_total, fext, 
 
 
 @stage("recorded_acceleration")
-@kernel
 def stage_acceleration(m, d, p, q, v, tau_total, fext, a, out):
     """out = a: the row records the stage's own acceleration."""
     assign(out, a)
 
 
 @stage("recorded_acceleration", ImplicitFriction)
-@kernel
 def explicit_acceleration(m, d, p, q, v, tau_total, fext, a, out):
     """out = ABA(q, v, tau_total, fext): the model's acceleration at the state, not the implicit stage's."""
     aba_kernel(m, d, q, v, tau_total, fext, m.gravity, out)

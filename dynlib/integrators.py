@@ -22,7 +22,9 @@ Schemes (one step from t to t + dt, a1 = a(t, q, v) given):
 Each stage's right-hand side ``a(t, q, v)`` is one evaluation of the pipeline of
 `dynlib.simulate` (controller, generalized forces, acceleration: `dynlib.stages`);
 this module only moves the state: `stage_state` gives the state a stage is
-evaluated at, `stage_rate` its configuration rate, and `advance` the step.
+evaluated at, `dexp_inv` its configuration rate, and `advance` the step. They
+take plain arrays, not the model and workspace tuples: a compiled call passes a
+tuple's arrays one by one, and the loop calls these up to eight times a step.
 """
 from __future__ import annotations
 
@@ -31,7 +33,6 @@ from typing import NamedTuple
 import numpy as np
 
 from . import joints as J
-from .dynamics import assign
 from .spatial import kernel
 
 EULER = 0
@@ -39,7 +40,7 @@ SEMI_IMPLICIT = 1
 RK4 = 2
 SCHEMES = {"euler": EULER, "semi-implicit": SEMI_IMPLICIT, "rk4": RK4}
 
-_jit = kernel  # no reference counting: the loop passes the model and this workspace to every call
+_jit = kernel  # no reference counting
 
 
 class Work(NamedTuple):
@@ -121,32 +122,27 @@ def dexp_inv(jtype, idx_v, nvj, xi, v, t1, t2, out):
 
 
 @_jit
-def stage_state(m, s, dt, q, v, w):
-    """w.qs, w.vs[s] = the state stage s is evaluated at: (q, v) itself for s = 0, else
-    q ⊕ c_s dt k_{s-1}, v + c_s dt a_{s-1} (RK4)."""
+def stage_state(jtype, idx_q, idx_v, s, dt, q, v, ks, acc, xi, qs, vs):
+    """qs, vs = the state stage s is evaluated at: (q, v) itself for s = 0 (and ks[0] = v), else
+    q ⊕ c_s dt k_{s-1}, v + c_s dt a_{s-1} (RK4), with xi = c_s dt k_{s-1}."""
     if s == 0:
-        assign(w.qs, q)
-        assign(w.vs[0], v)
-        assign(w.ks[0], v)
+        for k in range(v.shape[0]):
+            vs[k] = v[k]
+            ks[0, k] = v[k]
+        for k in range(q.shape[0]):
+            qs[k] = q[k]
         return
     h = NODES[s] * dt
     for k in range(v.shape[0]):
-        w.xi[k] = h * w.ks[s - 1, k]
-        w.vs[s, k] = v[k] + h * w.acc[s - 1, k]
-    J.integrate_kernel(m.jtype, m.idx_q, m.idx_v, q, w.xi, w.qs)
+        xi[k] = h * ks[s - 1, k]
+        vs[k] = v[k] + h * acc[s - 1, k]
+    J.integrate_kernel(jtype, idx_q, idx_v, q, xi, qs)
 
 
 @_jit
-def stage_rate(m, s, w):
-    """w.ks[s] = dexp^-1_{xi}(v_s), the configuration rate of stage s > 0 (xi: its increment)."""
-    dexp_inv(m.jtype, m.idx_v, m.nvj, w.xi, w.vs[s], w.br[0], w.br[1], w.ks[s])
-
-
-@_jit
-def advance(scheme, m, dt, q, v, w):
-    """(q, v) <- the state at t + dt from the stages' rates w.ks and accelerations w.acc, in place."""
+def advance(scheme, jtype, idx_q, idx_v, dt, q, v, ks, acc, xi, qn):
+    """(q, v) <- the state at t + dt from the stages' rates ks and accelerations acc, in place."""
     nv = v.shape[0]
-    ks, acc, xi = w.ks, w.acc, w.xi
     if scheme == RK4:
         for k in range(nv):
             xi[k] = dt * (WEIGHTS[0] * ks[0, k] + WEIGHTS[1] * ks[1, k] + WEIGHTS[2] * ks[2, k] + WEIGHTS[3] * ks[3, k])
@@ -160,5 +156,6 @@ def advance(scheme, m, dt, q, v, w):
         for k in range(nv):
             v[k] += dt * acc[0, k]
             xi[k] = dt * v[k]
-    J.integrate_kernel(m.jtype, m.idx_q, m.idx_v, q, xi, w.qn)
-    assign(q, w.qn)
+    J.integrate_kernel(jtype, idx_q, idx_v, q, xi, qn)
+    for k in range(q.shape[0]):
+        q[k] = qn[k]

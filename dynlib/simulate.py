@@ -33,7 +33,7 @@ One step, from state k to k + 1 (`_run`, compiled):
       contact impulses (`contact.unilateral`, `contact.relaxed`; semi-implicit Euler only,
       whose acceleration is then ``(v+ − v)/dt``);
 
-   later stages also get their configuration rate (`integrators.stage_rate`);
+   later stages also get their configuration rate (`integrators.dexp_inv`);
 3. after the first stage, the state k is checked and, every K steps, recorded
    (`record`: q, v, the acceleration, tau, contact forces, energy);
 4. `integrators.advance` moves to the state k + 1, which is checked for divergence.
@@ -70,7 +70,7 @@ from .contact.unilateral import UnilateralParams
 from .dynamics import ExternalWrenches, Forces, Free, ImplicitFriction, assign, joint_forces
 from .errors import InputError, NumericalError
 from .spatial import kernel
-from .stages import acceleration, body_forces, control, recorded_acceleration
+from .stages import acceleration, body_forces, control, inline_kernel, recorded_acceleration
 
 # divergence reasons
 NONFINITE_ACCELERATION = 1
@@ -137,7 +137,7 @@ def _finite(x):
     return True
 
 
-@kernel
+@inline_kernel  # like the stage kernels (dynlib.stages): no passing of the tuples' arrays
 def evaluate(m, d, p, w, dt, t, q, v, a):
     """a = the acceleration at (t, q, v): the pipeline's stages in order, which leave this evaluation's
     tau, tau_total and fext in w. False if the acceleration stage's matrix is not positive definite."""
@@ -148,7 +148,7 @@ def evaluate(m, d, p, w, dt, t, q, v, a):
                         p.contact_work, w.tau_h, a)
 
 
-@kernel
+@inline_kernel
 def record(m, d, p, w, t, q, v, a, rows, row):
     """Row `row` of the state (q, v) at t, evaluated just before (stage acceleration a): its acceleration,
     motor torque, contact forces and energy. False if the recorded acceleration is not finite."""
@@ -179,14 +179,15 @@ def _run(m, d, p, w, scheme, dt, k0, k1, steps, every, max_state, q, v, rows, ro
     k % every == 0), then the step to k + 1 unless k == steps. Returns (rows written, step of
     divergence or -1, reason).
     """
+    jtype, idx_q, idx_v, nvj = m.jtype, m.idx_q, m.idx_v, m.nvj
     for k in range(k0, k1):
         t = k * dt
         for s in range(I.stages(scheme)):
-            I.stage_state(m, s, dt, q, v, w)
+            I.stage_state(jtype, idx_q, idx_v, s, dt, q, v, w.ks, w.acc, w.xi, w.qs, w.vs[s])
             if not evaluate(m, d, p, w, dt, t + I.NODES[s] * dt, w.qs, w.vs[s], w.acc[s]):
                 return row, (k if s == 0 else k + 1), SINGULAR
             if s > 0:
-                I.stage_rate(m, s, w)
+                I.dexp_inv(jtype, idx_v, nvj, w.xi, w.vs[s], w.br[0], w.br[1], w.ks[s])
                 continue
             if not _finite(w.acc[0]):
                 return row, k, NONFINITE_ACCELERATION
@@ -196,7 +197,7 @@ def _run(m, d, p, w, scheme, dt, k0, k1, steps, every, max_state, q, v, rows, ro
                 row += 1
             if k == steps:
                 return row, -1, 0
-        I.advance(scheme, m, dt, q, v, w)
+        I.advance(scheme, jtype, idx_q, idx_v, dt, q, v, w.ks, w.acc, w.xi, w.qn)
         bad = _bad_state(q, v, max_state)
         if bad:
             return row, k + 1, bad
@@ -514,8 +515,8 @@ def loop_is_cached(model=None, q0=None, *, integrator="rk4", controller=None, ex
 
 
 def _holds(index, args) -> bool:
-    """Whether numba's cache index file `index` lists a fresh compilation of `_run` for these arguments' types."""
-    import os
+    """Whether numba's cache index file `index` lists a compilation of `_run` for these arguments' types
+    (of this numba version, and of the current source when numba says which stamp that is)."""
     import pickle
 
     import numba
@@ -524,8 +525,8 @@ def _holds(index, args) -> bool:
         with open(index, "rb") as f:
             version = pickle.load(f)
             stamp, overloads = pickle.loads(f.read())
-        source = os.stat(__file__)
-        fresh = version == numba.__version__ and stamp == (source.st_mtime, source.st_size)
+        current = getattr(getattr(getattr(_run, "_cache", None), "_cache_file", None), "_source_stamp", stamp)
+        fresh = version == numba.__version__ and stamp == current
         return fresh and tuple(numba.typeof(x) for x in args) in {key[0] for key in overloads}
     except Exception:  # numba's private format changed: the file is there
         return True

@@ -23,9 +23,9 @@ controller's reference: `TableTarget`, `SineTarget`) and ``recorded_acceleration
 under `ImplicitFriction`, the stage's own acceleration otherwise).
 
 A kernel joins a stage with ``@stage(name, ParamsClass, ...)`` in the module
-that defines it; each stage below is a Python function that only compiled code
-calls, and an ``overload`` that, while numba types the caller, looks up the
-kernel registered for the class of the parameters it is given. So there is no
+that defines it, which also compiles it; each stage below is a Python function
+that only compiled code calls, and an ``overload`` that, while numba types the
+caller, looks up the kernel registered for the class of the parameters it is given. So there is no
 mode flag at run time: the simulation loop is one generic function, and numba
 compiles (and caches) one specialization of it per combination of parameter
 types that is actually run, with only the kernels that combination uses.
@@ -34,15 +34,26 @@ types that is actually run, with only the kernels that combination uses.
 
 Every stage kernel takes its arguments in MuJoCo's order: model arrays
 (``m``, ``d``: `dynlib.model`), the stage's parameters, inputs, workspace, outputs.
+Stage kernels are short (at most 40 lines) and compiled `inline_kernel`: numba
+inlines them into the loop (numba IR), because a compiled call passes the arrays
+of the model, Data, parameter and workspace tuples one by one (several hundred
+values), which would cost as much as the ABA per evaluation. What they call
+(the algorithm kernels, the contact solvers) is compiled and cached once.
 """
 from numba.extending import overload
+
+from .compiled import jit
+
+inline_kernel = jit(nrt=False, error_model="numpy", nogil=True, inline="always")
+"""A kernel without reference counting (`dynlib.spatial.kernel`) that numba inlines into its callers."""
 
 _KERNELS = {}  # (stage name, params class or None) -> kernel
 
 
 def stage(name, *classes):
-    """Decorator: register a compiled kernel as stage `name`'s kernel for these params classes."""
-    def register(kernel):
+    """Decorator: compile a function (`inline_kernel`) as stage `name`'s kernel for these params classes."""
+    def register(fn):
+        kernel = inline_kernel(fn)
         for cls in classes or (None,):
             _KERNELS[(name, cls)] = kernel
         return kernel

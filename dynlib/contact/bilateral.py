@@ -113,7 +113,6 @@ def constrained_acceleration(d, w, tau_h, a):
 
 
 @stage("acceleration", BilateralParams)
-@kernel
 def bilateral_acceleration(m, d, p, pts, fo, dt, q, v, tau_total, fext, w, tau_h, a):
     """a = the acceleration with every point held (KKT system); w.force = λ per point.
     False if M (+ dt B) or the Delassus matrix is not positive definite."""

@@ -64,7 +64,6 @@ def relaxed_rows(p, dt, w):
 
 
 @stage("acceleration", RelaxedParams)
-@kernel
 def relaxed_acceleration(m, d, p, pts, fo, dt, q, v, tau_total, fext, w, tau_h, a):
     """a = (v+ − v)/dt of one time step with compliant contact impulses; w.force = λ/dt per point (world).
     False if M (+ dt B) is not positive definite."""

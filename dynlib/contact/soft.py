@@ -30,7 +30,6 @@ from typing import NamedTuple
 
 from ..algorithms.kinematics import placements
 from ..dynamics import wrench_forces
-from ..spatial import kernel
 from ..stages import stage
 from .points import add_point_force, point_jacobian, point_position
 
@@ -43,7 +42,6 @@ class SoftParams(NamedTuple):
 
 
 @stage("body_forces", SoftParams)
-@kernel
 def soft_forces(m, d, p, pts, fo, t, q, v, w, fext):
     """fext = the external wrenches + the soft contact forces at (q, v); w.x, w.pen, w.force of every point."""
     placements(m, d, q)

@@ -180,7 +180,6 @@ def unilateral_rows(p, dt, w):
 
 
 @stage("acceleration", UnilateralParams)
-@kernel
 def unilateral_acceleration(m, d, p, pts, fo, dt, q, v, tau_total, fext, w, tau_h, a):
     """a = (v+ − v)/dt of one time step with contact impulses; w.force = λ/dt per point (world).
     False if M (+ dt B) is not positive definite."""

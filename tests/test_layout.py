@@ -1,11 +1,11 @@
 """The shape of the code (STYLE.md, issue 14): short compiled functions, and shorter pipeline stages.
 
 An AST scan of dynlib's sources: a compiled function is one decorated with numba's
-``njit``/``jit`` or with dynlib's ``jit``/``kernel`` (or a module-level alias of
-them, such as ``_jit = kernel``); none may exceed 80 lines (from its ``def`` to its
-last line, docstring included). A stage kernel is a kernel registered in the
-dispatch registry of `dynlib.stages` (``@stage(...)``): each step of the
-simulation pipeline, which must stay within 40 lines.
+``njit``/``jit`` or with dynlib's ``jit``, ``kernel``, ``inline_kernel`` or ``stage``
+(or a module-level alias of them, such as ``_jit = kernel``); none may exceed 80
+lines (from its ``def`` to its last line, docstring included). A stage kernel is a
+kernel registered in the dispatch registry of `dynlib.stages` (``@stage(...)``):
+each step of the simulation pipeline, which must stay within 40 lines.
 """
 import ast
 import inspect
@@ -20,7 +20,7 @@ from dynlib import stages
 DYNLIB = Path(dynlib.__file__).resolve().parent
 COMPILED_MAX = 80
 STAGE_MAX = 40
-DECORATORS = {"jit", "njit", "kernel"}
+DECORATORS = {"jit", "njit", "kernel", "inline_kernel", "stage"}
 
 
 def _decorator_name(node):

@@ -39,8 +39,12 @@ One step, from state k to k + 1 (`_run`, compiled):
 4. `integrators.advance` moves to the state k + 1, which is checked for divergence.
 
 The parameters of every stage travel in one `Pipeline` tuple that `simulate`
-builds; numba compiles `_run` once per combination of stage types that is run
-(and caches it), so no stage is chosen by a flag at run time, and a run
+builds (`_pipeline`): the controller's `params`, the `Forces`, and the contact
+model's parameters (`dynlib.contact.build`) in the stage their class has a
+kernel for (soft: ``body_forces``; bilateral, unilateral, relaxed:
+``acceleration``), `ExternalWrenches` and `Free` or `ImplicitFriction` in the
+stages it leaves. numba compiles `_run` once per combination of stage types that
+is run (and caches it), so no stage is chosen by a flag at run time, and a run
 compiles only the kernels it uses (`loop_is_cached`). Long runs are cut into
 chunks of about 1 % of the steps so that a progress callback can report between
 them (nothing in Python per step); `result.contact_solver` reports the steps

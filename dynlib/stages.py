@@ -25,12 +25,13 @@ under `ImplicitFriction`, the stage's own acceleration otherwise).
 A kernel joins a stage with ``@stage(name, ParamsClass, ...)`` in the module
 that defines it, which also compiles it; each stage below is a Python function
 that only compiled code calls, and an ``overload`` that, while numba types the
-caller, looks up the kernel registered for the class of the parameters it is given. So there is no
-mode flag at run time: the simulation loop is one generic function, and numba
-compiles (and caches) one specialization of it per combination of parameter
-types that is actually run, with only the kernels that combination uses.
-``@stage(name)`` without classes records a stage that is always the same kernel
-(``joint_forces``), so that `kernels` lists every stage kernel.
+caller, looks up the kernel registered for the class of the parameters it is
+given. So there is no mode flag at run time: the simulation loop is one generic
+function, and numba compiles (and caches) one specialization of it per
+combination of parameter types that is actually run, with only the kernels that
+combination uses. ``@stage(name)`` without classes records a kernel that serves
+every type (``joint_forces``; the default ``recorded_acceleration``), so that
+`kernels` lists every stage kernel.
 
 Every stage kernel takes its arguments in MuJoCo's order: model arrays
 (``m``, ``d``: `dynlib.model`), the stage's parameters, inputs, workspace, outputs.

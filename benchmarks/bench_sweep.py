@@ -63,7 +63,7 @@ def scenario(folder, name, duration, n):
 def calibrate(folder, seconds):
     """The simulated duration that takes about `seconds` of compute in this process."""
     from dynlib.scenario import load_scenario
-    from dynlib.simulate import run_scenario
+    from dynlib.scenario import run_scenario
 
     probe = scenario(folder, "probe", 10.0, 1)
     sc = load_scenario(probe)

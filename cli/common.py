@@ -124,11 +124,22 @@ def load_robot(ctx, path, floating_base=False, gravity=None):
 
 
 def compile_notice(ctx):
-    """Say so on standard error when the kernels are about to be compiled (first run only)."""
-    from dynlib.compiled import cache_is_warm
+    """Say so on standard error when the kernels are compiled: not when ABA and RNEA are in
+    dyn's cache (the first run compiles them); otherwise when the first kernel that is not
+    in the cache is about to be compiled (numba's own cache, the fallback: right away)."""
+    from dynlib.compiled import cache_is_warm, cache_writable, on_first_compile
 
-    if not cache_is_warm():
-        notice(ctx, "compiling the dynamics kernels (first run only; later runs load them from the cache)…")
+    def say():
+        current = click.get_current_context(silent=True)
+        if current is None or current.find_root() is not ctx.find_root():
+            return  # the command that asked has finished
+        if cache_writable():
+            notice(ctx, "compiling the dynamics kernels (first run only; later runs load them from the cache)…")
+        else:
+            notice(ctx, "compiling the dynamics kernels (no writable kernel cache: every run compiles them)…")
+
+    if not cache_is_warm() and not on_first_compile(say):
+        say()
 
 
 def show_progress(ctx, no_progress):
@@ -189,3 +200,12 @@ class Overrides:
         from dynlib.scenario import load_scenario
 
         return load_scenario(source, self.values, origins=self.origins)
+
+
+def package_path_option(f):
+    """--package-path DIR (repeatable): where package:// meshes and $(find pkg) look first."""
+    return click.option("--package-path", "package_path", multiple=True, metavar="DIR",
+                        type=click.Path(file_okay=False),
+                        help="A ROS package folder, or a folder holding packages, for package:// paths "
+                             "(repeatable; searched before ROS_PACKAGE_PATH, AMENT_PREFIX_PATH and the "
+                             "folders above the robot file).")(f)

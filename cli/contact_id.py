@@ -75,7 +75,7 @@ def contact_id(ctx, robot, traj, contacts, point_contacts, guesses, over_time, s
     through the contact frames, not through an imaginary crane on the root.
     """
     import dynlib
-    from dynlib.contact.inverse import contact_inverse_dynamics, parse_contacts, parse_guess
+    from dynlib.contact.inverse import contact_inverse_dynamics
     from dynlib.derivatives import parse_column_map
     from dynlib.trajectory import read_trajectory, write_trajectory
 
@@ -96,7 +96,8 @@ def contact_id(ctx, robot, traj, contacts, point_contacts, guesses, over_time, s
     if not model.has_floating_base:
         model = dynlib.load(robot, floating_base=True).with_gravity(model.gravity)
     with naming("--contact"):  # the options' own mistakes, named by option, before the file is read
-        frames = [model.frame_names[model.frame_id(c.frame)] for c in parse_contacts(list(contacts))]
+        contacts = [parse_contact(text) for text in contacts]
+        frames = [model.frame_names[model.frame_id(f)] for f in dict.fromkeys(c.frame for c in contacts)]
     unknown = [f for f in guess if frames and f not in frames]
     if unknown:
         raise click.BadParameter(f"guess for '{unknown[0]}', which is not a contact; contacts: {', '.join(frames)}",
@@ -114,7 +115,7 @@ def contact_id(ctx, robot, traj, contacts, point_contacts, guesses, over_time, s
             bar["bar"].__exit__(None, None, None)
 
     result = contact_inverse_dynamics(
-        model, data, list(contacts), guesses=guess, over_time=over_time,
+        model, data, contacts, guesses=guess, over_time=over_time,
         smoothing=1.0 if smoothing is None else smoothing, min_torque=1.0 if min_torque is None else min_torque,
         friction=friction, point=point_contacts, derivatives=derivatives, window=window, polyorder=polyorder,
         columns=columns, joint_friction=not no_joint_friction, friction_smoothing=friction_smoothing,
@@ -133,6 +134,48 @@ def contact_id(ctx, robot, traj, contacts, point_contacts, guesses, over_time, s
                     "that come closest to the root equations (residual.root > 0)")
     names, table = result.table(model)
     write_trajectory(output, names, table, source=robot)
+
+
+def parse_contact(text):
+    """``FRAME`` or ``FRAME@START:STOP[,START:STOP…]`` (either bound may be left out)
+    -> a `dynlib.contact.inverse.Contact`; InputError naming the text otherwise."""
+    from dynlib.contact.inverse import Contact
+    from dynlib.errors import InputError
+
+    frame, at, spec = str(text).partition("@")
+    frame = frame.strip()
+    if not frame:
+        raise InputError(f"contact {text!r}: expected FRAME or FRAME@START:STOP")
+    if not at:
+        return Contact(frame)
+    windows = []
+    for part in spec.split(","):
+        start, colon, stop = part.partition(":")
+        try:
+            lo = float(start) if start.strip() else -math.inf
+            hi = float(stop) if stop.strip() else math.inf
+        except ValueError:
+            lo = hi = math.nan
+        if not colon or math.isnan(lo) or math.isnan(hi) or lo > hi:
+            raise InputError(f"contact {text!r}: time window {part!r} is not START:STOP with "
+                             "START <= STOP (seconds; either may be left out)")
+        windows.append((lo, hi))
+    return Contact(frame, tuple(windows))
+
+
+def parse_guess(text):
+    """``FRAME=fx,fy,fz,tx,ty,tz`` -> (frame, six floats); InputError naming the text otherwise."""
+    from dynlib.errors import InputError
+
+    frame, eq, values = str(text).partition("=")
+    try:
+        w = tuple(float(x) for x in values.split(","))
+    except ValueError:
+        w = ()
+    if not eq or not frame.strip() or len(w) != 6 or not all(math.isfinite(x) for x in w):
+        raise InputError(f"guess {text!r} is not FRAME=fx,fy,fz,tx,ty,tz (six finite numbers: "
+                         "force in N, moment in N·m, world-aligned axes at the frame origin)")
+    return frame.strip(), w
 
 
 def _times(t, rows, show=4):

@@ -17,8 +17,9 @@ Examples:
 \b
 A robot runs in free motion (zero torque, no joint friction) from a seeded
 random state (--seed; the seed is printed) unless --q0/--qd0 are given. A
-scenario runs as written: with torques, friction or external wrenches the
-drift check becomes the work-energy balance E(t) - E(0) = work done.""")
+scenario runs as written (as dyn simulate runs it): with torques, friction,
+external wrenches or contacts the drift check becomes the work-energy balance
+E(t) - E(0) = work done, the contact forces' work included.""")
 @click.argument("source", metavar="ROBOT|SCENARIO", type=click.Path(dir_okay=False))
 @run_options
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the random initial state and samples.")
@@ -52,8 +53,10 @@ def energy_check(ctx, source, duration, dt, integrator, q0, qd0, seed, tolerance
     report = run_checks(scenario, tolerance=tolerance, seed=seed, random_initial=random_initial)
 
     s = report.settings
+    contacts = f", {s['contacts']} contacts" if s["contacts"] else ""
     click.echo(f"robot {report.robot}: {s['integrator']}, dt = {s['dt']:g} s, {s['duration']:g} s"
                f"{', work-energy balance' if s['work_energy_balance'] else ', free motion'}"
+               f"{contacts}"
                f"{f', seed {seed}' if random_initial else ''}")
     width = max(len(c.name) for c in report.checks)
     click.echo(f"  {'check'.ljust(width)}  {'value':>12}  {'tolerance':>10}  result")

@@ -16,9 +16,14 @@ Examples:
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @click.pass_context
 def info(ctx, robot, floating_base, gravity, as_json):
-    """Show ROBOT's tree: joints, types, DoF, q/v layout, masses, frames, warnings."""
+    """Show ROBOT's tree: joints, types, DoF, q/v/tau layout, masses, frames, warnings.
+
+    The q, v and tau names are those of --q0, --qd0, --tau and of the trajectory
+    columns q.<name>, qd.<name>, qdd.<name>, tau.<name>.
+    """
     model = load_robot(ctx, robot, floating_base, gravity)
     s = model.summary()
+    s["tau_names"] = list(model.tau_names)  # --tau and tau.*: a free-flyer names its wrench (root.fx), not root.vx
     if as_json:
         click.echo(json.dumps(_finite(s), indent=2, allow_nan=False))
         return
@@ -35,6 +40,7 @@ def info(ctx, robot, floating_base, gravity, as_json):
     click.echo("")
     click.echo("q = " + " ".join(s["q_names"]))
     click.echo("v = " + " ".join(s["v_names"]))
+    click.echo("tau = " + " ".join(s["tau_names"]))
     click.echo("")
     click.echo("frames (link: moved by joint): " + ", ".join(f"{f['name']}: {f['joint']}" for f in s["frames"]))
     if s["warnings"]:

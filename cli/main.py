@@ -19,6 +19,7 @@ COMMANDS = {
     "energy-check": ("cli.energy_check", "energy_check"),
     "sweep": ("cli.sweep", "sweep"),
     "plot": ("cli.plot", "plot"),
+    "view": ("cli.view", "view"),
 }
 
 _state = {"verbose": 0}
@@ -112,6 +113,26 @@ def dyn(ctx, verbose, quiet):
     """
     _state["verbose"] = verbose
     ctx.obj = {"verbose": verbose, "quiet": quiet}
+    _show_cache_warnings(quiet)
+
+
+def _show_cache_warnings(quiet):
+    """The kernel cache's warnings (dynlib.compiled.CacheWarning: a cache that cannot be
+    written, a damaged cache file) as one `dyn: warning:` line each, none with -q."""
+    import warnings
+
+    from dynlib.compiled import CacheWarning
+
+    warnings.filterwarnings("ignore" if quiet else "always", category=CacheWarning)
+    shown = warnings.showwarning
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        if issubclass(category, CacheWarning):
+            click.echo(f"dyn: warning: {message}", err=True)
+        else:
+            shown(message, category, filename, lineno, file, line)
+
+    warnings.showwarning = show
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1,7 +1,7 @@
 """`dyn simulate ROBOT|SCENARIO`: forward-dynamics integration to a trajectory file.
 
 Thin: the options become scenario overrides, `dynlib.scenario.load_scenario`
-validates them, `dynlib.simulate.run_scenario` runs, the result is written
+validates them, `dynlib.scenario.run` runs, the result is written
 (atomically) and a divergence becomes exit code 1 after the write.
 """
 import sys
@@ -43,17 +43,20 @@ zero (the root at the identity). Options override the scenario's fields.""")
 @gravity_option
 @click.option("--no-joint-friction", is_flag=True, default=None, help="Ignore the URDF <dynamics> damping and friction.")
 @output_option
+@click.option("--view", metavar="PAGE.html", type=click.Path(dir_okay=False), default=None,
+              help="Also write a web page that plays the motion (as 'dyn view' makes).")
 @progress_option
 @click.pass_context
 def simulate(ctx, source, steps, duration, dt, integrator, q0, qd0, tau, tau_csv, every, columns, floating_base,
-             gravity, no_joint_friction, output, no_progress):
+             gravity, no_joint_friction, output, view, no_progress):
     """Integrate the forward dynamics of ROBOT (.urdf/.xacro) or SCENARIO (.yaml) and write the trajectory.
 
     Rows at t = 0, dt, ..., steps*dt (one in K with --every): time, q.*, qd.*, qdd.*, tau.*
     (and energy.* with --columns). Exit code 1 if the simulation diverges (the
     finite part is written).
     """
-    from dynlib.simulate import loop_is_cached, run_scenario
+    from dynlib.scenario import run
+    from dynlib.simulate import loop_is_cached
 
     o = Overrides()
     if steps is not None and duration is not None:
@@ -83,6 +86,8 @@ def simulate(ctx, source, steps, duration, dt, integrator, q0, qd0, tau, tau_csv
         o.put("output.path", output if output == "-" else str(Path(output).resolve()), "-o/--output")
 
     scenario = o.load(source)
+    if view is not None and not Path(view).resolve().parent.is_dir():
+        raise click.BadParameter(f"folder '{Path(view).parent}' does not exist", param_hint="--view")
     from dynlib.compiled import cache_is_warm
 
     if cache_is_warm() and not loop_is_cached():
@@ -91,10 +96,17 @@ def simulate(ctx, source, steps, duration, dt, integrator, q0, qd0, tau, tau_csv
         compile_notice(ctx)
     bar = _Progress(show_progress(ctx, no_progress))
     try:
-        result = run_scenario(scenario, progress=bar if bar.enabled else None)
+        result = run(scenario, progress=bar if bar.enabled else None)
     finally:
         bar.close()
     result.write(scenario.output_path, scenario.output.columns, source=scenario.source or scenario.robot)
+    if view is not None:
+        from dynlib.view.runs import write_result_view
+
+        from .view import page_notice
+
+        start = time.perf_counter()
+        page_notice(ctx, view, write_result_view(view, scenario, result), time.perf_counter() - start)
     solver = result.contact_solver
     if solver and solver["steps_not_converged"]:
         notice(ctx, f"warning: the contact solver stopped on its iteration limit ({solver['max_iterations']}) at "

@@ -38,9 +38,11 @@ files are written here, the same bytes as a local run.""")
 @click.option("--format", "fmt", type=click.Choice(["csv", "parquet"]), default=None,
               help="Trajectory format [default: the extension of the scenario's output.path, else csv].")
 @click.option("--dry-run", is_flag=True, help="List the variants (CSV on standard output) and run nothing.")
+@click.option("--view", is_flag=True,
+              help="Also write a web page per variant (next to its trajectory) and OUTDIR/index.html linking them.")
 @progress_option
 @click.pass_context
-def sweep(ctx, scenario, outdir, workers, scheduler, fmt, dry_run, no_progress):
+def sweep(ctx, scenario, outdir, workers, scheduler, fmt, dry_run, view, no_progress):
     """Run every variant of SCENARIO's sweep: block and write OUTDIR/summary.csv.
 
     Exit code 1 if a variant diverged or failed (the others still run and are
@@ -71,6 +73,13 @@ def sweep(ctx, scenario, outdir, workers, scheduler, fmt, dry_run, no_progress):
     notice(ctx, f"sweep: {report.total} variants ({plan.shape}): {report.count('ok')} ok, "
                 f"{report.count('diverged')} diverged, {report.count('failed')} failed"
                 f"{f' ({report.skipped} already done)' if report.skipped else ''}; summary in {report.summary_path}")
+    if view:
+        from dynlib.view.runs import write_sweep_views
+
+        written, warnings, index = write_sweep_views(report)
+        for w in warnings:
+            notice(ctx, f"warning: {w}")
+        notice(ctx, f"sweep: {written} pages written; index in {index}")
     if not report.ok:
         raise report.error()
 

@@ -31,9 +31,9 @@ _PUBLIC = {
     "difference": "algorithms.configuration",
     "random_configuration": "algorithms.configuration",
     "simulate": "simulate",
-    "run_scenario": "simulate",
     "ExternalWrench": "simulate",
     "load_scenario": "scenario",
+    "run_scenario": "scenario",
     "inverse_dynamics_trajectory": "inverse",
     "joint_friction_torques": "inverse",
     "contact_inverse_dynamics": "contact.inverse",
@@ -42,15 +42,10 @@ _PUBLIC = {
     "run_sweep": "sweep",
     "read_trajectory": "trajectory",
     "write_trajectory": "trajectory",
+    "write_view": "view",
 }
 
 __all__ = sorted(_PUBLIC) + ["errors", "__version__"]
-
-# numba's cache does not see changes in a kernel's callees in other files: start clean when any source changed
-from .compiled import invalidate_stale_caches as _invalidate  # noqa: E402
-
-_invalidate()
-del _invalidate
 
 
 def __getattr__(name):

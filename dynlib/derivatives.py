@@ -40,6 +40,7 @@ import numpy as np
 
 from .compiled import jit
 from . import joints as J
+from .columns import COORDINATES, column, coordinate, part as part_of
 from .errors import InputError, TrajectoryError, closest
 
 METHODS = ("given", "central", "savgol")
@@ -220,7 +221,7 @@ class Motion(NamedTuple):
     derivatives: str
 
 
-_COORDS = {"q": "q_names", "qd": "v_names", "qdd": "v_names"}
+_COORDS = {p: COORDINATES[p] for p in ("q", "qd", "qdd")}  # the parts read from a file, and their model names
 _FIELDS = {"joint", "index"}
 
 
@@ -232,7 +233,7 @@ def parse_column_map(text):
         if not eq or not key.strip() or not value.strip():
             raise InputError(f"column map entry {item!r} is not KEY=COLUMN; expected e.g. "
                              "'q=pos_{joint},qd=vel_{joint}' or 'q.elbow=elbow_angle'")
-        if key.strip().partition(".")[0] not in _COORDS:
+        if part_of(key.strip()) not in _COORDS:
             raise InputError(f"column map key {key.strip()!r}: expected q, qd or qdd, or one coordinate as "
                              "q.<name>, qd.<name>, qdd.<name>")
         out[key.strip()] = value.strip()
@@ -258,12 +259,12 @@ def source_columns(model, part, columns=None):
         if dot and name not in coords:
             raise InputError(f"column map key {key!r}: robot '{model.name}' has no coordinate {name!r} "
                              f"in {'q' if head == 'q' else 'v'}; {closest(name, coords)}")
-    template = columns.get(part, part + ".{joint}")
+    template = columns.get(part, column(part, "{joint}"))
     fields = {f for _, f, _, _ in string.Formatter().parse(template) if f is not None}
     if fields - _FIELDS or not fields:
         raise InputError(f"column template {part}={template!r}: use {{joint}} (the coordinate name) "
                          f"and/or {{index}} (its position); {'found ' + ', '.join(sorted(fields - _FIELDS)) if fields - _FIELDS else 'found neither'}")
-    return [columns.get(f"{part}.{n}", template.format(joint=n, index=k)) for k, n in enumerate(names)]
+    return [columns.get(column(part, n), template.format(joint=n, index=k)) for k, n in enumerate(names)]
 
 
 def _check_known_coordinates(model, traj, parts):
@@ -271,8 +272,8 @@ def _check_known_coordinates(model, traj, parts):
     for part in parts:
         valid = set(getattr(model, _COORDS[part]))
         for name in traj.names:
-            head, dot, coord = name.partition(".")
-            if head == part and coord not in valid:
+            coord = coordinate(name)
+            if part_of(name) == part and coord not in valid:
                 hint = (" (a floating-base trajectory: add --floating-base)" if coord.startswith("root.")
                         and not model.has_floating_base else f"; {closest(coord, sorted(valid))}")
                 raise TrajectoryError(f"robot '{model.name}' has no coordinate {coord!r}{hint}",

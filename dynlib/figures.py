@@ -1,6 +1,6 @@
 """Figures (matplotlib, Agg backend): energy against time, and trajectory columns.
 
-Both write through `dynlib.trajectory.atomic_output`, so a failure leaves no
+Both write through `dynlib.output.atomic_output`, so a failure leaves no
 partial PNG behind. The format follows the extension (png, pdf, svg).
 """
 from __future__ import annotations
@@ -9,11 +9,11 @@ import fnmatch
 
 import numpy as np
 
+from .columns import TIME, UNITS, coordinate, part
 from .errors import InputError, TrajectoryError
 
 FIGURE_FORMATS = (".png", ".pdf", ".svg")
-UNITS = {"q": "rad or m", "qd": "rad/s or m/s", "qdd": "rad/s² or m/s²", "tau": "N·m or N",
-         "energy": "J", "contact": "N or N·m", "penetration": "m", "residual": "N or N·m"}
+DEFAULT_COLUMNS = ("q.*",)  # every configuration column
 
 
 def _pyplot():
@@ -34,7 +34,7 @@ def _check_path(path):
 
 def energy_figure(series, path, title=""):
     """Kinetic, potential and total energy against time, and the relative drift (log axis)."""
-    from .trajectory import atomic_output
+    from .output import atomic_output
 
     _check_path(path)
     plt = _pyplot()
@@ -63,7 +63,7 @@ def select_columns(names, patterns, file=None):
     """Columns matching any glob pattern (in file order); TrajectoryError when a pattern matches nothing."""
     chosen = []
     for pat in patterns:
-        hits = [n for n in names if fnmatch.fnmatchcase(n, pat) and n != "time"]
+        hits = [n for n in names if fnmatch.fnmatchcase(n, pat) and n != TIME]
         if not hits:
             from .errors import closest
 
@@ -74,20 +74,20 @@ def select_columns(names, patterns, file=None):
 
 def trajectory_figure(traj, patterns, path, title=""):
     """Chosen columns of a trajectory against time, one panel per column group (q, qd, tau, ...)."""
-    from .trajectory import atomic_output
+    from .output import atomic_output
 
     _check_path(path)
-    cols = select_columns(traj.names, patterns or ["q.*"], file=traj.path)
+    cols = select_columns(traj.names, patterns or list(DEFAULT_COLUMNS), file=traj.path)
     groups = {}
     for c in cols:
-        groups.setdefault(c.split(".")[0], []).append(c)
+        groups.setdefault(part(c), []).append(c)
     plt = _pyplot()
     t = traj.time
     fig, axes = plt.subplots(len(groups), 1, figsize=(9, 2.6 * len(groups) + 1), sharex=True,
                              constrained_layout=True, squeeze=False)
     for ax, (group, members) in zip(axes[:, 0], groups.items()):
         for c in members:
-            ax.plot(t, traj.column(c), label=c[len(group) + 1:] or c)
+            ax.plot(t, traj.column(c), label=coordinate(c) or c)
         ax.set_ylabel(f"{group} [{UNITS.get(group, '')}]" if group in UNITS else group)
         ax.grid(True, alpha=0.3)
         ax.legend(loc="best", fontsize="small", ncol=max(1, len(members) // 8))

@@ -9,8 +9,10 @@ convention): the "imaginary crane" of contact-free inverse dynamics, which
 `contact-id` replaces by contact wrenches.
 
 Public: `inverse_dynamics_trajectory(model, traj, ...)` -> `InverseDynamics`
-(column names, data, how the derivatives were obtained); `tau_names(model)`;
-`joint_friction_torques(model, v, smoothing)`.
+(column names, data, how the derivatives were obtained);
+`joint_friction_torques(model, v, smoothing)`. The output's torque columns are
+``tau.<tau_name>`` (`dynlib.columns`), the names `simulate` writes, so that
+``dyn simulate | dyn inverse`` gives back the columns it was given.
 """
 from __future__ import annotations
 
@@ -18,15 +20,10 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .columns import TIME, rank, tau_columns
 from .algorithms.rnea import rnea
 from .derivatives import motion_from_trajectory
 from .errors import InputError
-from .joints import FREEFLYER
-
-# SPEC §5: a free-flyer's torque columns name the wrench, not the twist it pairs with
-_WRENCH = {"vx": "fx", "vy": "fy", "vz": "fz", "wx": "tx", "wy": "ty", "wz": "tz"}
-# SPEC §5 column order, for --keep-columns
-_RANK = {"time": 0, "q": 1, "qd": 2, "qdd": 3, "tau": 4, "energy": 5, "contact": 6}
 
 
 class InverseDynamics(NamedTuple):
@@ -36,17 +33,6 @@ class InverseDynamics(NamedTuple):
     names: list
     data: np.ndarray
     derivatives: str
-
-
-def tau_names(model):
-    """The torque columns: ``tau.<v_name>``, with ``tau.<root>.fx … tz`` for a free-flyer."""
-    names = list(model.v_names)
-    a = model.arrays
-    for i in np.flatnonzero(a.jtype == FREEFLYER):
-        for k in range(a.idx_v[i], a.idx_v[i] + 6):
-            joint, _, comp = names[k].rpartition(".")
-            names[k] = f"{joint}.{_WRENCH[comp]}"
-    return [f"tau.{n}" for n in names]
 
 
 def joint_friction_torques(model, v, smoothing=1e-3):
@@ -78,19 +64,19 @@ def inverse_dynamics_trajectory(model, traj, *, derivatives="auto", window=0.1, 
     tau = rnea(model, motion.q, motion.v, motion.a)
     if joint_friction:
         tau += joint_friction_torques(model, motion.v, friction_smoothing)
-    out_names = tau_names(model)
+    out_names = tau_columns(model)
     # the output is column-major: the writer wants columns (no transpose then)
     if not keep_columns:
         data = np.empty((len(traj), 1 + model.nv), order="F")
         data[:, 0] = motion.time
         data[:, 1:] = tau
-        return InverseDynamics(["time"] + out_names, data, motion.derivatives)
-    replaced = set(out_names) | {"time"}
+        return InverseDynamics([TIME] + out_names, data, motion.derivatives)
+    replaced = set(out_names) | {TIME}
     kept = [n for n in traj.names if n not in replaced]
-    order = sorted(kept + out_names, key=lambda n: _RANK.get(n.partition(".")[0], len(_RANK)))
+    order = sorted(kept + out_names, key=rank)  # SPEC §5 order
     where = {n: j for j, n in enumerate(traj.names)}
     data = np.empty((len(traj), 1 + len(order)), order="F")
     data[:, 0] = motion.time
     for j, n in enumerate(order, start=1):
         data[:, j] = tau[:, out_names.index(n)] if n in replaced else traj.data[:, where[n]]
-    return InverseDynamics(["time"] + order, data, motion.derivatives)
+    return InverseDynamics([TIME] + order, data, motion.derivatives)

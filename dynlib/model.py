@@ -74,6 +74,19 @@ class Data(NamedTuple):
     dS: np.ndarray   # (nv, 6) Coriolis: their time derivatives v_i x S_k, world frame
 
 
+class Shape(NamedTuple):
+    """One URDF <visual> or <collision> geometry, in its link's frame (what `dyn view` draws)."""
+
+    link: str              # the URDF link it belongs to (a frame name)
+    kind: str              # 'box' | 'cylinder' | 'sphere' | 'capsule' | 'mesh'
+    size: tuple            # box (x, y, z); cylinder, capsule (radius, length); sphere (radius,); mesh: scale (sx, sy, sz)
+    filename: str          # mesh: the filename as written (package://, file://, absolute or relative); '' otherwise
+    R: np.ndarray          # (3, 3) the <origin> rotation in the link frame
+    p: np.ndarray          # (3,) the <origin> translation in the link frame
+    rgba: tuple | None     # the <material> colour (r, g, b, a in [0, 1]); None when none is given
+    line: int | None = None  # line in the URDF
+
+
 @dataclasses.dataclass(frozen=True, eq=False)
 class Model:
     """A rigid-body tree built from a URDF. Immutable; see `dynlib.load`."""
@@ -98,6 +111,8 @@ class Model:
     warnings: tuple         # what the reader noticed and let pass
     massless_joints: tuple = ()  # joints whose moving subtree has no mass at all
     collisions: tuple = ()  # ((link, 'sphere'|'box', size, R, p), ...) URDF <collision> in the link frame
+    visuals: tuple = ()     # (Shape, ...) every URDF <visual>, links in frame order
+    collision_shapes: tuple = ()  # (Shape, ...) every URDF <collision> (meshes too), for drawing
     source: str = ""        # the file it was read from
     floating_base: bool = False
 
@@ -136,7 +151,10 @@ class Model:
     # -- derived models ------------------------------------------------------
     def with_gravity(self, gravity) -> "Model":
         """The same robot under another gravity vector (world frame)."""
-        g = np.asarray(gravity, dtype=float).reshape(-1)
+        try:
+            g = np.asarray(gravity, dtype=float).reshape(-1)
+        except (TypeError, ValueError):
+            g = np.zeros(0)
         if g.shape != (3,) or not np.all(np.isfinite(g)):
             raise InputError(f"gravity must be three finite numbers, got {gravity!r}")
         return dataclasses.replace(self, arrays=self.arrays._replace(gravity=g.copy()))

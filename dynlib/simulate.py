@@ -267,18 +267,16 @@ class SimulationResult:
 
         ``contact``: ``contact.<name>.fx fy fz tx ty tz`` (world-aligned, at the point) per
         contact point, then ``penetration.<name>`` per point."""
-        from .trajectory import column_names
+        from .columns import contact_columns, model_columns, penetration_columns
 
         parts = tuple(parts)
         if "energy" in parts and self.energy is None:
             raise InputError("energy columns were asked for, but the simulation ran with energy=False")
         if "contact" in parts and self.contact_force is None:
             raise InputError("contact columns were asked for, but the simulation ran without contacts")
-        names = column_names(self.model.q_names, self.model.v_names, [p for p in parts if p != "contact"],
-                             tau_names=self.model.tau_names)
+        names = model_columns(self.model, [p for p in parts if p != "contact"])
         if "contact" in parts:
-            names += [f"contact.{n}.{c}" for n in self.contact_names for c in ("fx", "fy", "fz", "tx", "ty", "tz")]
-            names += [f"penetration.{n}" for n in self.contact_names]
+            names += contact_columns(self.contact_names) + penetration_columns(self.contact_names)
         return names
 
     def table(self, parts=("q", "qd", "qdd", "tau")) -> tuple:
@@ -535,9 +533,3 @@ def _holds(index, args) -> bool:
     except Exception:  # numba's private format changed: the file is there
         return True
 
-
-def run_scenario(scenario, *, progress=None) -> SimulationResult:
-    """Run a validated scenario (`dynlib.scenario.load_scenario`)."""
-    from .scenario import run
-
-    return run(scenario, progress=progress)

@@ -13,7 +13,11 @@ builds the kinematic tree of `dynlib.model`:
   frame (the link's own frame stays addressable as a frame);
 - mimic joints are independent joints (with a warning), as in Pinocchio.
 
-Meshes, materials, ``<gazebo>`` and ``<transmission>`` are not read.
+``<visual>`` and ``<collision>`` geometry (boxes, cylinders, spheres, capsules,
+meshes by file name) and material colours (named at robot level or in the
+visual) are kept as `Shape` records for drawing (``model.visuals``,
+``model.collision_shapes``); mesh files are neither opened nor looked for here
+(see `dynlib.packages`). ``<gazebo>`` and ``<transmission>`` are not read.
 """
 from __future__ import annotations
 
@@ -24,8 +28,9 @@ from pathlib import Path
 import numpy as np
 
 from . import joints as J
+from .columns import joint_coordinates
 from .errors import URDFError
-from .model import Model, ModelArrays
+from .model import Model, ModelArrays, Shape
 from .spatial import spatial_inertia, transform_inertia
 
 SUPPORTED = ("revolute", "continuous", "prismatic", "fixed", "floating", "planar")
@@ -50,6 +55,7 @@ class _Reader:
     def __init__(self, file):
         self.file = file
         self.warnings = []
+        self.materials = {}  # material name -> rgba, robot-level and named in earlier visuals
 
     def error(self, el, msg):
         return URDFError(msg, file=self.file, line=None if el is None else el.sourceline)
@@ -85,7 +91,7 @@ class _Reader:
 
 
 class _Link:
-    __slots__ = ("name", "line", "mass", "com", "I", "collisions")
+    __slots__ = ("name", "line", "mass", "com", "I", "collisions", "visuals", "collision_shapes")
 
 
 class _Joint:
@@ -169,7 +175,59 @@ def _read_link(rd: _Reader, el) -> _Link:
             lk.collisions.append(("sphere", (rd.number(g, "radius"),), R, p))
         elif g.tag == "box":
             lk.collisions.append(("box", tuple(rd.floats(g, "size", 3)), R, p))
+    lk.visuals = [s for s in (_read_shape(rd, lk.name, v, True) for v in el.findall("visual")) if s]
+    lk.collision_shapes = [s for s in (_read_shape(rd, lk.name, c, False) for c in el.findall("collision")) if s]
     return lk
+
+
+def _rgba(rd: _Reader, material):
+    """The colour of a <material> element: its <color rgba>, else the named material's; None."""
+    color = material.find("color")
+    if color is not None:
+        try:
+            rgba = tuple(float(x) for x in np.clip(rd.floats(color, "rgba", 4), 0.0, 1.0))
+        except URDFError as exc:
+            rd.warnings.append(f"{exc}: the colour is ignored")
+            return None
+        if material.get("name"):
+            rd.materials.setdefault(material.get("name"), rgba)
+        return rgba
+    return rd.materials.get(material.get("name") or "")
+
+
+def _read_materials(rd: _Reader, robot):
+    """The robot-level <material name=…><color rgba=…/></material> table."""
+    for m in robot.iterchildren("material"):
+        _rgba(rd, m)
+
+
+def _read_shape(rd: _Reader, link, el, visual):
+    """A <visual> or <collision> element as a Shape (None without geometry; a warning when malformed)."""
+    geom = el.find("geometry")
+    if geom is None or len(geom) == 0 or not isinstance(geom[0].tag, str):
+        return None
+    g = geom[0]
+    try:
+        R, p = rd.origin(el)
+        if g.tag == "box":
+            kind, size, filename = "box", tuple(rd.floats(g, "size", 3)), ""
+        elif g.tag in ("cylinder", "capsule"):
+            kind, size, filename = g.tag, (rd.number(g, "radius"), rd.number(g, "length")), ""
+        elif g.tag == "sphere":
+            kind, size, filename = "sphere", (rd.number(g, "radius"),), ""
+        elif g.tag == "mesh":
+            filename = (g.get("filename") or "").strip()
+            if not filename:
+                raise rd.error(g, "<mesh> needs a filename=\"…\"")
+            kind, size = "mesh", tuple(rd.floats(g, "scale", 3, [1, 1, 1]))
+        else:
+            raise rd.error(g, f"unknown geometry <{g.tag}>, expected box, cylinder, sphere or mesh")
+    except URDFError as exc:
+        rd.warnings.append(f"{exc} (link '{link}': this <{el.tag}> is not drawn)")
+        return None
+    material = el.find("material") if visual else None
+    rgba = None if material is None else _rgba(rd, material)
+    return Shape(link, kind, tuple(float(x) for x in size), filename, R, p, rgba, el.sourceline)
 
 
 def _read_joint(rd: _Reader, el, links) -> _Joint:
@@ -245,6 +303,7 @@ def load(path, floating_base: bool = False, gravity=GRAVITY) -> Model:
 
 def _build(rd: _Reader, robot, floating_base, gravity, source) -> Model:
     links, joints = {}, []
+    _read_materials(rd, robot)
     for el in robot.iterchildren("link"):
         name = el.get("name")
         if not name:
@@ -396,21 +455,14 @@ def _assemble(rd, order, b_parent, b_code, b_axis, b_R, b_p, b_inertia, b_joint,
             q_neutral[iq + 6] = 1.0
         else:
             S[iv, 0] = S[iv + 1, 1] = S[iv + 2, 5] = 1.0
+        jq, jv, jtau = joint_coordinates(jn, J.NAMES[t])
+        q_names += jq
+        v_names += jv
+        tau_names += jtau
         if t in (J.REVOLUTE, J.PRISMATIC):
-            q_names.append(jn)
-            v_names.append(jn)
-            tau_names.append(jn)
             lo, up, ef, ve = b_lim[o]
             lower[iq], upper[iq], effort[iv], vlim[iv] = lo, up, ef, ve
             damping[iv], friction[iv] = b_dyn[o]
-        elif t == J.FREEFLYER:
-            q_names += [f"{jn}.{c}" for c in ("x", "y", "z", "qx", "qy", "qz", "qw")]
-            v_names += [f"{jn}.{c}" for c in ("vx", "vy", "vz", "wx", "wy", "wz")]
-            tau_names += [f"{jn}.{c}" for c in ("fx", "fy", "fz", "tx", "ty", "tz")]
-        else:
-            q_names += [f"{jn}.{c}" for c in ("x", "y", "theta")]
-            v_names += [f"{jn}.{c}" for c in ("vx", "vy", "wz")]
-            tau_names += [f"{jn}.{c}" for c in ("fx", "fy", "tz")]
     subtree_end = np.arange(1, nb + 1, dtype=np.int64)
     for i in range(nb - 1, -1, -1):
         if parent[i] >= 0:
@@ -445,4 +497,6 @@ def _assemble(rd, order, b_parent, b_code, b_axis, b_R, b_p, b_inertia, b_joint,
         effort=effort, velocity_limit=vlim, mimic=mimics, link_masses=tuple(link_masses),
         fixed_mass=fixed_mass, warnings=tuple(warnings), source=source, floating_base=floating_base,
         massless_joints=tuple(massless), collisions=collisions,
+        visuals=tuple(v for n in frame_names for v in rd.links[n].visuals),
+        collision_shapes=tuple(c for n in frame_names for c in rd.links[n].collision_shapes),
     )

@@ -1,12 +1,13 @@
 """dynlib.checks: the checks behind `dyn energy-check`, on good and deliberately broken models."""
 import dataclasses
+import importlib
 
 import numpy as np
 import pytest
 
 import dynlib
-from dynlib.checks import energy_check, model_checks, simpson_cumulative
-from dynlib.scenario import load_scenario
+from dynlib.checks import drift_checks, energy_check, model_checks, simpson_cumulative
+from dynlib.scenario import load_scenario, run
 from helpers import ROBOTS_DIR
 
 
@@ -83,7 +84,6 @@ def test_work_energy_balance_catches_unaccounted_energy():
     sc = load_scenario(str(ROBOTS_DIR / "arm6.urdf"),
                        {"control": {"type": "constant", "tau": {"shoulder_lift": 5.0}}, "joint_friction": "none",
                         "duration": 0.5})
-    from dynlib.checks import drift_checks
     from dynlib.simulate import simulate
     from dynlib.scenario import controller
 
@@ -102,3 +102,96 @@ def test_non_positive_definite_inertia_fails_the_mass_matrix_check():
     assert not checks["mass_matrix_positive_definite"].passed
     good = {c.name: c for c in model_checks(model)}
     assert all(c.passed for c in good.values())
+
+
+# ------------------------------------------------------------------ contacts
+# With the default tolerance (1e-6), the sample contact scenarios give (energy_drift, the
+# work-energy imbalance, as energy_check reports it on each):
+# passed: contact_bilateral_standing (1.1e-7), contact_soft_quadruped (7.2e-11); failed, by
+# accuracy, not by a missing force: contact_bilateral_welded (1.3e-5: Simpson across the wrench's
+# on/off steps, second order), contact_soft_ball (7.0e-2) and contact_soft_box (2.7e-2: the
+# penalty force jumps by b·|ṗ| when a point touches down), the unilateral and relaxed ones
+# (1.2e-4 to 3.5e-3: semi-implicit Euler, first order).
+SCENARIOS = ROBOTS_DIR.parent / "scenarios"
+OBSERVED = {"contact_bilateral_standing": True, "contact_soft_quadruped": True, "contact_bilateral_welded": False,
+            "contact_soft_ball": False, "contact_soft_box": False, "contact_unilateral_ball": False,
+            "contact_unilateral_box_slope": False, "contact_unilateral_quadruped": False,
+            "contact_relaxed_ball": False, "contact_relaxed_quadruped": False}
+
+
+def ball(name="contact_soft_ball", **overrides):
+    return load_scenario(SCENARIOS / f"{name}.yaml", {"duration": 0.6, **overrides})  # the first bounce: t ≈ 0.29 s
+
+
+def centre_height(report, sc):
+    """The ball's centre height along energy_check's own run: its potential is m g z (zero at z = 0)."""
+    U = report.series["potential"]
+    return U / U[0] * sc.initial.q["root.z"]
+
+
+def test_energy_check_simulates_the_contacts():
+    sc = ball()
+    report = energy_check(sc)
+    assert report.settings["contacts"] == "soft" and report.settings["work_energy_balance"] is True
+    z = centre_height(report, sc)
+    # soft contact, k = 1e4 N/m: the 1 kg ball dropped from 0.4 m above the ground sinks
+    # about sqrt(2 m g h / k) ≈ 2.8 cm into it, then bounces; its centre stays far above the floor
+    assert 0.05 < z.min() < 0.1 and z[-1] > z.min()
+    # the same run without its contact block falls through the floor (what energy-check ran before)
+    free = energy_check(ball(contacts=None, **{"output.columns": ["q"]}))
+    assert free.settings["contacts"] is None and centre_height(free, sc).min() < -0.5
+
+
+def test_contact_work_is_in_the_balance_and_shrinks_with_dt():
+    def drifts(dt):
+        sc = ball(dt=dt)
+        r = run(sc, every=1, energy=False)
+        balance, _ = drift_checks(sc.model, r.time, r.q, r.v, r.a, tolerance=1e-6, work_energy=True)
+        plain, _ = drift_checks(sc.model, r.time, r.q, r.v, r.a, tolerance=1e-6)
+        assert by_name(energy_check(sc))["energy_drift"].value == balance[0].value  # the check is this balance
+        return balance[0].value, plain[0].value
+
+    (b1, p1), (b2, p2), (b3, _) = drifts(1e-3), drifts(5e-4), drifts(2.5e-4)
+    # the damper takes a large share of the energy at the bounce: E(t) - E(0) is far from zero,
+    # and the work of the contact forces accounts for nearly all of it, better at a smaller dt
+    assert p1 > 0.1 and p2 > 0.1
+    assert b1 < p1 / 5 and b3 < b2 < b1
+
+
+@pytest.mark.parametrize("name", ["contact_unilateral_ball", "contact_relaxed_ball"])
+def test_impulse_contacts_balance_the_impact_at_first_order(name):
+    def imbalance(dt, impulses=True):
+        sc = ball(name, dt=dt)
+        r = run(sc, every=1, energy=False)
+        return drift_checks(sc.model, r.time, r.q, r.v, r.a, tolerance=1e-6, work_energy=True,
+                            impulses=impulses)[0][0].value
+
+    assert by_name(energy_check(ball(name)))["energy_drift"].value == imbalance(1e-3)
+    # semi-implicit Euler: first order, the impact's work counted over its step
+    ratio = imbalance(1e-3) / imbalance(5e-4)
+    assert 1.6 < ratio < 2.5
+    # counting the impulse with the velocity before the impact (Simpson on the samples) would not balance
+    assert imbalance(1e-3, impulses=False) > 10 * imbalance(1e-3)
+
+
+def test_a_contact_run_that_did_not_check_does_not_pass(monkeypatch):
+    # diverged: a penalty too stiff for explicit Euler at this dt
+    report = energy_check(ball(integrator="euler", **{"contacts.stiffness": 1e9}))
+    drift = by_name(report)["energy_drift"]
+    assert not drift.passed and "diverged" in drift.detail and not report.passed
+    # a runner that drops the contact block (the old energy-check): the check fails, it does not pass
+    runner = importlib.import_module("dynlib.scenario.run")  # the module (dynlib.scenario.run is the function)
+    monkeypatch.setattr(runner, "contacts", lambda sc: None)
+    report = energy_check(ball())
+    drift = by_name(report)["energy_drift"]
+    assert not drift.passed and "not simulated" in drift.detail and report.settings["contacts"] is None
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(OBSERVED))
+def test_sample_contact_scenarios_with_the_default_tolerance(name):
+    sc = load_scenario(SCENARIOS / f"{name}.yaml")
+    report = energy_check(sc)
+    drift = by_name(report)["energy_drift"]
+    assert report.settings["contacts"] == sc.contacts.model and drift.detail.startswith("work-energy imbalance")
+    assert np.isfinite(drift.value) and drift.passed is OBSERVED[name], drift.value

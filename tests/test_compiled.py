@@ -1,41 +1,548 @@
-"""dynlib.compiled: numba's cache is dropped when any dynlib source changes."""
-import shutil
+"""dynlib.compiled: dyn's kernel cache -- where it lives, how it loads, and what happens
+when it cannot be used (damaged files, a full or read-only disk, a numba whose
+internals changed).
 
+Commands run in subprocesses with a private cache folder, so that nothing here
+changes the cache the rest of the suite uses; most start from a copy of the
+warm cache, so that only the kernel a test is about gets compiled.
+"""
+import ctypes
+import errno
+import json
+import os
+import pwd
+import shutil
+import stat
+import subprocess
+import sys
+import tempfile
+import textwrap
+from pathlib import Path
+
+import numba
 import pytest
 
 import dynlib.compiled as compiled
 
+ROOT = Path(__file__).resolve().parents[1]
+PENDULUM = ROOT / "robots" / "double_pendulum.urdf"
+CACHE_VARS = ("DYN_CACHE_DIR", "NUMBA_CACHE_DIR", "XDG_CACHE_HOME")
+
+# run one dyn command in this interpreter, then print what the kernel cache did (JSON, last line of stdout)
+RUN_DYN = """
+import json, sys
+{patch}
+from cli.main import dyn
+code = 0
+try:
+    dyn(sys.argv[1:], prog_name="dyn")
+except SystemExit as exc:
+    code = exc.code
+import dynlib.compiled as c
+print(json.dumps({{"code": code, "stats": c.stats, "boundary": c.boundary(),
+                  "modules": [m for m in ("numba.np.arraymath", "scipy.linalg") if m in sys.modules]}}))
+"""
+
+
+def env_with(**values):
+    """This process's environment without the cache variables, with dyn's sources first
+    on the path and `values` set (None: left out)."""
+    env = {k: v for k, v in os.environ.items() if k not in CACHE_VARS}
+    env["PYTHONPATH"] = os.pathsep.join([str(values.pop("source", ROOT))] + [p for p in [os.environ.get("PYTHONPATH")] if p])
+    env.update({k: str(v) for k, v in values.items() if v is not None})
+    return env
+
+
+def run_dyn(args, env, patch="", cwd=None, **kw):
+    """(returncode, report of the cache or None, stderr) of `dyn ARGS` run in a fresh interpreter."""
+    r = subprocess.run([sys.executable, "-c", RUN_DYN.format(patch=textwrap.dedent(patch)), *map(str, args)],
+                       env=env, cwd=cwd or ROOT, capture_output=True, text=True, timeout=900, **kw)
+    lines = r.stdout.strip().splitlines()
+    report = json.loads(lines[-1]) if lines and lines[-1].startswith("{") else None
+    return r.returncode, report, r.stderr
+
+
+def warnings_in(stderr):
+    return [line for line in stderr.splitlines() if line.startswith("dyn: warning:")]
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory):
+    """A short trajectory of the double pendulum and its inverse dynamics, written by commands
+    that use (and fill) the suite's own cache: the kernels of `dyn inverse` are then warm."""
+    folder = tmp_path_factory.mktemp("reference")
+    env = env_with(**{v: os.environ.get(v) for v in CACHE_VARS})
+    for args in (["simulate", PENDULUM, "--steps", "40", "-o", folder / "traj.csv"],
+                 ["inverse", PENDULUM, folder / "traj.csv", "--derivatives", "given", "-o", folder / "tau.csv"]):
+        r = subprocess.run([sys.executable, "-m", "cli.main", *map(str, args)], env=env, cwd=ROOT,
+                           capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+    return folder
+
+
+def inverse_args(reference, out):
+    return ["inverse", PENDULUM, reference / "traj.csv", "--derivatives", "given", "-o", out]
+
 
 @pytest.fixture
-def package_copy(tmp_path, monkeypatch):
-    """A copy of dynlib's sources with a cached-looking kernel file, and a private home."""
+def warm_copy(tmp_path, reference):
+    """A private cache root holding a copy of the warm cache folder."""
+    root = tmp_path / "cache"
+    shutil.copytree(compiled.cache_folder(), root / compiled.cache_folder().name)
+    return root
+
+
+def kernel_files(folder, name):
+    """The index and data files of the dynlib kernel `name` (e.g. 'rnea.rnea_batch')."""
+    files = sorted(Path(folder).rglob(f"{name}-*.nb[ic]"))
+    assert files, f"no cached {name} in {folder}"
+    return files
+
+
+# ---------------------------------------------------------------- where the cache is
+
+
+def test_the_folder_is_keyed_by_dyn_its_sources_numba_and_python():
+    folder = compiled.cache_folder()
+    version, digest, numba_part, py = folder.name.split("-")
+    assert version == dynlib_version()
+    assert digest == compiled.sources_hash()[:12]
+    assert numba_part == f"numba{numba.__version__}"
+    assert py == f"py{sys.version_info[0]}{sys.version_info[1]}"
+    assert compiled._FOLDER_NAME.fullmatch(folder.name)
+
+
+def dynlib_version():
+    import dynlib
+
+    return dynlib.__version__
+
+
+def test_a_change_in_any_dynlib_source_is_another_folder(tmp_path, monkeypatch):
     pkg = tmp_path / "dynlib"
     shutil.copytree(compiled._HERE, pkg, ignore=shutil.ignore_patterns("__pycache__"))
-    (pkg / "algorithms" / "__pycache__").mkdir()
     monkeypatch.setattr(compiled, "_HERE", pkg)
+    seen = []
+    for change in (None, lambda: (pkg / "spatial.py").write_text((pkg / "spatial.py").read_text() + "\n# edit\n"),
+                   lambda: (pkg / "contact" / "new.py").write_text("x = 1\n"),
+                   lambda: (pkg / "contact" / "new.py").rename(pkg / "contact" / "renamed.py")):
+        if change:
+            change()
+        compiled.sources_hash.cache_clear()
+        seen.append(compiled.cache_folder().name)
+    compiled.sources_hash.cache_clear()
+    assert len(set(seen)) == len(seen), seen
+
+
+def test_the_cache_root_follows_the_environment(tmp_path, monkeypatch):
+    for var in CACHE_VARS:
+        monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    monkeypatch.delenv("NUMBA_CACHE_DIR", raising=False)
-    return pkg
+    assert compiled.cache_root() == tmp_path / "home" / ".cache" / "dyn"
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert compiled.cache_root() == tmp_path / "xdg" / "dyn"
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "numba"))
+    assert compiled.cache_root() == tmp_path / "numba" / "dyn"
+    monkeypatch.setenv("DYN_CACHE_DIR", str(tmp_path / "mine"))
+    assert compiled.cache_root() == tmp_path / "mine"
+    assert compiled.cache_folder().parent == tmp_path / "mine"
 
 
-def fake_kernel(pkg):
-    f = pkg / "algorithms" / "__pycache__" / "aba.aba_kernel-1.py311.nbi"
-    f.write_bytes(b"cached")
-    return f
+def make_folder(root, name, files=("aba.aba_kernel-35.py311.nbi", "aba.aba_kernel-35.py311.1.nbc"), mtime=0.0):
+    folder = root / name
+    (folder / "algorithms").mkdir(parents=True)
+    (folder / compiled._TAG).write_text(compiled._TAG_TEXT)
+    for f in files:
+        (folder / "algorithms" / f).write_bytes(b"x")
+    os.utime(folder, (mtime, mtime))
+    return folder
 
 
-def test_unchanged_sources_keep_the_cache(package_copy):
-    compiled.invalidate_stale_caches()  # first run: writes the stamp
-    kernel = fake_kernel(package_copy)
-    assert compiled.invalidate_stale_caches() is False
-    assert kernel.exists()
+def test_pruning_keeps_the_most_recent_folders_and_anything_not_dyns(tmp_path):
+    names = [f"0.1.0-{i:012x}-numba0.68.1-py311" for i in range(6)]
+    folders = [make_folder(tmp_path, n, mtime=1e9 + i) for i, n in enumerate(names)]
+    current = folders[0]  # the oldest, but the one in use
+    foreign = make_folder(tmp_path, "0.0.9-aaaaaaaaaaaa-numba0.60.0-py311", files=("notes.txt",), mtime=1.0)
+    untagged = tmp_path / "0.0.8-bbbbbbbbbbbb-numba0.60.0-py311"
+    untagged.mkdir()
+    os.utime(untagged, (1.0, 1.0))
+    other = tmp_path / "photos"
+    other.mkdir()
+    os.utime(other, (1.0, 1.0))
+    someone_elses = make_folder(tmp_path, "0.0.7-cccccccccccc-numba0.60.0-py311", mtime=1.0)
+    if os.geteuid() == 0:
+        os.chown(someone_elses, 65534, 65534)
+    removed = compiled.prune_cache(tmp_path, keep=3, current=current)
+    assert sorted(removed) == sorted(folders[1:3] + ([] if os.geteuid() == 0 else [someone_elses]))
+    assert all(f.is_dir() for f in [current, *folders[3:], foreign, untagged, other])
+    assert not any(f.exists() for f in folders[1:3])
 
 
-def test_a_change_in_any_source_drops_the_cache(package_copy):
-    compiled.invalidate_stale_caches()
-    kernel = fake_kernel(package_copy)
-    callee = package_copy / "spatial.py"
-    callee.write_text(callee.read_text() + "\n# changed\n")
-    assert compiled.invalidate_stale_caches() is True
-    assert not kernel.exists()
-    assert compiled.invalidate_stale_caches() is False  # the new stamp holds
+def test_the_warm_cache_check_reads_dyns_folder(tmp_path, monkeypatch):
+    monkeypatch.setenv("DYN_CACHE_DIR", str(tmp_path))
+    assert not compiled.cache_is_warm()
+    folder = compiled.cache_folder()
+    make_folder(tmp_path, folder.name, files=("aba.aba_kernel-35.py311.nbi",))
+    assert not compiled.cache_is_warm()  # RNEA missing
+    (folder / "algorithms" / "rnea.rnea_kernel-22.py311.nbi").write_bytes(b"x")
+    assert compiled.cache_is_warm()
+    assert folder in list(compiled.cache_folders()) and folder / "algorithms" in list(compiled.cache_folders())
+
+
+def cached_object_code(folder, name):
+    """The object code of a cached kernel, read the way dyn's loader reads it."""
+    import pickle
+
+    nbc = next(f for f in kernel_files(folder, name) if f.suffix == ".nbc")
+    fmt, _, blob = pickle.loads(nbc.read_bytes())
+    assert fmt == compiled._FORMAT
+    (_, kind, (obj, _)) = pickle.loads(blob)[0]
+    assert kind == "object"
+    return obj
+
+
+@pytest.mark.skipif(shutil.which("nm") is None, reason="needs binutils' nm to read the object file independently")
+def test_the_undefined_symbols_of_cached_code_are_those_nm_lists(tmp_path, reference):
+    obj = cached_object_code(compiled.cache_folder(), "rnea.rnea_batch")
+    (tmp_path / "k.o").write_bytes(obj)
+    nm = subprocess.run(["nm", "-u", "--format=posix", tmp_path / "k.o"], capture_output=True, text=True, check=True)
+    expected = {line.split()[0] for line in nm.stdout.splitlines() if line.strip()}
+    assert set(compiled._undefined_symbols(obj)) == expected
+    assert compiled._undefined_symbols(b"\xcf\xfa\xed\xfe not an ELF file") is None
+
+
+# ---------------------------------------------------------------- import, and the fast path
+
+
+def snapshot(folder):
+    return sorted((str(p.relative_to(folder)), p.stat().st_size, p.stat().st_mtime_ns) for p in folder.rglob("*"))
+
+
+def test_importing_dynlib_writes_and_deletes_nothing(tmp_path):
+    """Not even where numba's own cache would create its folders when a kernel is decorated
+    (NUMBA_CACHE_DIR), and not the cached kernels of another dyn there (the stale-cache
+    guard of earlier versions deleted those)."""
+    numba_dir = tmp_path / "numba"
+    make_folder(numba_dir / "dyn", "0.0.1-0123456789ab-numba0.60.0-py311", mtime=1.0)
+    old = numba_dir / "dynlib_0123" / "aba.aba_kernel-35.py311.nbi"
+    old.parent.mkdir(parents=True)
+    old.write_bytes(b"x")
+    before = snapshot(tmp_path)
+    code = ("import importlib, pkgutil, dynlib\n"  # every module: every kernel decorated
+            "for m in pkgutil.walk_packages(dynlib.__path__, 'dynlib.'):\n"
+            "    importlib.import_module(m.name)\n")
+    r = subprocess.run([sys.executable, "-c", code], env=env_with(HOME=tmp_path / "home", NUMBA_CACHE_DIR=numba_dir),
+                       cwd=tmp_path, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert snapshot(tmp_path) == before
+
+
+def test_a_warm_start_loads_without_numbas_compiler(tmp_path, reference):
+    """No context refresh: numba.np.arraymath (and the scipy.linalg its BLAS check imports) stay unloaded."""
+    env = env_with(**{v: os.environ.get(v) for v in CACHE_VARS})
+    for args in (inverse_args(reference, tmp_path / "tau.csv"),
+                 ["simulate", PENDULUM, "--steps", "40", "-o", tmp_path / "traj.csv"]):
+        code, report, err = run_dyn(args, env)
+        assert code == 0, err
+        assert report["boundary"] == {"cache": "dyn", "fast_load": True, "nrt_option": True, "notes": []}
+        stats = report["stats"]
+        assert stats["fast_loads"] >= 1 and stats["numba_loads"] == 0, stats
+        assert stats["refreshes"] == 0 and stats["saved"] == 0 and stats["unsaved"] == 0, stats
+        assert report["modules"] == []
+    assert (tmp_path / "tau.csv").read_text() == (reference / "tau.csv").read_text()
+
+
+def test_a_changed_load_signature_falls_back_to_numbas_loading(tmp_path, reference, warm_copy):
+    patch = """
+        import numba.core.caching as caching
+        original = caching.Cache._load_overload
+        def _load_overload(self, sig, target_context, extra=None):  # a numba whose private loader changed
+            return original(self, sig, target_context)
+        caching.Cache._load_overload = _load_overload
+    """
+    code, report, err = run_dyn(inverse_args(reference, tmp_path / "tau.csv"), env_with(DYN_CACHE_DIR=warm_copy),
+                                patch)
+    assert code == 0, err
+    assert report["boundary"]["cache"] == "dyn" and report["boundary"]["fast_load"] is False
+    assert "signature changed" in " ".join(report["boundary"]["notes"])
+    stats = report["stats"]
+    assert stats["numba_loads"] >= 1 and stats["fast_loads"] == 0 and stats["saved"] == 0, stats
+    assert "numba.np.arraymath" in report["modules"]  # numba's own loading refreshed its context
+    assert (tmp_path / "tau.csv").read_text() == (reference / "tau.csv").read_text()
+
+
+FALLBACK = """
+import json, sys
+import numpy as np
+import numba
+import numba.core.caching as caching
+from numba.core.cpu import CPUTargetOptions
+
+# a numba without the internals dyn reaches: its cache locator base, its private loader, the _nrt option
+del caching._CacheLocator
+original = caching.Cache._load_overload
+caching.Cache._load_overload = lambda self, sig, target_context, extra=None: original(self, sig, target_context)
+for cls in CPUTargetOptions.__mro__:
+    if "_nrt" in vars(cls):
+        delattr(cls, "_nrt")
+try:
+    numba.njit(_nrt=False)(lambda: 1)()
+    nrt_gone = False
+except KeyError:
+    nrt_gone = True
+
+import dynlib
+import dynlib.compiled as c
+from dynlib.algorithms import aba, crba, rnea
+
+pendulum = dynlib.load(sys.argv[1])
+q, v, a = 0.4, 0.7, -1.3
+out = {{"nrt_gone": nrt_gone, "boundary": c.boundary(),
+       "rnea": float(dynlib.rnea(pendulum, [q], [v], [a])[0]),
+       "aba": float(dynlib.aba(pendulum, [q], [v], [0.5])[0]),
+       "crba": float(dynlib.crba(pendulum, [q])[0, 0])}}
+kernels = [k for m in (aba, crba, rnea) for k in vars(m).values() if hasattr(k, "stats") and hasattr(k, "py_func")]
+out["hits"] = sum(sum(k.stats.cache_hits.values()) for k in kernels)
+out["misses"] = sum(sum(k.stats.cache_misses.values()) for k in kernels)
+print(json.dumps(out))
+"""
+
+
+@pytest.mark.slow
+def test_without_numbas_internals_the_kernels_compile_cache_and_agree(tmp_path):
+    """Closed forms of robots/pendulum.urdf: M = 1.001, g(q) = 9.81 sin q."""
+    import math
+
+    env = env_with(DYN_CACHE_DIR=tmp_path / "cache", HOME=tmp_path / "home")
+    runs = []
+    for _ in range(2):  # the first compiles into the folder, the second loads from it
+        r = subprocess.run([sys.executable, "-c", FALLBACK.format(), ROOT / "robots" / "pendulum.urdf"], env=env,
+                           cwd=tmp_path, capture_output=True, text=True, timeout=900)
+        assert r.returncode == 0, r.stderr
+        runs.append(json.loads(r.stdout.strip().splitlines()[-1]))
+    for out in runs:
+        assert out["nrt_gone"]
+        assert out["boundary"]["cache"] == "numba" and not out["boundary"]["fast_load"]
+        assert not out["boundary"]["nrt_option"]
+        assert out["rnea"] == pytest.approx(1.001 * -1.3 + 9.81 * math.sin(0.4), rel=1e-12)
+        assert out["aba"] == pytest.approx((0.5 - 9.81 * math.sin(0.4)) / 1.001, rel=1e-12)
+        assert out["crba"] == pytest.approx(1.001, rel=1e-12)
+    assert runs[0]["misses"] >= 1 and runs[1]["misses"] == 0 and runs[1]["hits"] >= 1
+    folder = tmp_path / "cache" / compiled.cache_folder().name
+    assert list(folder.rglob("rnea.rnea_kernel-*.nbi")), "numba's own cache is pointed at dyn's folder"
+    assert not (tmp_path / "home" / ".cache" / "numba").exists()
+
+
+# ---------------------------------------------------------------- cache faults
+
+
+def damage(kind, folder):
+    """Damage the cached `rnea.rnea_batch` (the kernel `dyn inverse` loads) in one way."""
+    files = {f.suffix: f for f in kernel_files(folder, "rnea.rnea_batch")}
+    f = files[".nbc" if kind.endswith("data") else ".nbi"]
+    data = f.read_bytes()
+    if kind.startswith("truncated"):
+        f.write_bytes(data[: len(data) // 2])
+    elif kind == "empty index":
+        f.write_bytes(b"")
+    else:  # one byte changed in the middle, where the object code is
+        i = len(data) // 2
+        f.write_bytes(data[:i] + bytes([data[i] ^ 0x55]) + data[i + 1:])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", ["truncated data", "truncated index", "empty index", "corrupt data"])
+def test_a_damaged_cache_file_is_discarded_and_compiled_again(tmp_path, reference, kind):
+    """In a private NUMBA_CACHE_DIR (dyn keeps its cache under NUMBA_CACHE_DIR/dyn when it is set)."""
+    numba_dir = tmp_path / "numba"
+    folder = numba_dir / "dyn" / compiled.cache_folder().name
+    shutil.copytree(compiled.cache_folder(), folder)
+    damage(kind, folder)
+    env = env_with(NUMBA_CACHE_DIR=numba_dir)
+    code, report, err = run_dyn(inverse_args(reference, tmp_path / "tau.csv"), env)
+    assert code == 0, err
+    assert "internal error" not in err and len(warnings_in(err)) == 1, err
+    assert "damaged kernel cache entry of dynlib.algorithms.rnea.rnea_batch" in warnings_in(err)[0]
+    assert report["stats"]["discarded"] == 1 and report["stats"]["saved"] >= 1, report
+    assert (tmp_path / "tau.csv").read_text() == (reference / "tau.csv").read_text()
+    code, report, err = run_dyn(inverse_args(reference, tmp_path / "tau2.csv"), env)  # repaired
+    assert code == 0 and warnings_in(err) == [], err
+    assert report["stats"]["discarded"] == 0 and report["stats"]["saved"] == 0, report
+
+
+DISK_FULL = """
+    import builtins, errno, os
+    _open, _root = builtins.open, os.environ["DYN_CACHE_DIR"]
+
+    class Full:
+        def __init__(self, f):
+            self.f = f
+        def __enter__(self):
+            return self
+        def __exit__(self, *exc):
+            self.f.close()
+        def write(self, data):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        def close(self):
+            self.f.close()
+
+    def open(file, mode="r", *args, **kw):
+        f = _open(file, mode, *args, **kw)
+        writing = any(c in mode for c in "wax+")
+        return Full(f) if writing and os.path.abspath(os.fspath(file)).startswith(_root) else f
+
+    builtins.open = open
+"""
+
+
+@pytest.mark.slow
+def test_a_full_disk_during_the_first_compile_compiles_in_memory(tmp_path, reference, warm_copy):
+    for f in kernel_files(warm_copy, "rnea.rnea_batch"):
+        f.unlink()
+    code, report, err = run_dyn(inverse_args(reference, tmp_path / "tau.csv"), env_with(DYN_CACHE_DIR=warm_copy),
+                                DISK_FULL)
+    assert code == 0, err
+    assert "internal error" not in err and len(warnings_in(err)) == 1, err
+    assert "cannot write the kernel cache" in err and os.strerror(errno.ENOSPC) in err
+    assert report["stats"]["unsaved"] >= 1 and report["stats"]["saved"] == 0, report
+    assert (tmp_path / "tau.csv").read_text() == (reference / "tau.csv").read_text()
+    assert not list(warm_copy.rglob("rnea.rnea_batch-*")) and not list(warm_copy.rglob("*.tmp.*"))
+
+
+def test_the_compile_notice_does_not_follow_numbas_cache_folder(tmp_path, reference, warm_copy):
+    """A fresh NUMBA_CACHE_DIR beside a warm DYN_CACHE_DIR: nothing to compile, nothing said,
+    nothing written there."""
+    numba_dir = tmp_path / "numba"
+    numba_dir.mkdir()
+    code, report, err = run_dyn(inverse_args(reference, tmp_path / "tau.csv"),
+                                env_with(DYN_CACHE_DIR=warm_copy, NUMBA_CACHE_DIR=numba_dir))
+    assert code == 0 and "compiling" not in err, err
+    assert report["stats"]["saved"] == 0 and list(numba_dir.iterdir()) == []
+
+
+@pytest.mark.slow
+def test_a_fresh_cache_folder_compiles_and_says_so_once(tmp_path, reference):
+    env = env_with(DYN_CACHE_DIR=tmp_path / "fresh")
+    code, report, err = run_dyn(inverse_args(reference, tmp_path / "tau.csv"), env)
+    assert code == 0 and "dyn: compiling the dynamics kernels (first run only" in err, err
+    assert report["stats"]["saved"] >= 1
+    code, report, err = run_dyn(inverse_args(reference, tmp_path / "tau.csv"), env)
+    assert code == 0 and err == "", err
+    assert report["stats"]["saved"] == 0 and report["stats"]["fast_loads"] >= 1
+
+
+# ---------------------------------------------------------------- read-only installs
+
+
+def another_user():
+    """A preexec_fn that runs the child as a user without root's way around file permissions:
+    `nobody` when that user can run this interpreter; otherwise (the interpreter is in a
+    folder only root may enter) root without the capabilities that override file permissions
+    (CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH, CAP_FOWNER), so that modes apply to it like to
+    anyone. Returns (preexec_fn, uid, gid)."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root, to run dyn as another user (os.setuid) or without root's permission override")
+    try:
+        nobody = pwd.getpwnam("nobody")
+    except KeyError:
+        nobody = None
+    if nobody is not None:
+        def become_nobody():
+            os.setgroups([])
+            os.setgid(nobody.pw_gid)
+            os.setuid(nobody.pw_uid)
+
+        try:
+            probe = subprocess.run([sys.executable, "-c", "import numba"], preexec_fn=become_nobody,
+                                   capture_output=True)
+            if probe.returncode == 0:
+                return become_nobody, nobody.pw_uid, nobody.pw_gid
+        except OSError:  # nobody may not even run the interpreter
+            pass
+    libc = ctypes.CDLL(None, use_errno=True)
+
+    def drop_permission_override():
+        for cap in (1, 2, 3):  # CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH, CAP_FOWNER, from the bounding set
+            if libc.prctl(24, cap, 0, 0, 0) != 0:  # PR_CAPBSET_DROP
+                raise OSError(ctypes.get_errno(), "prctl(PR_CAPBSET_DROP)")
+
+    probe = subprocess.run([sys.executable, "-c", "open('/proc/self/status')"], preexec_fn=drop_permission_override,
+                           capture_output=True)
+    if probe.returncode != 0:
+        pytest.skip("cannot drop root's permission override here (prctl)")
+    return drop_permission_override, 0, 0
+
+
+@pytest.fixture
+def read_only_install(reference):
+    """dyn's packages copied into a read-only folder owned by root (as in a system site-packages),
+    with the reference trajectory beside, in a folder any user can read."""
+    base = Path(tempfile.mkdtemp(prefix="dyn-ro-", dir="/tmp"))
+    try:
+        base.chmod(0o755)
+        site = base / "site"
+        for pkg in ("cli", "dynlib"):
+            shutil.copytree(ROOT / pkg, site / pkg, ignore=shutil.ignore_patterns("__pycache__", "*.nb[ic]"))
+        shutil.copy(reference / "traj.csv", base / "traj.csv")
+        (base / "traj.csv").chmod(0o644)
+        for top, dirs, files in os.walk(site):
+            for f in files:
+                os.chmod(os.path.join(top, f), 0o444)
+            os.chmod(top, 0o555)
+        yield base
+    finally:
+        for top, dirs, _ in os.walk(base):
+            os.chmod(top, 0o755)
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def user_folder(base, name, uid, gid, mode):
+    folder = base / name
+    folder.mkdir()
+    os.chown(folder, uid, gid)
+    folder.chmod(mode)
+    return folder
+
+
+def run_as(preexec, base, home, work, out):
+    env = env_with(source=base / "site", HOME=home, PYTHONDONTWRITEBYTECODE=1)
+    args = ["inverse", PENDULUM, base / "traj.csv", "--derivatives", "given", "-o", work / out]
+    return run_dyn(args, env, cwd=work, preexec_fn=preexec)
+
+
+@pytest.mark.slow
+def test_a_read_only_install_compiles_once_into_the_users_cache(read_only_install, reference):
+    preexec, uid, gid = another_user()
+    base = read_only_install
+    home = user_folder(base, "home", uid, gid, 0o755)
+    work = user_folder(base, "work", uid, gid, 0o755)
+    installed = snapshot(base / "site")
+    code, report, err = run_as(preexec, base, home, work, "tau1.csv")
+    assert code == 0, err
+    assert "dyn: compiling the dynamics kernels (first run only" in err and warnings_in(err) == [], err
+    assert report["stats"]["saved"] >= 1
+    folder = home / ".cache" / "dyn" / compiled.cache_folder().name
+    assert list(folder.rglob("rnea.rnea_batch-*.nbi"))
+    code, report, err = run_as(preexec, base, home, work, "tau2.csv")
+    assert code == 0 and err == "", err
+    assert report["stats"]["saved"] == 0 and report["stats"]["fast_loads"] >= 1
+    assert snapshot(base / "site") == installed
+    for out in ("tau1.csv", "tau2.csv"):
+        assert (work / out).read_text() == (reference / "tau.csv").read_text()
+
+
+@pytest.mark.slow
+def test_no_writable_cache_at_all_compiles_in_memory_with_one_warning(read_only_install, reference):
+    preexec, uid, gid = another_user()
+    base = read_only_install
+    home = user_folder(base, "home", uid, gid, 0o555)
+    work = user_folder(base, "work", uid, gid, 0o755)
+    code, report, err = run_as(preexec, base, home, work, "tau.csv")
+    assert code == 0, err
+    assert "internal error" not in err and len(warnings_in(err)) == 1, err
+    assert "cannot write the kernel cache" in warnings_in(err)[0]
+    assert report["stats"]["unsaved"] >= 1 and report["stats"]["saved"] == 0
+    assert not any(p for p in home.iterdir())
+    assert (work / "tau.csv").read_text() == (reference / "tau.csv").read_text()
+    mode = stat.S_IMODE(home.stat().st_mode)
+    assert mode == 0o555

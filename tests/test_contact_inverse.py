@@ -22,6 +22,8 @@ import pytest
 
 import dynlib
 from dynlib import derivatives
+from dynlib.columns import WRENCH, tau_columns
+from dynlib.contact import cones, distribution
 from dynlib.contact import inverse as ci
 from dynlib.errors import InputError
 from dynlib.trajectory import read_trajectory, write_trajectory
@@ -466,7 +468,9 @@ def test_smoothing_never_increases_the_variation(quadruped_lift):
 def test_windows_switch_contacts_and_inactive_wrenches_are_zero():
     model, motion, _ = _random_problem(8, n=60)
     t = motion[0]
-    contacts = ["lf_foot@0:0.2", "lf_foot@0.4:", "rf_foot", "lh_foot@:0.3", "rh_foot"]
+    inf, C = np.inf, ci.Contact
+    contacts = [C("lf_foot", ((0, 0.2),)), C("lf_foot", ((0.4, inf),)), "rf_foot", C("lh_foot", ((-inf, 0.3),)),
+                "rh_foot"]
     r = ci.contact_inverse_dynamics(model, motion, contacts, over_time=True, smoothing=5.0)
     lf = ((t >= 0) & (t <= 0.2)) | (t >= 0.4)
     assert np.array_equal(r.active[:, 0], lf) and np.array_equal(r.active[:, 2], t <= 0.3)
@@ -499,7 +503,7 @@ def test_windows_and_active_columns_combine(tmp_path):
     path = tmp_path / "m.csv"
     write_trajectory(path, names, data)
     traj = read_trajectory(path)
-    r = ci.contact_inverse_dynamics(model, traj, ["lf_foot@0.02:0.07", "rf_foot"])
+    r = ci.contact_inverse_dynamics(model, traj, [ci.Contact("lf_foot", ((0.02, 0.07),)), "rf_foot"])
     assert np.array_equal(r.active[:, 0], (t >= 0.02 - 1e-12) & (t <= 0.07 + 1e-12))
     assert np.array_equal(r.active[:, 1], act > 0)
     # without --contact: the frames of the active.* columns
@@ -517,17 +521,17 @@ def test_friction_solution_satisfies_kkt_and_the_cones():
     W = np.tile(ci.WEIGHT, 4)
     r = ci.contact_inverse_dynamics(model, motion, FEET4, friction=mu, point=True)
     w = r.wrenches.reshape(40, -1)
-    assert np.all(ci.in_cones(r.wrenches, r.active, mu, tol=1e-7))
+    assert np.all(cones.in_cones(r.wrenches, r.active, mu, tol=1e-7))
     mask = np.tile(np.r_[np.ones(3, bool), np.zeros(3, bool)], 4)
     checked = 0
     for t in np.flatnonzero(r.feasible):
         assert_close(prob.A[t] @ w[t], prob.b[t, :6], 1e-8, "friction: A w = b")
-        C, d, keep = ci._reduced_constraints(prob.A[t:t + 1], prob.b[t:t + 1, :6], W[None], mask[None])
+        C, d, keep = distribution.reduced_constraints(prob.A[t:t + 1], prob.b[t:t + 1, :6], W[None], mask[None])
         C = C[0][keep[0]][:, mask]
-        wt, status, z = ci.friction_frame(prob.A[t], prob.b[t, :6], W, np.zeros(24), mask, mu)
+        wt, status, z = cones.friction_frame(prob.A[t], prob.b[t, :6], W, np.zeros(24), mask, mu)
         assert status == "Solved"
         assert_close(wt, w[t], 1e-7, "friction: same frame, same answer")
-        nn, t1, t2 = ci._tangents((0, 0, 1))
+        nn, t1, t2 = cones.tangents((0, 0, 1))
         E = [C]
         for c in range(4):
             blk = np.zeros((4, 12))
@@ -560,7 +564,7 @@ def test_friction_costs_at_least_as_much_and_pulls_forces_into_the_cones(quadrup
     W = np.tile(ci.WEIGHT, 4)
     cost = lambda r: np.einsum("nk,k,nk->n", r.wrenches.reshape(len(r.time), -1), W, r.wrenches.reshape(len(r.time), -1))  # noqa: E731
     assert np.all(cost(cone)[cone.feasible] >= cost(free)[cone.feasible] * (1 - 1e-9))
-    assert np.all(ci.in_cones(cone.wrenches, cone.active, mu, tol=1e-7))
+    assert np.all(cones.in_cones(cone.wrenches, cone.active, mu, tol=1e-7))
     assert cone.residual[cone.feasible].max() < 1e-7 * np.abs(cone.wrenches).max()
 
 
@@ -628,8 +632,11 @@ def test_bad_contacts():
     model, motion, _ = _random_problem(12, n=3)
     with pytest.raises(InputError, match="did you mean 'lf_foot'"):
         ci.contact_inverse_dynamics(model, motion, ["lf_fot"])
-    with pytest.raises(InputError, match="START:STOP"):
-        ci.contact_inverse_dynamics(model, motion, ["lf_foot@2:1"])
+    with pytest.raises(InputError, match="did you mean 'lf_foot'"):  # a frame name, not FRAME@START:STOP text
+        ci.contact_inverse_dynamics(model, motion, ["lf_foot@0:1"])
+    for window in ((2.0, 1.0), (0.0, float("nan")), (0.0,), "0:1"):
+        with pytest.raises(InputError, match="time window"):
+            ci.contact_inverse_dynamics(model, motion, [ci.Contact("lf_foot", (window,))])
     with pytest.raises(InputError, match="no contact frames"):
         ci.contact_inverse_dynamics(model, motion, [])
     fixed = sample("quadruped")
@@ -637,13 +644,13 @@ def test_bad_contacts():
         ci.contact_inverse_dynamics(fixed, (None, motion[1][:, 7:], motion[2][:, 6:], motion[3][:, 6:]), ["lf_foot"])
 
 
-def test_contact_parsing():
-    assert ci.Contact.parse("a@0.5:1,2:") == ci.Contact("a", ((0.5, 1.0), (2.0, np.inf)))
-    merged = ci.parse_contacts(["a@0:1", "b", "a@2:3", "b@0:1"], point={"b"})
-    assert merged == [ci.Contact("a", ((0.0, 1.0), (2.0, 3.0))), ci.Contact("b", (), True)]
-    assert ci.parse_guess("x=1,2,3,4,5,6")[0] == "x"
-    with pytest.raises(InputError):
-        ci.parse_guess("x=1,2,3")
+def test_merging_contacts():
+    """A frame named twice has the union of its windows; a mention without windows: always."""
+    C = ci.Contact
+    merged = ci.merge_contacts([C("a", ((0, 1),)), "b", C("a", ((2, 3),)), C("b", ((0, 1),))], point={"b"})
+    assert merged == [C("a", ((0.0, 1.0), (2.0, 3.0))), C("b", (), True)]
+    assert ci.merge_contacts(["a", "b"], point=True) == [C("a", (), True), C("b", (), True)]
+    assert ci.merge_contacts([C("a", ((0, 1),), point=True), C("a")]) == [C("a", (), True)]
 
 
 # ----------------------------------------------------------------------------- sample motion
@@ -661,16 +668,14 @@ def sample_tables(every=SAMPLE_EVERY, noise=SAMPLE_NOISE, seed=0):
     - noisy: time, q (Gaussian noise of σ = `noise` on every coordinate, quaternion
       renormalised), active.<foot>: what a motion-capture recording gives.
     """
-    from dynlib.inverse import tau_names
-
     model, sim = quadruped_motion()
     rows = slice(None, None, every)
     n = len(sim["t"][rows])
     active = sim["active"][rows].astype(float)
     q = sim["q"][rows]
     names = (["time"] + [f"q.{x}" for x in model.q_names] + [f"qd.{x}" for x in model.v_names]
-             + [f"qdd.{x}" for x in model.v_names] + tau_names(model)
-             + [f"contact.{f}.{c}" for f in FEET4 for c in ci.COMPONENTS] + [f"active.{f}" for f in FEET4])
+             + [f"qdd.{x}" for x in model.v_names] + tau_columns(model)
+             + [f"contact.{f}.{c}" for f in FEET4 for c in WRENCH] + [f"active.{f}" for f in FEET4])
     exact = np.column_stack([sim["t"][rows], q, sim["v"][rows], sim["a"][rows], sim["tau"][rows],
                              sim["w"][rows].reshape(n, -1), active])
     rng = np.random.default_rng(seed)
@@ -695,7 +700,7 @@ def test_sample_motion_round_trip():
     derivatives); from the noisy positions, savgol gets close and central does not."""
     model = sample("quadruped", floating_base=True)
     traj = read_trajectory(SAMPLE)
-    truth = traj.columns([f"contact.{f}.{c}" for f in FEET4 for c in ci.COMPONENTS]).reshape(len(traj), 4, 6)
+    truth = traj.columns([f"contact.{f}.{c}" for f in FEET4 for c in WRENCH]).reshape(len(traj), 4, 6)
     q = traj.columns([f"q.{x}" for x in model.q_names])
     r = ci.contact_inverse_dynamics(model, traj, [], point=True)
     assert r.frames == FEET4 and np.array_equal(r.active, truth[:, :, 2] != 0)

@@ -10,7 +10,8 @@ import pytest
 
 import dynlib
 from dynlib.errors import InputError, TrajectoryError
-from dynlib.inverse import inverse_dynamics_trajectory, joint_friction_torques, tau_names
+from dynlib.columns import tau_columns
+from dynlib.inverse import inverse_dynamics_trajectory, joint_friction_torques
 from dynlib.trajectory import Trajectory, column_names
 from helpers import PinMap, assert_close, sample
 from tests.test_derivatives import smooth_motion
@@ -154,10 +155,16 @@ def test_savgol_on_noisy_positions_is_ten_times_better_than_central(model):
 
 # -- columns -----------------------------------------------------------------------------
 
-def test_tau_names_follow_the_spec():
-    assert tau_names(ARM) == [f"tau.{n}" for n in ARM.v_names]
-    assert tau_names(QUAD)[:7] == ["tau.root.fx", "tau.root.fy", "tau.root.fz",
-                                   "tau.root.tx", "tau.root.ty", "tau.root.tz", "tau.lf_haa"]
+def test_torque_columns_follow_the_spec():
+    t = np.arange(5) * 1e-3
+    for model in (ARM, QUAD):
+        Q = np.tile(model.q_neutral, (5, 1))
+        names = inverse_dynamics_trajectory(model, trajectory(model, t, Q, np.zeros((5, model.nv)),
+                                                              np.zeros((5, model.nv)))).names
+        assert names == ["time"] + tau_columns(model)
+    assert names[1:8] == ["tau.root.fx", "tau.root.fy", "tau.root.fz",
+                          "tau.root.tx", "tau.root.ty", "tau.root.tz", "tau.lf_haa"]
+    assert tau_columns(ARM) == [f"tau.{n}" for n in ARM.v_names]
 
 
 def test_joint_friction_is_added_back_as_the_urdf_states():
@@ -183,7 +190,7 @@ def test_keep_columns_keeps_the_input_in_spec_order_and_replaces_its_torques():
     assert names == expected
     assert_close(data[:, 1:1 + ARM.nq], Q, 0, "kept q")
     assert_close(data[:, -1], np.arange(20.0), 0, "kept other column")
-    tau = data[:, [names.index(n) for n in tau_names(ARM)]]
+    tau = data[:, [names.index(n) for n in tau_columns(ARM)]]
     assert_close(tau, torques(inverse_dynamics_trajectory(ARM, traj)), 0, "tau replaced")
     assert np.all(tau != 99.0)
 

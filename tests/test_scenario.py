@@ -8,8 +8,8 @@ import pytest
 
 from dynlib.controllers import PD
 from dynlib.errors import ScenarioError
-from dynlib.scenario import load_scenario, run
-from dynlib.simulate import run_scenario, simulate
+from dynlib.scenario import load_scenario, run, run_scenario
+from dynlib.simulate import simulate
 from helpers import ROBOTS_DIR
 
 SCENARIOS = Path(__file__).resolve().parent.parent / "scenarios"
@@ -234,3 +234,57 @@ def test_override_errors_name_the_option_instead_of_a_line(tmp_path):
     assert str(info.value) == "--q0: robot 'arm6' has no coordinate 'elbw'; did you mean 'elbow'?"
     with pytest.raises(ScenarioError, match=r"^--dt: must be greater than 0"):
         load_scenario(path, {"dt": 0}, origins={"dt": "--dt"})
+
+
+# ------------------------------------------------------------------ one runner
+
+def test_every_command_runs_what_the_scenario_says(tmp_path):
+    # contacts, an external wrench, a joint-friction override and gravity: dyn simulate, the energy
+    # check and the sweep worker run the same simulation (the energy check used to drop the contacts)
+    from dynlib.checks import energy_check, energy_series
+    from dynlib.sweep.worker import Task, run_variant
+
+    text = (BASE.replace("steps: 100", "steps: 60") + "gravity: [0, 0, -9.0]\n"
+            "joint_friction: {elbow: {damping: 2}}\n"
+            "contacts:\n  model: soft\n  stiffness: 1.0e4\n  damping: 10\n  friction: 0.2\n  slip_velocity: 0.1\n"
+            "  ground: {height: 0.625}\n"
+            "  points:\n    - {frame: tool0}\n")
+    sc = load_scenario(write(tmp_path, text))
+    r = run(sc, every=1)
+    assert r.diverged is None and np.abs(r.contact_force).max() > 10  # the tool presses on the ground
+    report = energy_check(sc)
+    assert report.settings["contacts"] == "soft"
+    np.testing.assert_array_equal(report.series["total"], energy_series(sc.model, r.q, r.v)[2])
+    outcome = run_variant(Task("v0", "key", sc))
+    names, data = r.table(sc.output.columns)
+    assert outcome["status"] == "ok" and outcome["names"] == names
+    np.testing.assert_array_equal(outcome["data"], data)
+
+
+def test_a_table_is_read_once(tmp_path, monkeypatch):
+    import dynlib.trajectory
+
+    reads = []
+    real = dynlib.trajectory.read_trajectory
+    monkeypatch.setattr(dynlib.trajectory, "read_trajectory", lambda *a, **k: reads.append(a) or real(*a, **k))
+    (tmp_path / "tau.csv").write_text("time,tau.elbow\n0,1\n0.05,2\n")
+    text = BASE.replace("type: pd", "type: csv\n  file: tau.csv").replace("  kp:", "  #kp:") \
+        .replace("  kd:", "  #kd:").replace("  target:", "  #target:")
+    sc = load_scenario(write(tmp_path, text))
+    r = run(sc)
+    run(sc)
+    assert len(reads) == 1 and r.tau[25, 2] == pytest.approx(1.5)
+    (tmp_path / "target.csv").write_text("time,q.elbow\n0,0\n0.1,0.2\n")
+    text = BASE.replace("type: pd", "type: computed-torque").replace("target: {shoulder_lift: 0.0}",
+                                                                     "target: {file: target.csv}")
+    run(load_scenario(write(tmp_path, text)))
+    assert len(reads) == 2
+
+
+def test_combinations_that_cannot_run_are_errors_at_load(tmp_path):
+    contact = "contacts:\n  model: unilateral\n  points:\n    - {frame: tool0}\n"
+    err = error_of(tmp_path, BASE + contact)
+    assert (err.line, err.key) == (1, "integrator") and "set integrator to 'semi-implicit' (got 'rk4')" in err.message
+    assert load_scenario(write(tmp_path, BASE + "integrator: semi-implicit\n" + contact)).contacts is not None
+    err = error_of(tmp_path, BASE.replace("[q, qd, energy]", "[q, contact]"))
+    assert (err.line, err.key) == (15, "output.columns") and "need a 'contacts:' block" in err.message

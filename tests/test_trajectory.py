@@ -1,4 +1,7 @@
-"""Tests for dynlib.trajectory: exact round trips, atomic outputs, one-line errors."""
+"""Tests for dynlib.trajectory (table, csv, parquet): exact round trips, atomic writes, one-line errors.
+
+The column names are tested in test_columns.py, the atomic-output helper in test_output.py.
+"""
 import io
 import os
 import sys
@@ -14,7 +17,6 @@ from dynlib import trajectory as tj
 from dynlib.errors import InputError, TrajectoryError
 from dynlib.trajectory import (
     Trajectory,
-    atomic_output,
     check_increasing_time,
     column_names,
     read_trajectory,
@@ -56,21 +58,6 @@ def error_of(path, **kw):
     message = str(info.value)
     assert "\n" not in message
     return info.value, message
-
-
-# ------------------------------------------------------------------ column names
-
-def test_column_names_follow_spec_order():
-    names = column_names(["root.x", "a"], ["root.vx", "a"], ["energy", "tau", "q", "qdd", "qd"])
-    assert names == ["time", "q.root.x", "q.a", "qd.root.vx", "qd.a", "qdd.root.vx", "qdd.a",
-                     "tau.root.vx", "tau.a",
-                     "energy.kinetic", "energy.potential", "energy.total"]
-    assert column_names(["a"], ["a"], ["q"]) == ["time", "q.a"]
-
-
-def test_column_names_rejects_unknown_part():
-    with pytest.raises(InputError, match="bogus"):
-        column_names(["a"], ["a"], ["q", "bogus"])
 
 
 # -------------------------------------------------------------------- round trips
@@ -217,17 +204,6 @@ def test_stdin_accepts_parquet(monkeypatch, tmp_path):
 
 # ----------------------------------------------------------------------- atomic
 
-def test_failing_writer_leaves_no_file(tmp_path):
-    target = tmp_path / "out.csv"
-    with pytest.raises(RuntimeError):
-        with atomic_output(target) as tmp:
-            assert tmp.parent == tmp_path
-            assert tmp.name.startswith(".out.csv.") and tmp.suffix == ".csv"
-            tmp.write_text("time\n0\n")
-            raise RuntimeError("writer died")
-    assert os.listdir(tmp_path) == []
-
-
 def test_failing_writer_does_not_clobber(tmp_path, monkeypatch):
     target = tmp_path / "out.csv"
     target.write_text("old contents\n")
@@ -237,7 +213,7 @@ def test_failing_writer_does_not_clobber(tmp_path, monkeypatch):
             f.write("time,q.a\n0,")
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(tj, "_write_csv", dies_midway)
+    monkeypatch.setattr(tj.csv, "write", dies_midway)
     with pytest.raises(InputError, match="out.csv: cannot write: No space left"):
         write_trajectory(target, *table())
     assert target.read_text() == "old contents\n"
@@ -251,16 +227,6 @@ def test_successful_write_replaces_and_cleans_up(tmp_path):
     write_trajectory(target, names, data)
     assert os.listdir(tmp_path) == ["out.parquet"]
     assert np.array_equal(read_trajectory(target).data, data)
-
-
-def test_atomic_output_has_ordinary_permissions(tmp_path):
-    old = os.umask(0o022)
-    try:
-        with atomic_output(tmp_path / "fig.png") as tmp:
-            tmp.write_bytes(b"png")
-    finally:
-        os.umask(old)
-    assert (tmp_path / "fig.png").stat().st_mode & 0o777 == 0o644
 
 
 def test_output_folder_must_exist(tmp_path):
@@ -470,7 +436,7 @@ def test_trajectory_rejects_mismatched_shapes():
 def test_header_longer_than_the_first_read(tmp_path):
     """The header is looked for in the first 64 KiB; a longer one (thousands of columns) still reads."""
     names = ["time"] + [f"q.joint_with_a_long_name_{k:05d}" for k in range(3000)]
-    assert len(",".join(names)) > tj._HEAD_BYTES
+    assert len(",".join(names)) > tj.csv._HEAD_BYTES
     data = np.arange(3 * len(names), dtype=float).reshape(3, -1)
     path = tmp_path / "wide.csv"
     write_trajectory(path, names, data)
@@ -487,7 +453,7 @@ def test_line_of_a_later_error_is_found_from_the_file(tmp_path):
     """A file that reads cleanly gets its row-to-line map only when an error needs it."""
     path = write_text(tmp_path / "t.csv", "\n\ntime,q.a\n0,1\n\n1,2\n1,3\n")
     traj = read_trajectory(path)
-    assert isinstance(traj._lines, tj._RowLines) and traj._lines._value is None
+    assert isinstance(traj._lines, tj.csv.RowLines) and traj._lines._value is None
     with pytest.raises(TrajectoryError) as info:
         check_increasing_time(traj)
     assert info.value.line == 7
@@ -497,7 +463,7 @@ def test_line_of_a_later_error_is_found_from_the_file(tmp_path):
 def test_large_csv_is_the_same_on_any_number_of_threads(tmp_path, monkeypatch, threads):
     """More rows than one block: formatted in blocks on several threads, written in order."""
     monkeypatch.setenv("DYN_THREADS", threads)
-    n = 2 * tj._WRITE_BLOCK_ROWS + 123
+    n = 2 * tj.csv._WRITE_BLOCK_ROWS + 123
     values = awkward_floats(n)
     data = np.column_stack([np.arange(n) * 1e-3, values[:n], -values[:n]])
     names = ["time", "q.a", "q.b c"]  # a name that needs quotes
@@ -511,7 +477,7 @@ def test_large_csv_is_the_same_on_any_number_of_threads(tmp_path, monkeypatch, t
 
 def test_large_csv_to_stdout_on_several_threads(monkeypatch, capfdbinary, tmp_path):
     monkeypatch.setenv("DYN_THREADS", "2")
-    n = 2 * tj._WRITE_BLOCK_ROWS + 1
+    n = 2 * tj.csv._WRITE_BLOCK_ROWS + 1
     data = np.column_stack([np.arange(n) * 1e-3, np.sin(np.arange(n))])
     write_trajectory("-", ["time", "q.a"], data)
     out = capfdbinary.readouterr().out

@@ -10,8 +10,8 @@ import pytest
 from click.testing import CliRunner
 
 from cli.main import dyn
-from dynlib.contact.inverse import COMPONENTS, contact_inverse_dynamics
-from dynlib.inverse import tau_names
+from dynlib.columns import WRENCH, tau_columns
+from dynlib.contact.inverse import contact_inverse_dynamics
 from dynlib.trajectory import read_trajectory, write_trajectory
 from helpers import ROBOTS_DIR, sample
 
@@ -61,10 +61,10 @@ def test_sample_motion_is_the_library_result(tmp_path, suffix):
     ref = contact_inverse_dynamics(QUAD, read_trajectory(SAMPLE), list(FEET), point=True)
     names, data = ref.table(QUAD)
     assert table.names == names
-    assert names == ["time"] + tau_names(QUAD) + [f"contact.{f}.{c}" for f in FEET for c in COMPONENTS] + \
+    assert names == ["time"] + tau_columns(QUAD) + [f"contact.{f}.{c}" for f in FEET for c in WRENCH] + \
         ["residual.root"]
     assert np.array_equal(table.data, data)
-    assert np.all(table.columns(tau_names(QUAD)[:6]) == 0)
+    assert np.all(table.columns(tau_columns(QUAD)[:6]) == 0)
     assert table.column("residual.root").max() < 1e-9
     # the active.<foot> columns switch lf_foot off while it is lifted
     lifted = read_trajectory(SAMPLE).column("active.lf_foot") == 0
@@ -115,6 +115,24 @@ def test_time_windows(tmp_path):
     off = ((t > 0.5) & (t < 1.6)) | (read_trajectory(SAMPLE).column("active.lf_foot") == 0)
     assert np.all(out.column("contact.lf_foot.fz")[off] == 0)
     assert np.all(out.column("contact.lf_foot.fz")[~off] != 0)
+
+
+def test_contact_and_guess_parsing():
+    """FRAME@START:STOP text becomes dynlib's structured Contact here, in the command."""
+    from cli.contact_id import parse_contact, parse_guess
+    from dynlib.contact.inverse import Contact
+    from dynlib.errors import InputError
+
+    assert parse_contact(" a ") == Contact("a")
+    assert parse_contact("a@0.5:1,2:") == Contact("a", ((0.5, 1.0), (2.0, np.inf)))
+    assert parse_contact("a@:1") == Contact("a", ((-np.inf, 1.0),))
+    for bad in ("@0:1", "a@1:0", "a@1", "a@x:1", "a@nan:1"):
+        with pytest.raises(InputError, match="START:STOP"):
+            parse_contact(bad)
+    assert parse_guess("x = 1,2,3,4,5,6") == ("x", (1.0, 2.0, 3.0, 4.0, 5.0, 6.0))
+    for bad in ("x=1,2,3", "=1,2,3,4,5,6", "x=1,2,3,4,5,inf", "x:1,2,3,4,5,6", "x=1,2,3,4,5,a"):
+        with pytest.raises(InputError, match="FRAME=fx,fy,fz,tx,ty,tz"):
+            parse_guess(bad)
 
 
 def test_flight_and_infeasible_rows_are_reported_on_standard_error(tmp_path):

@@ -53,3 +53,21 @@ def test_modern_robotics_demonstration_scenarios():
     assert dyn("energy-check", scenarios / "arm6_fall.yaml").returncode == 0
     r = dyn("energy-check", scenarios / "arm6_fall_euler.yaml")
     assert r.returncode == 1 and "euler" in r.stdout and "FAIL" in r.stdout
+
+
+def test_a_contact_scenario_runs_its_contacts_and_says_so(tmp_path):
+    scenarios = ROBOTS_DIR.parent / "scenarios"
+    report = tmp_path / "r.json"
+    r = dyn("energy-check", scenarios / "contact_soft_ball.yaml", "--duration", "0.6", "--report", report)
+    # the soft penalty's jump at touch-down costs RK4 its order: the balance fails the default 1e-6
+    assert r.returncode == 1, r.stderr
+    assert r.stdout.startswith("robot ball: rk4, dt = 0.001 s, 0.6 s, work-energy balance, soft contacts\n")
+    d = json.loads(report.read_text())
+    assert d["settings"]["contacts"] == "soft" and d["settings"]["work_energy_balance"] is True
+    drift = next(c for c in d["checks"] if c["name"] == "energy_drift")
+    assert drift["passed"] is False and 1e-6 < drift["value"] < 0.1
+    r = dyn("energy-check", scenarios / "contact_bilateral_standing.yaml", "--duration", "0.5", "--report", report)
+    assert r.returncode == 0 and "bilateral contacts" in r.stdout, r.stdout + r.stderr
+    assert json.loads(report.read_text())["settings"]["contacts"] == "bilateral"
+    dyn("energy-check", ROBOTS_DIR / "arm6.urdf", "--duration", "0.1", "--report", report)
+    assert json.loads(report.read_text())["settings"]["contacts"] is None

@@ -8,8 +8,10 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
+import dynlib
 from cli.main import dyn
-from dynlib.inverse import inverse_dynamics_trajectory, tau_names
+from dynlib.columns import tau_columns
+from dynlib.inverse import inverse_dynamics_trajectory
 from dynlib.trajectory import Trajectory, column_names, read_trajectory, write_trajectory
 from helpers import ROBOTS_DIR, assert_close, sample
 from tests.test_derivatives import smooth_motion
@@ -55,7 +57,7 @@ def test_file_to_file_is_the_library_result(tmp_path, suffix_in, suffix_out):
     assert r.exit_code == 0, r.output
     out = read_trajectory(tmp_path / f"tau{suffix_out}")
     names, data, _ = inverse_dynamics_trajectory(ARM, traj)
-    assert out.names == names == ["time"] + tau_names(ARM)
+    assert out.names == names == ["time"] + tau_columns(ARM)
     assert np.array_equal(out.data, data)  # round-trip-exact floats
 
 
@@ -65,7 +67,7 @@ def test_standard_input_to_standard_output(tmp_path):
     assert r.returncode == 0, r.stderr
     (tmp_path / "out.csv").write_bytes(r.stdout)
     out = read_trajectory(tmp_path / "out.csv")
-    assert out.names == ["time"] + tau_names(ARM) and len(out) == 200
+    assert out.names == ["time"] + tau_columns(ARM) and len(out) == 200
 
 
 def test_floating_base_writes_the_root_wrench(tmp_path):
@@ -154,7 +156,7 @@ def test_simulate_piped_into_inverse_gives_back_the_applied_torques(tmp_path):
     assert inv.returncode == 0, inv.stderr.decode()
     out = read_trajectory(tmp_path / "tau.csv")
     assert len(out) == 2001
-    assert_close(out.columns(tau_names(ARM)), np.tile(tau, (2001, 1)), 1e-6, "simulate | inverse")
+    assert_close(out.columns(tau_columns(ARM)), np.tile(tau, (2001, 1)), 1e-6, "simulate | inverse")
 
 
 # -- errors: one line, exit 2, no output file --------------------------------------------
@@ -223,3 +225,120 @@ def test_failure_leaves_an_existing_output_untouched(tmp_path):
     assert r.returncode == 2 and r.stderr.decode().count("\n") == 1 and b"Traceback" not in r.stderr
     assert (tmp_path / "tau.csv").read_text() == "precious\n"
     assert only_files(tmp_path) == ["t.csv", "tau.csv"]
+
+
+# -- simulate | inverse for every joint type ------------------------------------------------
+
+def _link(name, mass=1.0, com="0 0 -0.2"):
+    return (f'  <link name="{name}"><inertial><origin xyz="{com}"/><mass value="{mass}"/>'
+            f'<inertia ixx="0.05" iyy="0.04" izz="0.03" ixy="0.001" ixz="0" iyz="0.002"/></inertial></link>\n')
+
+
+def _joint(name, kind, parent, child, axis="0 1 0", xyz="0 0 -0.4", friction=True):
+    body = (f'  <joint name="{name}" type="{kind}"><parent link="{parent}"/><child link="{child}"/>'
+            f'<origin xyz="{xyz}" rpy="0.1 0 0.2"/>')
+    if kind != "fixed" and kind != "floating":
+        body += f'<axis xyz="{axis}"/>'
+    if kind in ("revolute", "prismatic"):
+        body += '<limit lower="-10" upper="10" effort="100" velocity="100"/>'
+    if friction and kind in ("revolute", "continuous", "prismatic"):
+        body += '<dynamics damping="0.3" friction="0.2"/>'
+    return body + "</joint>\n"
+
+
+def _robot(name, joints, links):
+    return f'<?xml version="1.0"?>\n<robot name="{name}">\n{"".join(links)}{"".join(joints)}</robot>\n'
+
+
+def _chain(kind, axis):
+    """A base fixed to the world, a joint of `kind` to a body, and a revolute elbow after it."""
+    return _robot(kind, [_joint("j", kind, "base", "body", axis=axis), _joint("elbow", "revolute", "body", "arm")],
+                  [_link("base", 5.0), _link("body", 2.0), _link("arm")])
+
+
+JOINT_TYPE_ROBOTS = {
+    "revolute": (_chain("revolute", "0 1 0"), False),
+    "continuous": (_chain("continuous", "1 0 0"), False),
+    "prismatic": (_chain("prismatic", "0 0 1"), False),
+    # merged into its parent: the arm's inertia lumped into the body behind a fixed joint
+    "fixed": (_robot("fixed", [_joint("j", "revolute", "base", "body"), _joint("weld", "fixed", "body", "tool"),
+                               _joint("elbow", "revolute", "tool", "arm", axis="1 0 0")],
+                     [_link("base", 5.0), _link("body", 2.0), _link("tool", 0.5, "0.1 0 0"), _link("arm")]), False),
+    "floating": (_chain("floating", "0 0 1"), False),
+    "planar": (_chain("planar", "0 0 1"), False),
+    "floating-base": (_robot("floating_base", [_joint("j", "revolute", "base", "body"),
+                                               _joint("elbow", "prismatic", "body", "arm", axis="0.6 0 0.8")],
+                             [_link("base", 5.0), _link("body", 2.0), _link("arm")]), True),
+    "all": (_robot("all", [_joint("rev", "revolute", "base", "l1"), _joint("cont", "continuous", "l1", "l2", "1 0 0"),
+                           _joint("pris", "prismatic", "l2", "l3", "0 0 1"), _joint("weld", "fixed", "l3", "l4"),
+                           _joint("plan", "planar", "l4", "l5", "0 1 0"), _joint("free", "floating", "l5", "l6")],
+                    [_link("base", 5.0)] + [_link(f"l{k}") for k in range(1, 7)]), True),
+}
+
+
+def _tau_option(tau):
+    return ["--tau", ",".join(map(repr, tau))]
+
+
+def _pipe(path, floating_base, tau, out):
+    """`dyn simulate ROBOT --tau … | dyn inverse ROBOT - -o OUT`, two processes and an OS pipe;
+    returns the simulated trajectory too (simulate's output, teed to a file)."""
+    base = ["--floating-base"] if floating_base else []
+    sim = subprocess.Popen([sys.executable, "-m", "cli.main", "simulate", str(path), "--steps", "200",
+                            *_tau_option(tau), *base], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    tee = subprocess.Popen(["tee", str(out.parent / "simulate.csv")], stdin=sim.stdout, stdout=subprocess.PIPE)
+    inv = subprocess.run([sys.executable, "-m", "cli.main", "inverse", str(path), "-", *base, "-o", str(out)],
+                         stdin=tee.stdout, capture_output=True)
+    sim.stdout.close()
+    tee.stdout.close()
+    assert sim.wait() == 0 and tee.wait() == 0, sim.stderr.read().decode()
+    assert inv.returncode == 0, inv.stderr.decode()
+    return read_trajectory(out.parent / "simulate.csv"), read_trajectory(out)
+
+
+def _central_error(tmp_path, path, floating_base, tau, names, dt):
+    """The largest error of the torques inverse finds from q alone (central differences) on
+    interior rows, relative to the largest torque; joint friction off on both sides."""
+    base = ["--floating-base"] if floating_base else []
+    sim = run("simulate", path, "--dt", repr(dt), "--steps", round(0.2 / dt), *_tau_option(tau), *base,
+              "--no-joint-friction", "--columns", "q")
+    assert sim.exit_code == 0, sim.output
+    inv = run("inverse", path, "-", "--derivatives", "central", "--no-joint-friction", *base,
+              "-o", tmp_path / "central.csv", input=sim.stdout_bytes)
+    assert inv.exit_code == 0, inv.output
+    central = read_trajectory(tmp_path / "central.csv")
+    assert central.names == ["time"] + names
+    inner = slice(1, -1)  # the one-sided ends are first order
+    return max(np.abs(central.column(n)[inner] - a).max() for n, a in zip(names, tau)) / max(map(abs, tau))
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not HAS_SIMULATE, reason="cli/simulate.py (dyn simulate) is not there")
+@pytest.mark.parametrize("case", list(JOINT_TYPE_ROBOTS))
+def test_simulate_piped_into_inverse_round_trips_every_joint_type(tmp_path, case):
+    """`dyn simulate ROBOT --tau … | dyn inverse ROBOT -` gives back the applied torques, column by
+    column under the same names, for every URDF joint type (revolute, continuous, prismatic,
+    fixed, floating, planar, the --floating-base root, and all of them in one robot), with the
+    URDF joint friction applied by simulate and added back by inverse. The torques are not
+    trivially zero: a constant, different torque on every coordinate (a free-flyer's and a
+    planar joint's are wrenches, tau.<joint>.fx …).
+
+    With --derivatives central (from q alone) the torques agree to the differences'
+    accuracy, second order: the error shrinks by ~4 when dt halves. That part runs
+    without joint friction: its Coulomb term, smoothed over 1e-3 rad/s, turns an O(dt²)
+    velocity error into a torque error of O(dt² / 1e-3) wherever a joint stops."""
+    text, floating_base = JOINT_TYPE_ROBOTS[case]
+    path = tmp_path / f"{case}.urdf"
+    path.write_text(text)
+    model = dynlib.load(path, floating_base=floating_base)
+    assert case in model.joint_types + ("fixed", "floating-base", "all")
+    tau = [0.5 * (k + 1) * (-1) ** k for k in range(model.nv)]
+    names = tau_columns(model)
+    sim, given = _pipe(path, floating_base, tau, tmp_path / "inverse.csv")
+    assert [n for n in sim.names if n.startswith("tau.")] == names
+    assert given.names == ["time"] + names  # the same torque columns, by name, in both files
+    for name, applied in zip(names, tau):
+        assert np.all(sim.column(name) == applied), name
+        assert_close(given.column(name), sim.column(name), 1e-10, "simulate | inverse, given derivatives", name)
+    errors = [_central_error(tmp_path, path, floating_base, tau, names, dt) for dt in (2e-3, 1e-3)]
+    assert errors[1] < 0.05 and errors[0] / errors[1] > 3.5, errors

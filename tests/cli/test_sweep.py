@@ -147,9 +147,9 @@ def test_missing_output_folder_and_a_robot_instead_of_a_scenario_are_exit_2(tmp_
 
 def test_an_unreachable_scheduler_is_exit_2(tmp_path, monkeypatch):
     pytest.importorskip("distributed")
-    from dynlib import sweep
+    from dynlib.sweep import backends
 
-    monkeypatch.setattr(sweep._Dask, "CONNECT_TIMEOUT", 1)
+    monkeypatch.setattr(backends.Dask, "CONNECT_TIMEOUT", 1)
     with socket.socket() as s:  # a port nobody listens on
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]

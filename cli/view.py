@@ -1,0 +1,85 @@
+"""`dyn view ROBOT TRAJECTORY -o motion.html`: one web page that plays the motion on the robot's meshes."""
+import time
+
+import click
+
+from .common import floating_base_option, load_robot, naming, notice, package_path_option, robot_argument
+
+
+@click.command(epilog="""\b
+Examples:
+  dyn simulate robots/arm6.urdf --steps 2000 -o fall.csv && dyn view robots/arm6.urdf fall.csv -o fall.html
+  dyn simulate scenarios/contact_unilateral_quadruped.yaml --columns q,qd,contact -o quad.csv
+  dyn view scenarios/contact_unilateral_quadruped.yaml quad.csv --trace lf_foot -o quad.html
+  dyn view robots/arm6.urdf fall.csv --fps 60 --trace tool0 -o fall60.html
+
+\b
+The page opens from the file in any current browser, with no network: the
+viewer (meshcat's), the meshes and the motion are inside it. Controls (top
+right): Animations > play, pause, time. Add #t=SECONDS to its address to open
+it paused at that time (seconds from the first sample), e.g. fall.html#t=0.5.
+
+\b
+ROBOT is a .urdf/.xacro file or a scenario .yaml: a scenario also gives the
+floating base, the contact points of the contact.<name>.* force columns and the
+ground plane. Without one, contact.<name> forces are drawn at the frame (link)
+<name>. Meshes: package://PKG/... is looked up in --package-path folders, then
+ROS_PACKAGE_PATH, AMENT_PREFIX_PATH, and the folders above the robot file; a
+mesh that cannot be found is a warning, not an error.""")
+@robot_argument
+@click.argument("trajectory", metavar="TRAJECTORY")
+@click.option("-o", "--output", metavar="PAGE.html", default=None,
+              help="The page to write; '-' or absent: standard output.")
+@floating_base_option
+@package_path_option
+@click.option("--columns", "column_map", metavar="MAP", default=None,
+              help="Read q from columns with other names, as in 'dyn inverse --help' (e.g. 'q=pos_{joint}').")
+@click.option("--fps", type=click.FloatRange(min=0, min_open=True), default=30.0, show_default=True,
+              help="Display rate: keyframes per second of motion (the page's size grows with it).")
+@click.option("--trace", "traces", multiple=True, metavar="FRAME",
+              help="Draw the path of this frame (a link) over the motion (repeatable).")
+@click.option("--force-scale", type=click.FloatRange(min=0, min_open=True), default=None, metavar="M_PER_N",
+              help="Length of the contact-force arrows, metres per newton [default: the robot's weight is "
+                   "half its size].")
+@click.pass_context
+def view(ctx, robot, trajectory, output, floating_base, package_path, column_map, fps, traces, force_scale):
+    """A self-contained web page that plays TRAJECTORY ('-': standard input) on ROBOT.
+
+    Reads q (time and q.* columns, CSV or Parquet) and draws the robot's URDF
+    <visual> geometry and meshes (or its collision geometry, or its link frames),
+    contact-force arrows from contact.<name>.fx/fy/fz columns, the ground plane
+    of contact scenarios and the traced frames. The page's size and the time it
+    took go to standard error.
+    """
+    from dynlib.derivatives import parse_column_map
+    from dynlib.view import write_view
+    from dynlib.view.runs import scenario_contacts
+
+    start = time.perf_counter()
+    with naming("--columns"):
+        columns = parse_column_map(column_map) if column_map else None
+    contacts = None
+    if robot.lower().endswith((".yaml", ".yml")):
+        from .common import Overrides
+
+        overrides = Overrides()
+        overrides.robot(floating_base, None)
+        scenario = overrides.load(robot)
+        model = scenario.model
+        for w in model.warnings:
+            notice(ctx, f"warning: {w}")
+        contacts = scenario_contacts(scenario)
+    else:
+        model = load_robot(ctx, robot, floating_base)
+    page = write_view(output, model, trajectory, columns=columns, fps=fps, traces=traces, contacts=contacts,
+                      force_scale=force_scale, package_path=package_path)
+    page_notice(ctx, output, page, time.perf_counter() - start)
+
+
+def page_notice(ctx, output, page, seconds):
+    """The page's warnings, then its size and build time, on standard error."""
+    for w in page.warnings:
+        notice(ctx, f"warning: {w}")
+    notice(ctx, f"{'page' if output in (None, '-') else output}: {len(page.html) / 1e6:.2f} MB "
+                f"({page.frames} frames for {page.duration:.6g} s, {page.meshes} mesh "
+                f"file{'' if page.meshes == 1 else 's'}), built in {seconds:.2f} s")

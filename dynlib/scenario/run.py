@@ -1,0 +1,125 @@
+"""Running a validated scenario: the one place that turns a scenario into a `simulate` call.
+
+`run(scenario)` builds the controller, the external wrenches and the contact
+block once, from what loading checked and kept, and calls
+`dynlib.simulate.simulate` with every field the scenario sets. `dyn simulate`,
+`dyn energy-check` and the `dyn sweep` worker all run scenarios through it; what
+differs between them is an argument here (the initial state, the rows kept,
+the energy columns), not a second copy of the call.
+"""
+from __future__ import annotations
+
+import math
+import os
+
+from ..errors import DynError, ScenarioError
+from .load import initial_q, initial_v, target_table, torque_table
+from .schema import (ConstantControl, CsvControl, GravityCompensationControl, PDControl, Scenario, ZeroControl)
+
+
+def initial_state(sc):
+    """(q0, v0) of the scenario: named coordinates set, the rest at zero, the root at the identity."""
+    return initial_q(sc), initial_v(sc)
+
+
+def controller(sc):
+    """The dynlib.controllers object of the scenario's `control:` block."""
+    from .. import controllers as C
+
+    c = sc.control
+    if isinstance(c, ZeroControl):
+        return C.Zero()
+    if isinstance(c, ConstantControl):
+        return C.Constant(c.tau)
+    if isinstance(c, CsvControl):
+        return C.TorqueTable(*torque_table(sc))
+    if isinstance(c, PDControl):
+        return C.PD(kp=c.kp, kd=c.kd, target=c.target, gravity_compensation=c.gravity_compensation)
+    if isinstance(c, GravityCompensationControl):
+        return C.GravityCompensation()
+    if c.target.file is not None:
+        target = C.TargetTable(*target_table(sc))
+    else:
+        s = c.target.sinusoids
+        target = C.Sinusoids(amplitude={k: v.amplitude for k, v in s.items()},
+                             frequency={k: v.frequency for k, v in s.items()},
+                             phase={k: v.phase for k, v in s.items()},
+                             offset={k: v.offset for k, v in s.items() if v.offset is not None})
+    return C.ComputedTorque(kp=c.kp, kd=c.kd, target=target)
+
+
+def external_wrenches(sc) -> list:
+    """The scenario's `external_wrenches:` as `dynlib.simulate.ExternalWrench` objects."""
+    from ..simulate import ExternalWrench
+
+    return [ExternalWrench(w.frame, tuple(w.wrench), w.start, w.stop) for w in sc.external_wrenches]
+
+
+def contacts(sc):
+    """The `contacts:` block as `simulate(contacts=...)` takes it: a dict of the keys the scenario
+    gives (model, points, ground, parameters by their scenario names), None without one; `simulate`
+    builds the contact model from it with its own defaults."""
+    return None if sc.contacts is None else sc.contacts.model_dump(exclude_none=True)
+
+
+def check_run_size(sc, model, every=None):
+    """A step count that cannot run (beyond 2**53) or whose kept rows cannot fit in this machine's
+    memory is an error at the key that set it (steps, or dt for a duration), not an allocation failure."""
+    steps, every = sc.n_steps, every or sc.output.every
+    need = (steps // every + 1) * (1 + model.nq + 4 * model.nv + 3) * 8
+    try:
+        memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):
+        memory = math.inf
+    if steps > 2 ** 53 or need > memory:
+        key = "steps" if sc.steps is not None else "dt"
+        raise sc.error(key, f"{steps:.3g} steps ({steps // every + 1:.3g} rows kept) need {need / 1e9:.3g} GB "
+                            f"for the trajectory, more than this machine's {memory / 1e9:.3g} GB; use fewer steps, "
+                            "a larger dt or output.every")
+
+
+def run(sc: Scenario, *, initial=None, every=None, energy=None, progress=None):
+    """Simulate the scenario: `dynlib.simulate.simulate` with everything it sets.
+
+    initial: (q0, v0) to start from instead of the scenario's `initial:` (energy-check's
+    seeded random state). every: keep one row in `every` (default: output.every).
+    energy: compute the energy columns (default: whether output.columns lists them).
+    progress: progress(done, total) between chunks of a long run.
+
+    An input error the simulation finds (a contact setup that does not fit the
+    robot, a controller that does not) is a ScenarioError at the block that set it.
+    Returns the `dynlib.simulate.SimulationResult`.
+    """
+    from ..simulate import simulate  # not at import: loading a scenario needs no numba
+
+    model = sc.model
+    every = sc.output.every if every is None else every
+    check_run_size(sc, model, every)
+    q0, v0 = initial_state(sc) if initial is None else initial
+    try:
+        return simulate(model, q0, v0, dt=sc.dt, steps=sc.n_steps, integrator=sc.integrator,
+                        controller=controller(sc), external_wrenches=external_wrenches(sc),
+                        joint_friction=sc.joint_friction != "none", friction_smoothing=sc.friction_smoothing,
+                        friction_integration=sc.friction_integration, every=every, max_state=sc.max_state,
+                        energy=("energy" in sc.output.columns) if energy is None else bool(energy),
+                        contacts=contacts(sc), progress=progress)
+    except ScenarioError:
+        raise
+    except DynError as exc:
+        if exc.exit_code != 2 or exc.file:
+            raise
+        raise sc.error(_block_of(exc), exc.message) from None
+
+
+run_scenario = run  # the name dynlib exports
+
+
+def _block_of(exc) -> str:
+    """The scenario block behind an input error raised inside `simulate`: `contacts` when the code that
+    raised it is in dynlib.contact (the contact setup), else `control` (what the controller checks)."""
+    contact = __name__.split(".")[0] + ".contact"
+    tb, module = exc.__traceback__, ""
+    while tb is not None:  # to the frame that raised it
+        module = tb.tb_frame.f_globals.get("__name__", module)
+        tb = tb.tb_next
+    return "contacts" if module == contact or module.startswith(contact + ".") else "control"

@@ -1,0 +1,146 @@
+"""Trajectory files: reading, writing and checking (SPEC §5).
+
+The one home of trajectory I/O for every command: `simulate` writes, `inverse`,
+`contact-id` and `plot` read. A trajectory is a table with one row per sample
+and one float64 column per quantity, in the order ``time``, ``q.<q_name>``,
+``qd.<v_name>``, ``qdd.<v_name>``, ``tau.<tau_name>``, ``energy.*``,
+``contact.<frame>.*``: the names are made in `dynlib.columns`.
+
+Formats, chosen by the file extension: ``.csv`` (`dynlib.trajectory.csv`) and
+``.parquet`` (`dynlib.trajectory.parquet`); ``-`` is standard input or output
+(CSV). Both are read and written with pyarrow's columnar readers and writers,
+never row by row. CSV floats are written in the shortest form that reads back to
+the same double (``repr``-exact), so a write/read round trip is the identity.
+The table they read into, `Trajectory`, and the column checks are in
+`dynlib.trajectory.table`.
+
+Outputs are atomic (`dynlib.output.atomic_output`): written to a hidden temporary
+file next to the target and renamed onto it at the end, so a failing command
+leaves no partial file and never clobbers an existing one.
+
+Every problem with a file raises a one-line `TrajectoryError` that names the
+file and, for CSV, the line as a user counts them (the header is line 1, the
+first data row line 2) and the column; for Parquet, the 1-based data row.
+Readers accept the columns in any order and ignore the ones they do not need;
+every column must still hold numbers (a text column is reported, not skipped).
+"""
+from __future__ import annotations
+
+import stat
+import sys
+from pathlib import Path
+
+from ..columns import column_names
+from ..errors import InputError, TrajectoryError
+from ..output import atomic_output
+from . import csv, parquet
+from .table import Trajectory, check_increasing_time, require_columns, to_arrow
+
+__all__ = [
+    "Trajectory",
+    "atomic_output",
+    "check_increasing_time",
+    "column_names",
+    "read_trajectory",
+    "require_columns",
+    "write_trajectory",
+]
+
+FORMATS = {".csv": "csv", ".parquet": "parquet"}
+STDIO = "-"
+_STDIN_NAME = "<stdin>"
+_PARQUET_MAGIC = b"PAR1"
+_PARQUET_MAGIC_SIZE = len(_PARQUET_MAGIC)
+
+
+# --------------------------------------------------------------------- writing
+
+def write_trajectory(path, names, data, *, source=None) -> None:
+    """Write `data` (N, len(names)) with columns `names` to `path`, atomically.
+
+    `path` ``None`` or ``'-'``: CSV on standard output (bytes, streamed, no
+    temporary file). Otherwise the format is the extension's, ``.csv`` or
+    ``.parquet``. `source` is optional provenance (e.g. the robot or scenario
+    path), kept in the Parquet metadata as ``dyn.source``; CSV has no place for
+    it. Raises `InputError` for an unsupported extension or mismatched shapes.
+    """
+    fmt = "csv" if path is None or str(path) == STDIO else FORMATS.get(Path(path).suffix.lower())
+    if fmt is None:
+        suffix = repr(Path(path).suffix) if Path(path).suffix else "(no extension)"
+        raise InputError(f"{path}: unsupported output format {suffix}; "
+                         f"use one of {', '.join(FORMATS)} (or '-' for CSV on standard output)")
+    table = to_arrow(names, data, source)
+    if path is None or str(path) == STDIO:
+        sys.stdout.flush()  # anything already printed goes first
+        csv.write(table, sys.stdout.buffer)
+        sys.stdout.buffer.flush()
+        return
+    with atomic_output(path) as tmp:
+        if fmt == "csv":
+            csv.write(table, str(tmp))
+        else:
+            parquet.write(table, tmp)
+
+
+# --------------------------------------------------------------------- reading
+
+def read_trajectory(path, *, required=None) -> Trajectory:
+    """Read a trajectory from `path` (``.csv``, ``.parquet``, or ``'-'``: standard input).
+
+    Columns of numbers are read as float64. Raises `TrajectoryError` naming the
+    file, the line (CSV) or row (Parquet) and the column for: a missing or
+    empty file, a header without rows, ragged rows, duplicate names, and a
+    missing or unusable ``time`` column or `required` column.
+
+    A column that holds text, or a number column with an empty, NaN or
+    infinite cell, does not stop the reading (SPEC §5: readers ignore the
+    columns they do not need, e.g. a ROS export's frame_id): it is listed in
+    `Trajectory.unusable`, and using it (`column`, `columns`, `time`,
+    `require_columns`) raises its error, at the first bad cell's line.
+    """
+    display, buf, fmt = _open_source(path)
+    if fmt == "parquet":
+        traj = parquet.read(display, buf if buf is not None else str(path))
+    else:
+        traj = csv.read(display, buf, path)
+    require_columns(traj, ["time"] + [n for n in (required or ()) if n != "time"])
+    return traj
+
+
+def _open_source(path):
+    """(display name, bytes or None, format). Regular files stay on disk (Arrow
+    reads them itself, in parallel, without a copy in Python); pipes and
+    standard input are read into memory once (they cannot be reread)."""
+    if path is None or str(path) == STDIO:
+        stream = sys.stdin
+        if stream is None or stream.isatty():
+            raise TrajectoryError("standard input is a terminal; pipe a trajectory in "
+                                  "or give a file name", file=_STDIN_NAME)
+        buf = stream.buffer.read()
+        return _STDIN_NAME, buf, ("parquet" if buf.startswith(_PARQUET_MAGIC) else "csv")
+    display = str(path)
+    p = Path(path)
+    suffix = p.suffix.lower()
+    fmt = FORMATS.get(suffix)
+    if fmt is None and suffix:
+        raise TrajectoryError(f"unsupported trajectory format {p.suffix!r}; "
+                              f"expected one of {', '.join(FORMATS)}", file=display)
+    try:
+        mode = p.stat().st_mode
+    except FileNotFoundError:
+        raise TrajectoryError("no such file", file=display) from None
+    except OSError as exc:
+        raise TrajectoryError(f"cannot read: {exc.strerror}", file=display) from None
+    if stat.S_ISDIR(mode):
+        raise TrajectoryError("is a folder, expected a trajectory file", file=display)
+    if stat.S_ISREG(mode):
+        if fmt == "parquet" and p.stat().st_size == 0:
+            raise TrajectoryError("empty file", file=display)
+        if fmt is None:  # no extension: sniff
+            fmt = "parquet" if csv.read_file(p, display, _PARQUET_MAGIC_SIZE) == _PARQUET_MAGIC else "csv"
+        return display, None, fmt
+    buf = csv.read_file(p, display)
+    if fmt is None:  # no extension (e.g. /dev/fd/63 from <(...)): sniff
+        fmt = "parquet" if buf.startswith(_PARQUET_MAGIC) else "csv"
+    return display, buf, fmt
+

@@ -1,0 +1,108 @@
+"""dynlib.algorithms.linalg against numpy: Cholesky, its solve, and the small SPD inverse of ABA.
+
+Random symmetric positive definite matrices of sizes 1..40 are built from a random
+orthogonal basis and chosen eigenvalues, so that their condition number is known:
+well conditioned (1 to 10), and ill conditioned (1e8 and 1e12, as a long chain's mass
+matrix gets). For those the forward error may grow with the condition number, so
+the checks are the ones a backward-stable algorithm guarantees: the factor
+reproduces A (‖L Lᵀ − A‖ / ‖A‖ ~ eps), the solve's residual is small
+(‖A x − b‖ / (‖A‖ ‖x‖) ~ eps), and the forward error stays within cond · eps.
+"""
+import numpy as np
+import pytest
+
+from dynlib.algorithms.linalg import cholesky, cholesky_solve, spd_inverse
+from helpers import EPS
+
+SIZES = (1, 2, 3, 6, 7, 15, 40)
+CONDITIONS = (1.0, 10.0, 1e8, 1e12)
+
+
+def spd(n, cond, rng):
+    """A random SPD matrix of size n whose eigenvalues span [1/cond, 1] (log-uniformly)."""
+    Q, _ = np.linalg.qr(rng.normal(size=(n, n)))
+    eig = np.geomspace(1.0 / cond, 1.0, n) if n > 1 else np.ones(1)
+    A = (Q * rng.permutation(eig)) @ Q.T
+    return 0.5 * (A + A.T)
+
+
+def factor(A):
+    L = np.full_like(A, np.nan)  # every entry must be written, the upper triangle as zeros
+    ok = cholesky(A, L)
+    return ok, L
+
+
+@pytest.mark.parametrize("cond", CONDITIONS)
+@pytest.mark.parametrize("n", SIZES)
+def test_cholesky_is_numpys_factor(n, cond):
+    rng = np.random.default_rng(n * 7 + int(np.log10(cond)))
+    A = spd(n, cond, rng)
+    ok, L = factor(A)
+    assert ok
+    assert np.array_equal(L, np.tril(L)), "the upper triangle must be zero"
+    assert np.all(np.diag(L) > 0)
+    assert np.linalg.norm(L @ L.T - A) <= 20 * n * EPS * np.linalg.norm(A)
+    # the factor is unique: numpy's (LAPACK's) agrees within the factor's own conditioning
+    ref = np.linalg.cholesky(A)
+    assert np.linalg.norm(L - ref) <= 20 * n * EPS * np.sqrt(cond) * np.linalg.norm(ref)
+
+
+@pytest.mark.parametrize("cond", CONDITIONS)
+@pytest.mark.parametrize("n", SIZES)
+def test_cholesky_solve_against_numpy(n, cond):
+    rng = np.random.default_rng(1000 + n)
+    A = spd(n, cond, rng)
+    x_true = rng.normal(size=n)
+    b = A @ x_true
+    ok, L = factor(A)
+    assert ok
+    x = np.full(n, np.nan)
+    cholesky_solve(L, b, x)
+    assert np.linalg.norm(A @ x - b) <= 50 * n * EPS * np.linalg.norm(A) * np.linalg.norm(x)
+    assert np.linalg.norm(x - x_true) <= 50 * n * EPS * cond * np.linalg.norm(x_true)
+    ref = np.linalg.solve(A, b)
+    assert np.linalg.norm(x - ref) <= 100 * n * EPS * cond * np.linalg.norm(ref)
+
+
+def test_cholesky_solve_may_overwrite_its_right_hand_side():
+    rng = np.random.default_rng(3)
+    A = spd(9, 100.0, rng)
+    b = rng.normal(size=9)
+    _, L = factor(A)
+    x = np.empty(9)
+    cholesky_solve(L, b, x)
+    cholesky_solve(L, b, b)  # x aliasing b, as the kernels call it
+    assert np.array_equal(b, x)
+
+
+@pytest.mark.parametrize("bad", ["indefinite", "semidefinite", "nan"])
+def test_cholesky_reports_a_matrix_that_is_not_positive_definite(bad):
+    rng = np.random.default_rng(4)
+    A = spd(6, 10.0, rng)
+    if bad == "indefinite":
+        Q, _ = np.linalg.qr(rng.normal(size=(6, 6)))
+        A = (Q * np.array([1.0, 2.0, -0.5, 3.0, 1.0, 1.0])) @ Q.T
+        assert np.linalg.eigvalsh(A).min() < -0.4
+    elif bad == "semidefinite":
+        A[2, :] = A[:, 2] = 0.0  # a massless DoF: the third pivot is exactly zero
+    else:
+        A[3, 3] = np.nan
+    ok, _ = factor(A)
+    assert not ok
+
+
+@pytest.mark.parametrize("cond", (1.0, 1e3, 1e8))
+@pytest.mark.parametrize("n", (1, 2, 3, 4, 5, 6))
+def test_spd_inverse_against_numpy(n, cond):
+    """The 1x1 .. 6x6 blocks of ABA (D = Sᵀ IA S), written into the top-left of 6x6 buffers."""
+    rng = np.random.default_rng(50 + n)
+    A6 = np.full((6, 6), np.nan)
+    A6[:n, :n] = spd(n, cond, rng) * rng.uniform(0.1, 100.0)  # not only unit scale
+    W = np.full((6, 6), np.nan)
+    out = np.full((6, 6), np.nan)
+    spd_inverse(A6, n, W, out)
+    A, X = A6[:n, :n], out[:n, :n]
+    ref = np.linalg.inv(A)
+    assert np.linalg.norm(X - ref) <= 100 * n * EPS * cond * np.linalg.norm(ref)
+    assert np.linalg.norm(A @ X - np.eye(n)) <= 100 * n * EPS * cond
+    assert np.all(np.isnan(out[n:, :])) and np.all(np.isnan(out[:, n:])), "only the n x n block is written"

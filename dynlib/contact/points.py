@@ -243,14 +243,6 @@ class ContactSpec(NamedTuple):
     penetration_correction: float | None = None
 
 
-def build_contact(model, spec, q0):
-    """(Contact, point names) of a ContactSpec or dict at the initial configuration q0 (`dynlib.contact.build`)."""
-    from . import build
-
-    contact = build(model, spec, q0)
-    return contact, contact.names
-
-
 @_jit
 def delassus(L, Jc, Y, D):
     """Y rows = M⁻¹ Jc rows (L: Cholesky factor of M), D = Jc M⁻¹ Jcᵀ."""

@@ -492,18 +492,16 @@ def _solver_report(contact, work):
 
 def loop_is_cached(model=None, q0=None, *, integrator="rk4", controller=None, external_wrenches=(),
                    joint_friction=True, friction_integration="implicit", energy=True, contacts=None) -> bool:
-    """Whether numba's cache holds the compiled loop (`_run`) that a run needs, so that it starts at once.
+    """Whether dyn's kernel cache (`dynlib.compiled.cache_folders`) holds the compiled loop (`_run`) that a
+    run needs, so that it starts at once.
 
     Without a model: whether any specialization of the loop is cached. With a model and `simulate`'s
     arguments: whether the specialization for that run's stage types is (`dynlib.stages`). A cache
     this function cannot read counts as holding the loop when its index file is there.
     """
-    from pathlib import Path
-
     from .compiled import cache_folders
 
-    indexes = [f for folder in (Path(__file__).parent / "__pycache__", *cache_folders()) if folder.is_dir()
-               for f in folder.rglob("simulate._run-*.nbi")]
+    indexes = [f for folder in cache_folders() if folder.is_dir() for f in folder.glob("simulate._run-*.nbi")]
     if model is None or not indexes:
         return bool(indexes)
     q = _state(model, q0, model.nq, "q0", model.q_neutral)

@@ -205,8 +205,6 @@ def test_bad_contacts_are_input_errors(contacts, message):
 
 
 def test_loop_is_cached_answers_for_the_run_it_is_given():
-    from pathlib import Path
-
     from dynlib.simulate import _holds, loop_is_cached
 
     model = sample("double_pendulum")
@@ -215,6 +213,28 @@ def test_loop_is_cached_answers_for_the_run_it_is_given():
     # an index that lists other argument types does not hold this run's loop
     from dynlib.compiled import cache_folders
 
-    index = next(f for folder in (Path(dynlib.__file__).parent / "__pycache__", *cache_folders()) if folder.is_dir()
-                 for f in folder.rglob("simulate._run-*.nbi"))
+    index = next(f for folder in cache_folders() for f in folder.glob("simulate._run-*.nbi"))
     assert not _holds(index, (1.5, "not", "a", "signature"))
+
+
+def test_loop_is_cached_looks_in_dyns_cache_only(tmp_path, monkeypatch):
+    import importlib
+    import shutil
+
+    from dynlib.compiled import cache_folder, cache_folders
+
+    S = importlib.import_module("dynlib.simulate")  # the module (dynlib.simulate is the function)
+    model = sample("double_pendulum")
+    simulate(model, [0.3, 0.1], dt=1e-3, steps=5)
+    index = next(f for folder in cache_folders() for f in folder.glob("simulate._run-*.nbi"))
+    # numba's own place next to the source (where dyn's kernels were once cached) holds the loop ...
+    numba_place = tmp_path / "tree" / "__pycache__"
+    numba_place.mkdir(parents=True)
+    shutil.copy(index, numba_place / index.name)
+    monkeypatch.setattr(S, "__file__", str(tmp_path / "tree" / "simulate.py"))
+    # ... but dyn's cache folder is an empty one: the loop is not cached
+    monkeypatch.setenv("DYN_CACHE_DIR", str(tmp_path / "cache"))
+    assert not S.loop_is_cached() and not S.loop_is_cached(model, [0.3, 0.1])
+    cache_folder().mkdir(parents=True)
+    shutil.copy(index, cache_folder() / index.name)
+    assert S.loop_is_cached() and S.loop_is_cached(model, [0.3, 0.1])

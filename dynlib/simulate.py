@@ -56,6 +56,7 @@ finite state are kept and `result.diverged` says at which step and time.
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import math
 from typing import NamedTuple
@@ -367,25 +368,40 @@ def _normalized(x):
     return x
 
 
+@contextlib.contextmanager
+def _from_argument(name):
+    """An InputError raised inside carries the argument `name` it came from (`InputError.argument`)."""
+    try:
+        yield
+    except InputError as exc:
+        if exc.argument is None:
+            exc.argument = name
+        raise
+
+
 def _pipeline(model, q, *, dt, integrator, controller, external_wrenches, joint_friction, eps,
               friction_integration, contacts):
     """(Pipeline, Contact or None) of a run whose scalar inputs are checked: every stage's parameters."""
     m = model.arrays
-    controller = C.as_controller(controller)
     if joint_friction:
         damping, friction = np.ascontiguousarray(m.damping, float), np.ascontiguousarray(m.friction, float)
     else:
         damping, friction = np.zeros(model.nv), np.zeros(model.nv)
-    ctrl = controller.params(model, q, (damping, friction, eps))
+    with _from_argument("controller"):
+        controller = C.as_controller(controller)
+        ctrl = controller.params(model, q, (damping, friction, eps))
     # computed torque cancels the joint friction stage by stage: nothing stiff is left to treat implicitly
     stiff = (friction_integration == "implicit" and (np.any(damping != 0) or np.any(friction != 0))
              and not isinstance(controller, C.ComputedTorque))
-    fo = Forces(damping, friction, eps, dt if stiff else 0.0, *_wrench_arrays(model, tuple(external_wrenches)))
-    contact = None if contacts is None else build_contact(model, contacts, q)
-    needs = getattr(contact.params, "integrator", None) if contact is not None else None
-    if needs is not None and integrator != needs:
-        raise InputError(f"the {contact.model} contact model steps velocities with impulses (semi-implicit Euler): "
-                         f"set integrator to '{needs}' (got {integrator!r})")
+    with _from_argument("external_wrenches"):
+        wrenches = _wrench_arrays(model, tuple(external_wrenches))
+    fo = Forces(damping, friction, eps, dt if stiff else 0.0, *wrenches)
+    with _from_argument("contacts"):
+        contact = None if contacts is None else build_contact(model, contacts, q)
+        needs = getattr(contact.params, "integrator", None) if contact is not None else None
+        if needs is not None and integrator != needs:
+            raise InputError(f"the {contact.model} contact model steps velocities with impulses "
+                             f"(semi-implicit Euler): set integrator to '{needs}' (got {integrator!r})")
     params = contact.params if contact is not None else None
     body = params if stages.handles("body_forces", type(params)) else ExternalWrenches()
     accel = params if stages.handles("acceleration", type(params)) else (ImplicitFriction() if stiff else Free())

@@ -204,6 +204,21 @@ def test_bad_contacts_are_input_errors(contacts, message):
         simulate(sample("quadruped", True), dt=1e-3, steps=2, contacts=contacts)
 
 
+def test_bad_arguments_say_which_argument_they_came_from():
+    model = sample("quadruped", True)
+    for kwargs, argument in (({"contacts": {"model": "sticky"}}, "contacts"),
+                             ({"contacts": {"model": "relaxed"}}, "contacts"),  # raised in dynlib.simulate
+                             ({"controller": PD(kp=[1, 2])}, "controller"),
+                             ({"external_wrenches": [ExternalWrench("no_such_frame", (0,) * 6)]},
+                              "external_wrenches")):
+        with pytest.raises(InputError) as e:
+            simulate(model, dt=1e-3, steps=2, **kwargs)
+        assert e.value.argument == argument
+    with pytest.raises(InputError) as e:
+        simulate(model, dt=-1.0, steps=2)
+    assert e.value.argument is None  # the message names it
+
+
 def test_loop_is_cached_answers_for_the_run_it_is_given():
     from dynlib.simulate import _holds, loop_is_cached
 

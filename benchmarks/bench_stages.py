@@ -7,8 +7,9 @@ them), best of --repeat, divided by the number of steps: the two schemes (semi-i
 Euler, RK4) with and without the URDF joint friction (implicit, the default; explicit
 friction at dt = 1 ms diverges on arm6's light wrist), under a PD controller, and with one contact point at the robot's last frame
 for each contact model (the ground 1 cm above that point at the start, so the
-contact is active; the impulse models need semi-implicit Euler). The last column,
-sum(q_final), tells two versions of dyn computed the same trajectory.
+contact is active; the impulse models need semi-implicit Euler). Columns: wall time and
+CPU time of this process per step (the CPU time is the steadier on a busy machine);
+sum(q_final), which tells two versions of dyn computed the same trajectory.
 
 To compare two versions of dyn, run this file with each on PYTHONPATH (it uses only
 `simulate`'s public arguments), one after the other on an otherwise idle machine, e.g.
@@ -57,15 +58,16 @@ def main():
     q0 = np.array(Q0.get(args.robot, model.q_neutral), dtype=float)
     print(f"per step: {model.name} (nq = {model.nq}), dt = 1 ms, {args.steps} steps, best of {args.repeat}, "
           f"energy off; dyn from {dynlib.__file__}")
-    print(f"{'case':40s} {'us/step':>9s}   sum(q_final)")
+    print(f"{'case':40s} {'us/step':>9s} {'cpu':>9s}   sum(q_final)")
     for label, kw in cases(model, q0):
         simulate(model, q0, dt=1e-3, steps=10, energy=False, **kw)  # compile or load
-        best, r = np.inf, None
+        best, cpu, r = np.inf, np.inf, None
         for _ in range(args.repeat):
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             r = simulate(model, q0, dt=1e-3, steps=args.steps, energy=False, **kw)
-            best = min(best, time.perf_counter() - t0)
-        print(f"{label:40s} {best / args.steps * 1e6:9.2f}   {np.sum(r.q_final):.12g}", flush=True)
+            best, cpu = min(best, time.perf_counter() - t0), min(cpu, time.process_time() - c0)
+        print(f"{label:40s} {best / args.steps * 1e6:9.2f} {cpu / args.steps * 1e6:9.2f}   {np.sum(r.q_final):.12g}",
+              flush=True)
 
 
 if __name__ == "__main__":

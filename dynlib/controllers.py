@@ -1,23 +1,25 @@
 """Controllers for `dynlib.simulate`: the motor torque tau(t, q, v), inside the compiled loop.
 
 A controller is a small Python object that `dynlib.simulate` turns, once, into
-`ControllerArrays` (a type code and parameter arrays); the compiled loop then
-evaluates it at every evaluation of the dynamics (four times per RK4 step):
-`open_loop` for the open-loop ones; for the feedback ones, `reference` (which RNEA
-term they need), the RNEA call, then `feedback` (their own terms).
+a parameter tuple and a workspace (`Controller.params`, `params.work`); the
+compiled loop's ``control`` stage (`dynlib.stages`) then runs the kernel of that
+parameter type at every evaluation of the dynamics (four times per RK4 step):
 
-==================== ============================================================
-controller            tau (nv,)
-==================== ============================================================
-`Zero`                0
-`Constant`            tau_c
-`TorqueTable`         tau(t) linearly interpolated in a table (held at its ends)
-`PD`                  kp (q* ⊖ q) - kd v  [+ g(q) with ``gravity_compensation``]
-`GravityCompensation` g(q) = RNEA(q, 0, 0)
-`ComputedTorque`      M(q) (a_d + kd (v_d - v) + kp (q_d - q)) + h(q, v) + friction(v),
-                      one RNEA call with the commanded acceleration; the target
-                      (q_d, v_d, a_d)(t) is a table or sinusoids
-==================== ============================================================
+==================== ======================= ============================================================
+controller            parameters (workspace)  tau (nv,)
+==================== ======================= ============================================================
+`Zero`                `ZeroParams`            0
+`Constant`            `ConstantParams`        tau_c
+`TorqueTable`         `TableParams`           tau(t) linearly interpolated in a table (held at its ends)
+`PD`                  `PDParams`              kp (q* ⊖ q) - kd v  [+ g(q) with ``gravity_compensation``]
+                      (`FeedbackWork`)
+`GravityCompensation` `GravityParams`         g(q) = RNEA(q, 0, 0)
+                      (`FeedbackWork`)
+`ComputedTorque`      `ComputedTorqueParams`  M(q) (a_d + kd (v_d - v) + kp (q_d - q)) + h(q, v) + friction(v),
+                      (`TrackingWork`)        one RNEA call with the commanded acceleration; the target
+                                              (q_d, v_d, a_d)(t) is a table (`TableTarget`) or sinusoids
+                                              (`SineTarget`), itself dispatched by type (stage ``target``)
+==================== ======================= ============================================================
 
 Joints that are not actuated get zero torque from the feedback controllers (PD,
 gravity compensation, computed torque): the free-flyer root (a floating base is
@@ -28,7 +30,8 @@ Gains and targets are given per coordinate name (``{"elbow": 50}``), as one numb
 for every actuated joint, or as a full vector. A PD joint without a target holds
 its initial value; a PD joint without a gain (a dict that does not name it) has
 zero gain. The computed-torque controller uses the plant's own model, joint
-friction included, so that it cancels the dynamics exactly.
+friction included (`simulate` hands it the friction it simulates), so that it
+cancels the dynamics exactly.
 """
 from __future__ import annotations
 
@@ -38,45 +41,110 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .compiled import jit
 from . import joints as J
+from .algorithms.rnea import rnea_kernel
+from .dynamics import assign
 from .errors import InputError, closest
+from .spatial import kernel
+from .stages import stage, target
 
-ZERO = 0
-CONSTANT = 1
-TABLE = 2
-PD_CODE = 3
-GRAVITY = 4
-COMPUTED = 5
-FEEDBACK = PD_CODE  # codes from here on read the state (q, v) and call RNEA
-
-_jit = jit()
+# ---------------------------------------------------------------- parameters and workspaces
 
 
-class ControllerArrays(NamedTuple):
-    """A controller as the compiled loop takes it. Unused arrays have length 0."""
-
-    code: int             # ZERO, CONSTANT, TABLE, PD_CODE, GRAVITY or COMPUTED
-    actuated: np.ndarray  # (nv,) 1.0 where feedback controllers act, 0.0 on free-flyer roots
-    tau: np.ndarray       # (nv,) constant torques (CONSTANT)
-    kp: np.ndarray        # (nv,) position gains (PD, COMPUTED)
-    kd: np.ndarray        # (nv,) velocity gains (PD, COMPUTED)
-    q_ref: np.ndarray     # (nq,) PD set-point
-    gravity_comp: int     # PD: 1 adds g(q)
-    times: np.ndarray     # (n,) increasing sample times of `values` or of the target table
-    values: np.ndarray    # (n, nv) torque table (TABLE)
-    ref_q: np.ndarray     # (n, nq) target positions (COMPUTED from a table)
-    ref_v: np.ndarray     # (n, nv) target velocities
-    ref_a: np.ndarray     # (n, nv) target accelerations
-    sine: np.ndarray      # (4, nv) amplitude, angular frequency (rad/s), phase, offset (COMPUTED, no table)
-    wq: np.ndarray        # (nq,) scratch, target positions
-    wv: np.ndarray        # (3, nv) scratch: position error, target velocity, target / commanded acceleration
-    fext0: np.ndarray     # (nb, 6) zeros, never written
+class NoWork(NamedTuple):
+    """The workspace of a controller that needs none."""
 
 
-# ---------------------------------------------------------------- compiled part
+class FeedbackWork(NamedTuple):
+    """Workspace of PD and gravity compensation."""
 
-@_jit
+    err: np.ndarray    # (nv,) position error q* ⊖ q
+    fext0: np.ndarray  # (nb, 6) zeros, never written: the external wrenches of the RNEA calls
+
+
+class TrackingWork(NamedTuple):
+    """Workspace of computed torque."""
+
+    q_d: np.ndarray    # (nq,) target positions at t
+    v_d: np.ndarray    # (nv,) target velocities at t
+    a_d: np.ndarray    # (nv,) target accelerations at t, then the commanded acceleration
+    err: np.ndarray    # (nv,) position error q_d ⊖ q
+    fext0: np.ndarray  # (nb, 6) zeros, never written
+
+
+class ZeroParams(NamedTuple):
+    def work(self, model):
+        return NoWork()
+
+
+class ConstantParams(NamedTuple):
+    tau: np.ndarray  # (nv,)
+
+    def work(self, model):
+        return NoWork()
+
+
+class TableParams(NamedTuple):
+    times: np.ndarray   # (n,) increasing sample times
+    values: np.ndarray  # (n, nv) torques
+
+    def work(self, model):
+        return NoWork()
+
+
+class PDParams(NamedTuple):
+    kp: np.ndarray        # (nv,) position gains
+    kd: np.ndarray        # (nv,) velocity gains
+    q_ref: np.ndarray     # (nq,) set-point
+    actuated: np.ndarray  # (nv,) 1.0 where the controller acts, 0.0 on free-flyer roots
+    gravity_compensation: bool
+
+    def work(self, model):
+        return FeedbackWork(np.zeros(model.nv), np.zeros((model.nb, 6)))
+
+
+class GravityParams(NamedTuple):
+    actuated: np.ndarray  # (nv,)
+
+    def work(self, model):
+        return FeedbackWork(np.zeros(model.nv), np.zeros((model.nb, 6)))
+
+
+class TableTarget(NamedTuple):
+    """A computed-torque target sampled in time (linear interpolation, held beyond the ends)."""
+
+    times: np.ndarray  # (n,) increasing
+    q: np.ndarray      # (n, nq)
+    v: np.ndarray      # (n, nv)
+    a: np.ndarray      # (n, nv)
+
+
+class SineTarget(NamedTuple):
+    """q_d = offset + amplitude sin(omega t + phase) per coordinate (Euclidean joints: nq == nv)."""
+
+    amplitude: np.ndarray  # (nv,)
+    omega: np.ndarray      # (nv,) angular frequency, rad/s
+    phase: np.ndarray      # (nv,)
+    offset: np.ndarray     # (nv,)
+
+
+class ComputedTorqueParams(NamedTuple):
+    kp: np.ndarray        # (nv,)
+    kd: np.ndarray        # (nv,)
+    actuated: np.ndarray  # (nv,)
+    damping: np.ndarray   # (nv,) the plant's joint friction, cancelled: viscous ...
+    friction: np.ndarray  # (nv,) ... and Coulomb,
+    eps: float            # smoothed by tanh(v / eps)
+    target: tuple         # TableTarget or SineTarget
+
+    def work(self, model):
+        nq, nv = model.nq, model.nv
+        return TrackingWork(np.zeros(nq), np.zeros(nv), np.zeros(nv), np.zeros(nv), np.zeros((model.nb, 6)))
+
+
+# ---------------------------------------------------------------- compiled part: the control stage
+
+@kernel
 def interpolate_rows(times, values, t, out):
     """out = the row of `values` at time t, linear between samples, held beyond the ends."""
     # i = the number of samples at or before t (np.searchsorted(times, t, "right"), written
@@ -99,102 +167,81 @@ def interpolate_rows(times, values, t, out):
             out[k] = (1.0 - s) * values[i - 1, k] + s * values[i, k]
 
 
-@_jit
-def position_error(jtype, idx_q, idx_v, q_ref, q, err):
+@kernel
+def position_error(m, q_ref, q, err):
     """err = q_ref ⊖ q per joint (v-sized, `J.difference_kernel`); zero on free-flyer joints (unactuated)."""
-    J.difference_kernel(jtype, idx_q, idx_v, q, q_ref, err)
-    for i in range(jtype.shape[0]):
-        if jtype[i] == J.FREEFLYER:
+    J.difference_kernel(m.jtype, m.idx_q, m.idx_v, q, q_ref, err)
+    for i in range(m.jtype.shape[0]):
+        if m.jtype[i] == J.FREEFLYER:
             for k in range(6):
-                err[idx_v[i] + k] = 0.0
+                err[m.idx_v[i] + k] = 0.0
 
 
-@_jit
-def _target(c, t):
-    """c.wq, c.wv[1], c.wv[2] = the target q_d, v_d, a_d at time t (computed torque)."""
-    if c.times.shape[0] > 0:
-        interpolate_rows(c.times, c.ref_q, t, c.wq)
-        interpolate_rows(c.times, c.ref_v, t, c.wv[1])
-        interpolate_rows(c.times, c.ref_a, t, c.wv[2])
-        return
-    for k in range(c.wq.shape[0]):  # sinusoids: only Euclidean joints, nq == nv
-        amp, w, ph = c.sine[0, k], c.sine[1, k], c.sine[2, k]
-        s = math.sin(w * t + ph)
-        c.wq[k] = c.sine[3, k] + amp * s
-        c.wv[1, k] = amp * w * math.cos(w * t + ph)
-        c.wv[2, k] = -amp * w * w * s
+@stage("control", ZeroParams)
+def zero_torque(m, d, p, w, t, q, v, tau):
+    tau[:] = 0.0
 
 
-@_jit
-def open_loop(code, tau_c, times, values, t, tau):
-    """tau = the torque of an open-loop controller (ZERO, CONSTANT, TABLE) at time t."""
-    if code == CONSTANT:
-        tau[:] = tau_c
-    elif code == TABLE:
-        interpolate_rows(times, values, t, tau)
+@stage("control", ConstantParams)
+def constant_torque(m, d, p, w, t, q, v, tau):
+    assign(tau, p.tau)
+
+
+@stage("control", TableParams)
+def table_torque(m, d, p, w, t, q, v, tau):
+    interpolate_rows(p.times, p.values, t, tau)
+
+
+@stage("control", PDParams)
+def pd_torque(m, d, p, w, t, q, v, tau):
+    """tau = (kp (q* ⊖ q) - kd v [+ g(q)]) on the actuated DoFs."""
+    if p.gravity_compensation:
+        rnea_kernel(m, d, q, d.zeros_v, d.zeros_v, w.fext0, m.gravity, tau)
     else:
         tau[:] = 0.0
-
-
-# A feedback controller's torque is tau = RNEA(q, v_r, a_r) + its own terms. `reference`
-# says which RNEA it needs (and leaves a_r in c.wv[2]); the simulation loop calls RNEA
-# itself (it holds the model and workspace); `feedback` adds the controller's terms.
-RNEA_NONE = 0     # plain PD: no model term
-RNEA_STATIC = 1   # g(q) = RNEA(q, 0, 0): gravity compensation, PD + g
-RNEA_MOTION = 2   # RNEA(q, v, a_cmd): computed torque
-
-
-@_jit
-def reference(c, jtype, idx_q, idx_v, t, q, v):
-    """The RNEA term a feedback controller needs at (t, q, v); a_cmd -> c.wv[2] for RNEA_MOTION."""
-    if c.code == GRAVITY or (c.code == PD_CODE and c.gravity_comp):
-        return RNEA_STATIC
-    if c.code == PD_CODE:
-        return RNEA_NONE
-    _target(c, t)  # computed torque: a_cmd = a_d + kd (v_d - v) + kp (q_d ⊖ q)
-    err = c.wv[0]
-    position_error(jtype, idx_q, idx_v, c.wq, q, err)
+    position_error(m, p.q_ref, q, w.err)
     for k in range(v.shape[0]):
-        c.wv[2, k] += c.kd[k] * (c.wv[1, k] - v[k]) + c.kp[k] * err[k]
-    return RNEA_MOTION
+        tau[k] = (tau[k] + (p.kp[k] * w.err[k] - p.kd[k] * v[k])) * p.actuated[k]
 
 
-@_jit
-def feedback(c, damping, friction, eps, jtype, idx_q, idx_v, q, v, tau):
-    """tau (holding the RNEA term) += the controller's own terms; zero on unactuated DoFs.
+@stage("control", GravityParams)
+def gravity_torque(m, d, p, w, t, q, v, tau):
+    """tau = g(q) = RNEA(q, 0, 0) on the actuated DoFs."""
+    rnea_kernel(m, d, q, d.zeros_v, d.zeros_v, w.fext0, m.gravity, tau)
+    for k in range(v.shape[0]):
+        tau[k] *= p.actuated[k]
 
-    PD: kp (q* ⊖ q) - kd v. Computed torque: + damping v + friction tanh(v/eps), the
-    plant's joint friction (damping, friction, eps), so that it cancels.
-    """
-    nv = v.shape[0]
-    if c.code == PD_CODE:
-        err = c.wv[0]
-        position_error(jtype, idx_q, idx_v, c.q_ref, q, err)
-        for k in range(nv):
-            tau[k] += c.kp[k] * err[k] - c.kd[k] * v[k]
-    elif c.code == COMPUTED:
-        for k in range(nv):
-            tau[k] += damping[k] * v[k] + friction[k] * math.tanh(v[k] / eps)
-    for k in range(nv):
-        tau[k] *= c.actuated[k]
+
+@stage("control", ComputedTorqueParams)
+def computed_torque(m, d, p, w, t, q, v, tau):
+    """tau = RNEA(q, v, a_cmd) + joint friction(v), a_cmd = a_d + kd (v_d - v) + kp (q_d ⊖ q)."""
+    target(p.target, t, w.q_d, w.v_d, w.a_d)
+    position_error(m, w.q_d, q, w.err)
+    for k in range(v.shape[0]):
+        w.a_d[k] += p.kd[k] * (w.v_d[k] - v[k]) + p.kp[k] * w.err[k]
+    rnea_kernel(m, d, q, v, w.a_d, w.fext0, m.gravity, tau)
+    for k in range(v.shape[0]):
+        tau[k] = (tau[k] + (p.damping[k] * v[k] + p.friction[k] * math.tanh(v[k] / p.eps))) * p.actuated[k]
+
+
+@stage("target", TableTarget)
+def table_target(p, t, q_d, v_d, a_d):
+    interpolate_rows(p.times, p.q, t, q_d)
+    interpolate_rows(p.times, p.v, t, v_d)
+    interpolate_rows(p.times, p.a, t, a_d)
+
+
+@stage("target", SineTarget)
+def sine_target(p, t, q_d, v_d, a_d):
+    for k in range(q_d.shape[0]):
+        amp, w, ph = p.amplitude[k], p.omega[k], p.phase[k]
+        s = math.sin(w * t + ph)
+        q_d[k] = p.offset[k] + amp * s
+        v_d[k] = amp * w * math.cos(w * t + ph)
+        a_d[k] = -amp * w * w * s
 
 
 # ---------------------------------------------------------------- Python side
-
-def _empty_arrays(model, code, **fields):
-    nq, nv, nb = model.nq, model.nv, model.nb
-    base = dict(
-        code=int(code), actuated=actuated_mask(model), tau=np.zeros(nv), kp=np.zeros(nv), kd=np.zeros(nv),
-        q_ref=np.zeros(nq), gravity_comp=0, times=np.zeros(0), values=np.zeros((0, nv)),
-        ref_q=np.zeros((0, nq)), ref_v=np.zeros((0, nv)), ref_a=np.zeros((0, nv)), sine=np.zeros((4, nv)),
-        wq=np.zeros(nq), wv=np.zeros((3, nv)), fext0=np.zeros((nb, 6)),
-    )
-    base.update(fields)
-    for k, val in base.items():
-        if isinstance(val, np.ndarray):
-            base[k] = np.ascontiguousarray(val, dtype=np.float64)
-    return ControllerArrays(**base)
-
 
 def actuated_mask(model) -> np.ndarray:
     """(nv,) 1.0 for DoFs that motors drive, 0.0 for free-flyer DoFs."""
@@ -269,11 +316,15 @@ def _euclidean(model, what):
 
 
 class Controller:
-    """Base class: `arrays(model, q0)` gives the compiled form."""
+    """Base class: `params(model, q0, friction)` gives the compiled form, a parameter tuple of the
+    ``control`` stage (its workspace: ``params.work(model)``).
+
+    q0: the initial configuration; friction: the plant's joint friction (damping (nv,),
+    friction (nv,), eps), which the computed-torque controller cancels."""
 
     name = "controller"
 
-    def arrays(self, model, q0) -> ControllerArrays:  # pragma: no cover - abstract
+    def params(self, model, q0, friction) -> tuple:  # pragma: no cover - abstract
         raise NotImplementedError
 
 
@@ -283,8 +334,8 @@ class Zero(Controller):
 
     name = "zero"
 
-    def arrays(self, model, q0):
-        return _empty_arrays(model, ZERO)
+    def params(self, model, q0, friction):
+        return ZeroParams()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -295,8 +346,8 @@ class Constant(Controller):
     tau: object = None
     name = "constant"
 
-    def arrays(self, model, q0):
-        return _empty_arrays(model, CONSTANT, tau=per_dof(model, self.tau, "tau", names=model.tau_names))
+    def params(self, model, q0, friction):
+        return ConstantParams(per_dof(model, self.tau, "tau", names=model.tau_names))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -307,14 +358,14 @@ class TorqueTable(Controller):
     tau: object
     name = "csv"
 
-    def arrays(self, model, q0):
+    def params(self, model, q0, friction):
         t = _increasing_times(self.time, "torque table")
         tau = np.ascontiguousarray(self.tau, dtype=float)
         if tau.shape != (t.size, model.nv):
             raise InputError(f"torque table: expected shape ({t.size}, {model.nv}), got {tau.shape}")
         if not np.all(np.isfinite(tau)):
             raise InputError("torque table: every torque must be finite")
-        return _empty_arrays(model, TABLE, times=t, values=tau)
+        return TableParams(t, tau)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -331,7 +382,7 @@ class PD(Controller):
     gravity_compensation: bool = False
     name = "pd"
 
-    def arrays(self, model, q0):
+    def params(self, model, q0, friction):
         q_ref = np.array(q0, dtype=float)
         if isinstance(self.target, dict):
             for name, x in self.target.items():
@@ -343,7 +394,7 @@ class PD(Controller):
             q_ref = per_dof(model, self.target, "target", names=model.q_names)
         kp = per_dof(model, self.kp, "kp", actuated_only=True)
         kd = per_dof(model, self.kd, "kd", actuated_only=True)
-        return _empty_arrays(model, PD_CODE, kp=kp, kd=kd, q_ref=q_ref, gravity_comp=int(bool(self.gravity_compensation)))
+        return PDParams(kp, kd, q_ref, actuated_mask(model), bool(self.gravity_compensation))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -352,8 +403,8 @@ class GravityCompensation(Controller):
 
     name = "gravity-compensation"
 
-    def arrays(self, model, q0):
-        return _empty_arrays(model, GRAVITY)
+    def params(self, model, q0, friction):
+        return GravityParams(actuated_mask(model))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -398,31 +449,39 @@ class ComputedTorque(Controller):
     target: object = None
     name = "computed-torque"
 
-    def arrays(self, model, q0):
+    def params(self, model, q0, friction):
         _euclidean(model, "the computed-torque controller")
         kp = per_dof(model, self.kp, "kp", actuated_only=True)
         kd = per_dof(model, self.kd, "kd", actuated_only=True)
+        damping, fric, eps = friction
         tgt = self.target if self.target is not None else Sinusoids()
-        if isinstance(tgt, TargetTable):
-            t = _increasing_times(tgt.time, "target")
-            Q = _table(tgt.q, (t.size, model.nq), "target q")
-            V = np.gradient(Q, t, axis=0) if tgt.v is None else _table(tgt.v, (t.size, model.nv), "target v")
-            A = np.gradient(V, t, axis=0) if tgt.a is None else _table(tgt.a, (t.size, model.nv), "target a")
-            if t.size == 1:
-                V, A = np.zeros_like(Q), np.zeros_like(Q)
-            return _empty_arrays(model, COMPUTED, kp=kp, kd=kd, times=t, ref_q=Q, ref_v=V, ref_a=A)
-        if not isinstance(tgt, Sinusoids):
-            raise InputError(f"computed-torque target must be Sinusoids or TargetTable, got {type(tgt).__name__}")
-        sine = np.zeros((4, model.nv))
-        sine[0] = per_dof(model, tgt.amplitude, "amplitude")
-        sine[1] = 2.0 * np.pi * per_dof(model, tgt.frequency, "frequency")
-        sine[2] = per_dof(model, tgt.phase, "phase")
-        offset = np.array(q0, dtype=float)
-        if tgt.offset is not None:
-            given = per_dof(model, tgt.offset, "offset", default=np.nan)
-            offset = np.where(np.isnan(given), offset, given)
-        sine[3] = offset
-        return _empty_arrays(model, COMPUTED, kp=kp, kd=kd, sine=sine)
+        return ComputedTorqueParams(kp, kd, actuated_mask(model), _floats(damping), _floats(fric), float(eps),
+                                    _target(model, tgt, q0))
+
+
+def _target(model, tgt, q0):
+    """The TableTarget or SineTarget of a computed-torque target."""
+    if isinstance(tgt, TargetTable):
+        t = _increasing_times(tgt.time, "target")
+        Q = _table(tgt.q, (t.size, model.nq), "target q")
+        V = np.gradient(Q, t, axis=0) if tgt.v is None else _table(tgt.v, (t.size, model.nv), "target v")
+        A = np.gradient(V, t, axis=0) if tgt.a is None else _table(tgt.a, (t.size, model.nv), "target a")
+        if t.size == 1:
+            V, A = np.zeros_like(Q), np.zeros_like(Q)
+        return TableTarget(t, Q, _floats(V), _floats(A))
+    if not isinstance(tgt, Sinusoids):
+        raise InputError(f"computed-torque target must be Sinusoids or TargetTable, got {type(tgt).__name__}")
+    offset = np.array(q0, dtype=float)
+    if tgt.offset is not None:
+        given = per_dof(model, tgt.offset, "offset", default=np.nan)
+        offset = np.where(np.isnan(given), offset, given)
+    return SineTarget(per_dof(model, tgt.amplitude, "amplitude"),
+                      2.0 * np.pi * per_dof(model, tgt.frequency, "frequency"),
+                      per_dof(model, tgt.phase, "phase"), _floats(offset))
+
+
+def _floats(x):
+    return np.ascontiguousarray(x, dtype=np.float64)
 
 
 def _table(x, shape, what):

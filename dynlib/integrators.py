@@ -1,4 +1,4 @@
-"""Time integration of the forward dynamics: three schemes and the pieces of the right-hand side.
+"""Time integration of the forward dynamics: three schemes, on the joint manifolds.
 
 The state is ``(q, v)``; its derivative is ``(v, a)`` with ``a = FD(q, v, tau)``
 (ABA). Configurations move on the joint manifolds, ``q ⊕ v dt``
@@ -19,63 +19,28 @@ Schemes (one step from t to t + dt, a1 = a(t, q, v) given):
   truncation RKMK needs for order 4). Without this correction (summing the v_i
   as if they were tangent at q) the root pose is only second-order accurate.
 
-The right-hand side, evaluated once per stage by `dynlib.simulate._run` with the
-helpers below, gathers every generalized force in one place: the controller's
-motor torque, joint friction ``-damping v - friction tanh(v/eps)`` (SPEC §2,
-`passive_forces`), and external wrenches turned into body wrenches ``f_ext``
-(`wrench_forces`); soft contact forces (`dynlib.contact.soft`) join ``f_ext``
-there. Then forward dynamics:
-
-- explicit joint friction (``Forces.implicit_dt == 0``): ``a = ABA(q, v, tau, f_ext)``;
-- implicit joint friction (``implicit_dt = dt > 0``): joint damping and the
-  smoothed Coulomb friction are stiff for light links (a wrist with 1e-4 kg m²
-  and 0.5 N m s of damping has a 0.3 ms time constant; the tanh slope
-  friction/eps is 1000 times steeper), and explicit schemes at dt = 1e-3 blow
-  up on them. The friction is then taken linearly implicit, as MuJoCo does for
-  joint damping: ``(M + dt B) a = tau + friction(v) + J^T f_ext - h`` with
-  ``B = diag(damping + friction/eps (1 - tanh²(v/eps)))`` the friction's
-  (negated) velocity Jacobian (M by CRBA, h by RNEA, `add_friction_jacobian`,
-  `solve_spd`). This is
-  backward Euler on the friction term inside each stage: stable at any dt,
-  first-order accurate in the friction term only; the rigid-body part keeps the
-  scheme's order. (`dynlib.simulate` keeps the friction explicit under the
-  computed-torque controller, which cancels it stage by stage.)
-
-External wrenches: ``(f, tau)`` in world-aligned axes, applied at the frame's
-origin (the dual of the ``local_world_aligned`` frame Jacobian: generalized
-force ``J^T w``), active for ``start <= t < stop``.
+Each stage's right-hand side ``a(t, q, v)`` is one evaluation of the pipeline of
+`dynlib.simulate` (controller, generalized forces, acceleration: `dynlib.stages`);
+this module only moves the state: `stage_state` gives the state a stage is
+evaluated at, `dexp_inv` its configuration rate, and `advance` the step. They
+take plain arrays, not the model and workspace tuples: a compiled call passes a
+tuple's arrays one by one, and the loop calls these up to eight times a step.
 """
 from __future__ import annotations
 
-import math
 from typing import NamedTuple
 
 import numpy as np
 
-from .compiled import jit
 from . import joints as J
-from .algorithms.linalg import cholesky, cholesky_solve
+from .spatial import kernel
 
 EULER = 0
 SEMI_IMPLICIT = 1
 RK4 = 2
 SCHEMES = {"euler": EULER, "semi-implicit": SEMI_IMPLICIT, "rk4": RK4}
 
-_jit = jit()
-
-
-class Forces(NamedTuple):
-    """Every generalized force besides the controller's, as the compiled loop takes them."""
-
-    damping: np.ndarray       # (nv,) viscous joint friction
-    friction: np.ndarray      # (nv,) Coulomb joint friction, smoothed by tanh(v/eps)
-    eps: float                # Coulomb smoothing velocity
-    implicit_dt: float        # > 0: joint friction linearly implicit with this step; 0: explicit
-    wrench_body: np.ndarray   # (nw,) int64, body the wrench's frame is on
-    wrench_p: np.ndarray      # (nw, 3) the frame's origin in that body's frame
-    wrench: np.ndarray        # (nw, 6) (f, tau), world-aligned axes, at the frame origin
-    wrench_start: np.ndarray  # (nw,) active from this time ...
-    wrench_stop: np.ndarray   # (nw,) ... until this time (excluded)
+_jit = kernel  # no reference counting
 
 
 class Work(NamedTuple):
@@ -84,6 +49,7 @@ class Work(NamedTuple):
     tau: np.ndarray        # (nv,) motor torque of the last right-hand side evaluation
     tau_total: np.ndarray  # (nv,) motor torque + joint friction of that evaluation
     fext: np.ndarray       # (nb, 6) body wrenches of that evaluation, body frame
+    tau_h: np.ndarray      # (nv,) tau_total - h of that evaluation (acceleration stages that form M)
     qs: np.ndarray         # (nq,) stage configuration
     vs: np.ndarray         # (4, nv) stage velocities v1..v4
     acc: np.ndarray        # (4, nv) stage accelerations a1..a4
@@ -94,7 +60,7 @@ class Work(NamedTuple):
 
 
 def make_work(nq, nv, nb) -> Work:
-    return Work(np.zeros(nv), np.zeros(nv), np.zeros((nb, 6)), np.zeros(nq), np.zeros((4, nv)),
+    return Work(np.zeros(nv), np.zeros(nv), np.zeros((nb, 6)), np.zeros(nv), np.zeros(nq), np.zeros((4, nv)),
                 np.zeros((4, nv)), np.zeros((4, nv)), np.zeros((2, nv)), np.zeros(nv), np.zeros(nq))
 
 
@@ -107,64 +73,6 @@ WEIGHTS = np.array([1.0, 2.0, 2.0, 1.0]) / 6.0
 def stages(scheme):
     """Number of right-hand side evaluations per step."""
     return 4 if scheme == RK4 else 1
-
-
-# ---------------------------------------------------------- right-hand side
-# The pieces that `dynlib.simulate._run` puts together once per stage. They take
-# plain arrays, not the (model, Data) tuples: a numba function that takes those
-# re-binds their ~40 arrays (reference counts), about 1 µs a call, as much as a
-# 6-DoF ABA; so the loop calls the kernels itself and these helpers around them.
-
-@_jit
-def passive_forces(damping, friction, eps, v, tau, tau_total):
-    """tau_total = tau - damping v - friction tanh(v / eps) (SPEC §2 joint friction)."""
-    for k in range(v.shape[0]):
-        tau_total[k] = tau[k] - damping[k] * v[k] - friction[k] * math.tanh(v[k] / eps)
-
-
-@_jit
-def wrench_forces(oR, body, p, wrench, start, stop, t, fext):
-    """fext = the wrenches active at t as body wrenches (placements done: oR is the body rotations).
-
-    A wrench (f, tau) in world-aligned axes at a frame origin p (in the body frame) is, in
-    the body frame at the body origin, f_b = R^T f, n_b = R^T tau + p x f_b.
-    """
-    fext[:, :] = 0.0
-    for w in range(body.shape[0]):
-        if not (start[w] <= t < stop[w]):
-            continue
-        b = body[w]
-        R = oR[b]
-        f = wrench[w]
-        fb0 = R[0, 0] * f[0] + R[1, 0] * f[1] + R[2, 0] * f[2]
-        fb1 = R[0, 1] * f[0] + R[1, 1] * f[1] + R[2, 1] * f[2]
-        fb2 = R[0, 2] * f[0] + R[1, 2] * f[1] + R[2, 2] * f[2]
-        fext[b, 0] += fb0
-        fext[b, 1] += fb1
-        fext[b, 2] += fb2
-        fext[b, 3] += R[0, 0] * f[3] + R[1, 0] * f[4] + R[2, 0] * f[5] + p[w, 1] * fb2 - p[w, 2] * fb1
-        fext[b, 4] += R[0, 1] * f[3] + R[1, 1] * f[4] + R[2, 1] * f[5] + p[w, 2] * fb0 - p[w, 0] * fb2
-        fext[b, 5] += R[0, 2] * f[3] + R[1, 2] * f[4] + R[2, 2] * f[5] + p[w, 0] * fb1 - p[w, 1] * fb0
-
-
-@_jit
-def add_friction_jacobian(M, damping, friction, eps, h, v):
-    """M += h B, B = diag(damping + friction/eps (1 - tanh²(v/eps))), the joint friction's
-    (negated) velocity Jacobian: (M + h B) a = ... is friction taken linearly implicit."""
-    for k in range(v.shape[0]):
-        sech2 = 1.0 - math.tanh(v[k] / eps) ** 2
-        M[k, k] += h * (damping[k] + friction[k] / eps * sech2)
-
-
-@_jit
-def solve_spd(M, L, tau_total, h, a):
-    """a = M^-1 (tau_total - h) by Cholesky (L: scratch). False if M is not positive definite."""
-    if not cholesky(M, L):
-        return False
-    for k in range(a.shape[0]):
-        a[k] = tau_total[k] - h[k]
-    cholesky_solve(L, a, a)
-    return True
 
 
 # ----------------------------------------------------------------- schemes
@@ -214,11 +122,20 @@ def dexp_inv(jtype, idx_v, nvj, xi, v, t1, t2, out):
 
 
 @_jit
-def stage_state(jtype, idx_q, idx_v, nvj, h, q, v, k_prev, a_prev, xi, qs, vs):
-    """RK4 stage: xi = h k_prev, qs = q ⊕ xi, vs = v + h a_prev."""
+def stage_state(jtype, idx_q, idx_v, s, dt, q, v, ks, acc, xi, qs, vs):
+    """qs, vs = the state stage s is evaluated at: (q, v) itself for s = 0 (and ks[0] = v), else
+    q ⊕ c_s dt k_{s-1}, v + c_s dt a_{s-1} (RK4), with xi = c_s dt k_{s-1}."""
+    if s == 0:
+        for k in range(v.shape[0]):
+            vs[k] = v[k]
+            ks[0, k] = v[k]
+        for k in range(q.shape[0]):
+            qs[k] = q[k]
+        return
+    h = NODES[s] * dt
     for k in range(v.shape[0]):
-        xi[k] = h * k_prev[k]
-        vs[k] = v[k] + h * a_prev[k]
+        xi[k] = h * ks[s - 1, k]
+        vs[k] = v[k] + h * acc[s - 1, k]
     J.integrate_kernel(jtype, idx_q, idx_v, q, xi, qs)
 
 
@@ -240,4 +157,5 @@ def advance(scheme, jtype, idx_q, idx_v, dt, q, v, ks, acc, xi, qn):
             v[k] += dt * acc[0, k]
             xi[k] = dt * v[k]
     J.integrate_kernel(jtype, idx_q, idx_v, q, xi, qn)
-    q[:] = qn
+    for k in range(q.shape[0]):
+        q[k] = qn[k]

@@ -1,10 +1,10 @@
-"""Forward-dynamics simulation: one compiled loop from an initial state, with a controller.
+"""Forward-dynamics simulation: one compiled loop from an initial state, its step a pipeline of stages.
 
 `simulate(model, q0, v0, dt=..., steps=...)` integrates the rigid-body dynamics
 (`dynlib.integrators`: euler, semi-implicit, rk4) under a controller
-(`dynlib.controllers`), joint friction (SPEC §2) and external wrenches, and
-returns a `SimulationResult`: rows at t = 0, K dt, 2 K dt, … (``every = K``;
-``steps // K + 1`` rows) of
+(`dynlib.controllers`), joint friction (SPEC §2), external wrenches and contacts
+(`dynlib.contact`), and returns a `SimulationResult`: rows at t = 0, K dt, 2 K dt, …
+(``every = K``; ``steps // K + 1`` rows) of
 
 - ``q`` (nq), ``v`` (nv): the state at that time;
 - ``a`` (nv): the acceleration at that state, ``FD(q, v, tau + friction, f_ext)``
@@ -16,17 +16,39 @@ returns a `SimulationResult`: rows at t = 0, K dt, 2 K dt, … (``every = K``;
   point (the ``contact.<name>.fx fy fz tx ty tz`` columns, torques zero: point
   contacts), and ``penetration`` (nc), the depth below the ground (> 0 inside).
 
-Contact models (`dynlib.contact`): ``soft`` adds its forces to the body wrenches
-of every right-hand side evaluation (any integrator); ``bilateral`` replaces the
-ABA by the constrained dynamics (Schur complement of the KKT system) at every
-stage; ``unilateral`` and ``relaxed`` step velocities with impulses (PGS) and
-need the ``semi-implicit`` integrator, whose acceleration is then ``(v+ − v)/dt``
-(`result.contact_solver` reports steps where PGS stopped on its iteration limit).
+One step, from state k to k + 1 (`_run`, compiled):
 
-The whole time loop runs in `_run` (numba): per step, the controller, the
-generalized forces (contact included) and the forward dynamics, the scheme's
-stages, and a divergence check. Long runs are cut into chunks of about 1 % of the steps so
-that a progress callback can report between them (nothing in Python per step).
+1. the scheme's stages (one, or four for rk4): `integrators.stage_state` gives the
+   stage's state (t_s, q_s, v_s), the state k itself first;
+2. `evaluate` runs the pipeline at that state, stage by stage (`dynlib.stages`),
+   each stage the kernel that the *type* of its parameters picks:
+
+   a. ``control``: the controller's motor torque tau (`PDParams` -> `controllers.pd_torque`, ...);
+   b. ``joint_forces``: tau_total = tau + joint friction (`dynamics.joint_forces`);
+   c. ``body_forces``: the body wrenches f_ext: external wrenches (`dynamics.external_wrenches`),
+      plus the contact forces for soft contact (`contact.soft.soft_forces`);
+   d. ``acceleration``: a from (q_s, v_s, tau_total, f_ext): the ABA (`dynamics.Free`),
+      ``(M + dt B) a = tau_total - h`` under implicit joint friction (`dynamics.ImplicitFriction`),
+      the KKT system of bilateral contact (`contact.bilateral`), or one time step with
+      contact impulses (`contact.unilateral`, `contact.relaxed`; semi-implicit Euler only,
+      whose acceleration is then ``(v+ − v)/dt``);
+
+   later stages also get their configuration rate (`integrators.dexp_inv`);
+3. after the first stage, the state k is checked and, every K steps, recorded
+   (`record`: q, v, the acceleration, tau, contact forces, energy);
+4. `integrators.advance` moves to the state k + 1, which is checked for divergence.
+
+The parameters of every stage travel in one `Pipeline` tuple that `simulate`
+builds (`_pipeline`): the controller's `params`, the `Forces`, and the contact
+model's parameters (`dynlib.contact.build`) in the stage their class has a
+kernel for (soft: ``body_forces``; bilateral, unilateral, relaxed:
+``acceleration``), `ExternalWrenches` and `Free` or `ImplicitFriction` in the
+stages it leaves. numba compiles `_run` once per combination of stage types that
+is run (and caches it), so no stage is chosen by a flag at run time, and a run
+compiles only the kernels it uses (`loop_is_cached`). Long runs are cut into
+chunks of about 1 % of the steps so that a progress callback can report between
+them (nothing in Python per step); `result.contact_solver` reports the steps
+where the impulse solver (PGS) stopped on its iteration limit.
 
 Divergence: a non-finite acceleration or state, or a coordinate or velocity
 beyond `max_state` in absolute value, stops the run; the rows up to the last
@@ -34,26 +56,26 @@ finite state are kept and `result.diverged` says at which step and time.
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import math
+from typing import NamedTuple
 
 import numpy as np
 
-from .compiled import jit
 from . import controllers as C
 from . import integrators as I
-from .algorithms.aba import aba_kernel, check_dynamics
-from .algorithms.crba import crba_kernel
+from . import stages
+from .algorithms.aba import check_dynamics
 from .algorithms.energy import kinetic_kernel, potential_after_placements
-from .algorithms.kinematics import motion, placements
-from .algorithms.rnea import rnea_kernel
-from .contact import points as CP
-from .contact.bilateral import bilateral_accel
-from .contact.soft import soft_forces
-from .contact.unilateral import impulse_accel
+from .contact import build as build_contact
+from .contact.points import ContactWork, Points, contact_work, no_points
+from .contact.relaxed import RelaxedParams
+from .contact.unilateral import UnilateralParams
+from .dynamics import ExternalWrenches, Forces, Free, ImplicitFriction, assign, joint_forces
 from .errors import InputError, NumericalError
-
-_jit = jit()
+from .spatial import kernel
+from .stages import acceleration, body_forces, control, inline_kernel, recorded_acceleration
 
 # divergence reasons
 NONFINITE_ACCELERATION = 1
@@ -71,7 +93,32 @@ REASONS = {
 CHUNKED_ABOVE = 20_000  # steps: below this, one compiled call (Ctrl-C waits for it)
 
 
-@_jit
+class Pipeline(NamedTuple):
+    """The parameters of every stage of one evaluation, as `_run` takes them (see the module docstring)."""
+
+    control: tuple            # controllers.ZeroParams, PDParams, ... (the control stage's kernel)
+    control_work: tuple       # its workspace (controllers.NoWork, FeedbackWork, TrackingWork)
+    forces: Forces            # joint friction and external wrenches
+    body_forces: tuple        # dynamics.ExternalWrenches or contact.soft.SoftParams
+    acceleration: tuple       # dynamics.Free, ImplicitFriction, or BilateralParams, UnilateralParams, RelaxedParams
+    points: Points            # contact points and ground (none without contacts)
+    contact_work: ContactWork
+
+
+class Rows(NamedTuple):
+    """The recorded rows, preallocated (N = steps // every + 1)."""
+
+    t: np.ndarray       # (N,)
+    q: np.ndarray       # (N, nq)
+    v: np.ndarray       # (N, nv)
+    a: np.ndarray       # (N, nv)
+    tau: np.ndarray     # (N, nv)
+    energy: np.ndarray  # (N, 3) kinetic, potential, total; (0, 3) when not asked
+    force: np.ndarray   # (N, nc, 3)
+    pen: np.ndarray     # (N, nc)
+
+
+@kernel
 def _bad_state(q, v, max_state):
     """0 if (q, v) is finite and within max_state, else the reason code."""
     for x in q:
@@ -87,7 +134,7 @@ def _bad_state(q, v, max_state):
     return 0
 
 
-@_jit
+@kernel
 def _finite(x):
     for y in x:
         if not math.isfinite(y):
@@ -95,116 +142,63 @@ def _finite(x):
     return True
 
 
-@jit
-def _run(m, d, c, fo, ct, w, scheme, dt, k0, k1, steps, every, max_state, want_energy,
-         q, v, out_t, out_q, out_v, out_a, out_tau, out_e, out_f, out_p, row):
-    """Steps k0 <= k < k1 (state k in q, v on entry; state k1 on exit), recording rows.
+@inline_kernel  # like the stage kernels (dynlib.stages): no passing of the tuples' arrays
+def evaluate(m, d, p, w, dt, t, q, v, a):
+    """a = the acceleration at (t, q, v): the pipeline's stages in order, which leave this evaluation's
+    tau, tau_total and fext in w. False if the acceleration stage's matrix is not positive definite."""
+    control(m, d, p.control, p.control_work, t, q, v, w.tau)
+    joint_forces(p.forces, v, w.tau, w.tau_total)
+    body_forces(m, d, p.body_forces, p.points, p.forces, t, q, v, p.contact_work, w.fext)
+    return acceleration(m, d, p.acceleration, p.points, p.forces, dt, q, v, w.tau_total, w.fext,
+                        p.contact_work, w.tau_h, a)
 
-    At each k: the scheme's stages (stage 1 is the state k itself), a row when
-    k % every == 0, then the step to k + 1 unless k == steps. Returns (rows written,
-    step of divergence or -1, reason). The right-hand side is written out here, not
-    in a function of its own: see `dynlib.integrators` (a call that takes the
-    model and workspace costs as much as the ABA).
+
+@inline_kernel
+def record(m, d, p, w, t, q, v, a, rows, row):
+    """Row `row` of the state (q, v) at t, evaluated just before (stage acceleration a): its acceleration,
+    motor torque, contact forces and energy. False if the recorded acceleration is not finite."""
+    recorded_acceleration(m, d, p.acceleration, q, v, w.tau_total, w.fext, a, rows.a[row])
+    if not _finite(rows.a[row]):
+        return False
+    rows.t[row] = t
+    assign(rows.q[row], q)
+    assign(rows.v[row], v)
+    assign(rows.tau[row], w.tau)
+    assign(rows.pen[row], p.contact_work.pen)
+    for c in range(rows.force.shape[1]):
+        assign(rows.force[row, c], p.contact_work.force[c])
+    if rows.energy.shape[0] > 0:
+        T = kinetic_kernel(m, d, q, v)
+        U = potential_after_placements(m, d, m.gravity)  # placements done by kinetic_kernel
+        rows.energy[row, 0] = T
+        rows.energy[row, 1] = U
+        rows.energy[row, 2] = T + U
+    return True
+
+
+@kernel
+def _run(m, d, p, w, scheme, dt, k0, k1, steps, every, max_state, q, v, rows, row):
+    """Steps k0 <= k < k1 (state k in q, v on entry; state k1 on exit), recording rows from `row` on.
+
+    At each k: the scheme's stages (stage 0 is the state k itself: checked, and recorded when
+    k % every == 0), then the step to k + 1 unless k == steps. Returns (rows written, step of
+    divergence or -1, reason).
     """
     jtype, idx_q, idx_v, nvj = m.jtype, m.idx_q, m.idx_v, m.nvj
-    tau, tau_total, fext = w.tau, w.tau_total, w.fext
     for k in range(k0, k1):
         t = k * dt
         for s in range(I.stages(scheme)):
-            # the stage's state: (q, v) itself first, then q ⊕ c_s dt k_{s-1}, v + c_s dt a_{s-1}
-            if s == 0:
-                w.qs[:] = q
-                w.vs[0, :] = v
-                w.ks[0, :] = v
-            else:
-                I.stage_state(jtype, idx_q, idx_v, nvj, I.NODES[s] * dt, q, v, w.ks[s - 1], w.acc[s - 1],
-                              w.xi, w.qs, w.vs[s])
-            ts, qs, vs, a = t + I.NODES[s] * dt, w.qs, w.vs[s], w.acc[s]
-            # 1. motor torque: open loop, or RNEA(q, v_r, a_r) + the controller's own terms
-            if c.code < C.FEEDBACK:
-                C.open_loop(c.code, c.tau, c.times, c.values, ts, tau)
-            else:
-                need = C.reference(c, jtype, idx_q, idx_v, ts, qs, vs)
-                if need == C.RNEA_NONE:
-                    tau[:] = 0.0
-                elif need == C.RNEA_STATIC:
-                    rnea_kernel(m, d, qs, d.zeros_v, d.zeros_v, c.fext0, m.gravity, tau)
-                else:
-                    rnea_kernel(m, d, qs, vs, c.wv[2], c.fext0, m.gravity, tau)
-                C.feedback(c, fo.damping, fo.friction, fo.eps, jtype, idx_q, idx_v, qs, vs, tau)
-            # 2. generalized forces, all here: joint friction, external wrenches, soft contact forces
-            I.passive_forces(fo.damping, fo.friction, fo.eps, vs, tau, tau_total)
-            if fo.wrench_body.shape[0] > 0 or ct.code == CP.SOFT:
-                placements(m, d, qs)
-                I.wrench_forces(d.oR, fo.wrench_body, fo.wrench_p, fo.wrench, fo.wrench_start, fo.wrench_stop,
-                                ts, fext)
-                if ct.code == CP.SOFT:
-                    soft_forces(d.oR, d.op, m.S, m.parent, idx_v, nvj, ct.body, ct.p, ct.radius, ct.normal,
-                                ct.height, ct.stiffness, ct.damping, ct.friction, ct.slip, vs,
-                                ct.x, ct.pen, ct.force, ct.Jp, fext)
-            # 3. forward dynamics; with implicit friction (M + dt B) a = tau_total - (h - J^T f_ext)
-            if ct.code == CP.BILATERAL:  # with the points' equality constraints (dynlib.contact.bilateral)
-                crba_kernel(m, d, qs, d.M)
-                if fo.implicit_dt > 0.0:
-                    I.add_friction_jacobian(d.M, fo.damping, fo.friction, fo.eps, fo.implicit_dt, vs)
-                rnea_kernel(m, d, qs, vs, d.zeros_v, fext, m.gravity, d.h)
-                placements(m, d, qs)
-                motion(m, d, vs, d.zeros_v, ct.zero6)
-                for j in range(a.shape[0]):
-                    ct.tau_h[j] = tau_total[j] - d.h[j]
-                if not bilateral_accel(d.oR, d.op, m.S, m.parent, idx_v, nvj, d.v, d.a, ct.body, ct.p, ct.radius,
-                                       ct.normal, ct.height, ct.target, ct.gains[0], ct.gains[1], d.M, d.L,
-                                       ct.tau_h, vs, ct.x, ct.pen, ct.force, ct.Jc, ct.Y, ct.D, ct.DL, ct.gam,
-                                       ct.lam, ct.bias, a):
-                    return row, (k if s == 0 else k + 1), SINGULAR
-            elif ct.code >= CP.UNILATERAL:  # time stepping with contact impulses (dynlib.contact.unilateral)
-                crba_kernel(m, d, qs, d.M)
-                if fo.implicit_dt > 0.0:
-                    I.add_friction_jacobian(d.M, fo.damping, fo.friction, fo.eps, fo.implicit_dt, vs)
-                rnea_kernel(m, d, qs, vs, d.zeros_v, fext, m.gravity, d.h)
-                placements(m, d, qs)
-                for j in range(a.shape[0]):
-                    ct.tau_h[j] = tau_total[j] - d.h[j]
-                if not impulse_accel(d.oR, d.op, m.S, m.parent, idx_v, nvj, ct.body, ct.p, ct.radius, ct.frame,
-                                     ct.height, ct.code == CP.RELAXED, ct.friction, ct.solver[2], ct.gains,
-                                     ct.solver[0], int(ct.solver[1]), dt, d.M, d.L, ct.tau_h, vs, ct.x, ct.pen,
-                                     ct.force, ct.Jp, ct.Jc, ct.Y, ct.D, ct.Rg, ct.wv, ct.vt, ct.active, ct.lam,
-                                     ct.stats, a):
-                    return row, (k if s == 0 else k + 1), SINGULAR
-            elif fo.implicit_dt > 0.0:
-                crba_kernel(m, d, qs, d.M)
-                I.add_friction_jacobian(d.M, fo.damping, fo.friction, fo.eps, fo.implicit_dt, vs)
-                rnea_kernel(m, d, qs, vs, d.zeros_v, fext, m.gravity, d.h)
-                if not I.solve_spd(d.M, d.L, tau_total, d.h, a):
-                    return row, (k if s == 0 else k + 1), SINGULAR
-            else:
-                aba_kernel(m, d, qs, vs, tau_total, fext, m.gravity, a)
+            I.stage_state(jtype, idx_q, idx_v, s, dt, q, v, w.ks, w.acc, w.xi, w.qs, w.vs[s])
+            if not evaluate(m, d, p, w, dt, t + I.NODES[s] * dt, w.qs, w.vs[s], w.acc[s]):
+                return row, (k if s == 0 else k + 1), SINGULAR
             if s > 0:
-                I.dexp_inv(jtype, idx_v, nvj, w.xi, vs, w.br[0], w.br[1], w.ks[s])
+                I.dexp_inv(jtype, idx_v, nvj, w.xi, w.vs[s], w.br[0], w.br[1], w.ks[s])
                 continue
-            # stage 1 is the state k itself: check it, record it
-            if not _finite(a):
+            if not _finite(w.acc[0]):
                 return row, k, NONFINITE_ACCELERATION
             if k % every == 0:
-                if fo.implicit_dt > 0.0 and ct.code <= CP.SOFT:
-                    # the model's acceleration at this state, not the implicit stage's
-                    aba_kernel(m, d, q, v, tau_total, fext, m.gravity, out_a[row])
-                    if not _finite(out_a[row]):
-                        return row, k, NONFINITE_ACCELERATION
-                else:
-                    out_a[row, :] = a
-                out_t[row] = t
-                out_q[row, :] = q
-                out_v[row, :] = v
-                out_tau[row, :] = tau
-                out_f[row, :, :] = ct.force
-                out_p[row, :] = ct.pen
-                if want_energy:
-                    T = kinetic_kernel(m, d, q, v)
-                    U = potential_after_placements(m, d, m.gravity)  # placements done by kinetic_kernel
-                    out_e[row, 0] = T
-                    out_e[row, 1] = U
-                    out_e[row, 2] = T + U
+                if not record(m, d, p, w, t, q, v, w.acc[0], rows, row):
+                    return row, k, NONFINITE_ACCELERATION
                 row += 1
             if k == steps:
                 return row, -1, 0
@@ -364,6 +358,63 @@ def _wrench_arrays(model, wrenches):
     return body, p, W, start, stop
 
 
+def _normalized(x):
+    """x with every array C-contiguous, aligned and writeable (copied only if not): the array types the
+    compiled loop is specialized for, so that an odd array compiles no further specialization."""
+    if isinstance(x, tuple) and hasattr(x, "_fields"):
+        return type(x)(*(_normalized(y) for y in x))
+    if isinstance(x, np.ndarray):
+        return np.require(x, requirements=("C", "A", "W"))
+    return x
+
+
+@contextlib.contextmanager
+def _from_argument(name):
+    """An InputError raised inside carries the argument `name` it came from (`InputError.argument`)."""
+    try:
+        yield
+    except InputError as exc:
+        if exc.argument is None:
+            exc.argument = name
+        raise
+
+
+def _pipeline(model, q, *, dt, integrator, controller, external_wrenches, joint_friction, eps,
+              friction_integration, contacts):
+    """(Pipeline, Contact or None) of a run whose scalar inputs are checked: every stage's parameters."""
+    m = model.arrays
+    if joint_friction:
+        damping, friction = np.ascontiguousarray(m.damping, float), np.ascontiguousarray(m.friction, float)
+    else:
+        damping, friction = np.zeros(model.nv), np.zeros(model.nv)
+    with _from_argument("controller"):
+        controller = C.as_controller(controller)
+        ctrl = controller.params(model, q, (damping, friction, eps))
+    # computed torque cancels the joint friction stage by stage: nothing stiff is left to treat implicitly
+    stiff = (friction_integration == "implicit" and (np.any(damping != 0) or np.any(friction != 0))
+             and not isinstance(controller, C.ComputedTorque))
+    with _from_argument("external_wrenches"):
+        wrenches = _wrench_arrays(model, tuple(external_wrenches))
+    fo = Forces(damping, friction, eps, dt if stiff else 0.0, *wrenches)
+    with _from_argument("contacts"):
+        contact = None if contacts is None else build_contact(model, contacts, q)
+        needs = getattr(contact.params, "integrator", None) if contact is not None else None
+        if needs is not None and integrator != needs:
+            raise InputError(f"the {contact.model} contact model steps velocities with impulses "
+                             f"(semi-implicit Euler): set integrator to '{needs}' (got {integrator!r})")
+    params = contact.params if contact is not None else None
+    body = params if stages.handles("body_forces", type(params)) else ExternalWrenches()
+    accel = params if stages.handles("acceleration", type(params)) else (ImplicitFriction() if stiff else Free())
+    points, work = (no_points(), contact_work(0, model.nv)) if contact is None else (contact.points, contact.work)
+    return _normalized(Pipeline(ctrl, ctrl.work(model), fo, body, accel, points, work)), contact
+
+
+def _rows(model, nrows, nc, energy) -> Rows:
+    return Rows(np.zeros(nrows), np.zeros((nrows, model.nq)), np.zeros((nrows, model.nv)),
+                np.zeros((nrows, model.nv)), np.zeros((nrows, model.nv)), np.zeros((nrows if energy else 0, 3)),
+                np.zeros((nrows, nc, 3)), np.zeros((nrows, nc)))
+
+
 def simulate(model, q0=None, v0=None, *, dt, steps, integrator="rk4", controller=None, external_wrenches=(),
              joint_friction=True, friction_smoothing=1e-3, friction_integration="implicit", every=1,
              max_state=1e6, energy=True, contacts=None, progress=None) -> SimulationResult:
@@ -375,9 +426,11 @@ def simulate(model, q0=None, v0=None, *, dt, steps, integrator="rk4", controller
     `ExternalWrench` objects (or dicts with their fields). joint_friction: apply
     the model's damping/friction (SPEC §2) with tanh smoothing `friction_smoothing`;
     friction_integration: "implicit" (stable at any dt, the default) or "explicit"
-    (textbook schemes; see `dynlib.integrators`). every: keep one row in `every`.
-    energy: compute the energy columns. contacts: a `dynlib.contact.points.ContactSpec` (or a
-    dict of its fields: model, points, ground, stiffness, ...), see `dynlib.contact`.
+    (textbook schemes; see `dynlib.dynamics`). every: keep one row in `every`.
+    energy: compute the energy columns. contacts: a dict (``model``, ``points``,
+    ``ground: {height, normal}`` and the model's parameters by their scenario names;
+    those not given take the model's defaults) or a `dynlib.contact.points.ContactSpec`,
+    see `dynlib.contact`.
     progress: a callable progress(done, total) called between chunks of a long run.
     """
     check_dynamics(model)
@@ -407,37 +460,12 @@ def simulate(model, q0=None, v0=None, *, dt, steps, integrator="rk4", controller
     v = _state(model, v0, model.nv, "v0", np.zeros(model.nv))
     if np.any(np.abs(q) > max_state) or np.any(np.abs(v) > max_state):
         raise InputError(f"the initial state exceeds max_state = {max_state:g}")
-    m = model.arrays
-    controller = C.as_controller(controller)
-    ctrl = controller.arrays(model, q)
-    if joint_friction:
-        damping, friction = np.ascontiguousarray(m.damping, float), np.ascontiguousarray(m.friction, float)
-    else:
-        damping, friction = np.zeros(model.nv), np.zeros(model.nv)
-    # computed torque cancels the joint friction stage by stage: nothing stiff is left to treat implicitly
-    stiff = (friction_integration == "implicit" and (np.any(damping != 0) or np.any(friction != 0))
-             and not isinstance(controller, C.ComputedTorque))
-    fo = I.Forces(damping, friction, eps, dt if stiff else 0.0, *_wrench_arrays(model, tuple(external_wrenches)))
-    w = I.make_work(model.nq, model.nv, model.nb)
-    d = model.create_data()
-    if contacts is None:
-        ct, contact_names = CP.no_contact(model.nv), ()
-    else:
-        ct, contact_names = CP.build_contact(model, contacts, q)
-        if ct.code >= CP.UNILATERAL and integrator != "semi-implicit":
-            raise InputError(f"the {'unilateral' if ct.code == CP.UNILATERAL else 'relaxed'} contact model steps "
-                             f"velocities with impulses (semi-implicit Euler): set integrator to 'semi-implicit' "
-                             f"(got {integrator!r})")
-
-    nrows = steps // every + 1
-    out_t = np.zeros(nrows)
-    out_q = np.zeros((nrows, model.nq))
-    out_v = np.zeros((nrows, model.nv))
-    out_a = np.zeros((nrows, model.nv))
-    out_tau = np.zeros((nrows, model.nv))
-    out_e = np.zeros((nrows if energy else 0, 3))
-    out_f = np.zeros((nrows, len(contact_names), 3))
-    out_p = np.zeros((nrows, len(contact_names)))
+    p, contact = _pipeline(model, q, dt=dt, integrator=integrator, controller=controller,
+                           external_wrenches=external_wrenches, joint_friction=joint_friction, eps=eps,
+                           friction_integration=friction_integration, contacts=contacts)
+    m, d, w = model.arrays, model.create_data(), I.make_work(model.nq, model.nv, model.nb)
+    names = () if contact is None else contact.names
+    rows = _rows(model, steps // every + 1, len(names), energy)
     scheme = I.SCHEMES[integrator]
 
     total = steps + 1  # states 0..steps
@@ -446,9 +474,7 @@ def simulate(model, q0=None, v0=None, *, dt, steps, integrator="rk4", controller
     q_last, v_last = q.copy(), v.copy()
     while k0 < total:
         k1 = min(total, k0 + chunk)
-        row, bad_step, reason = _run(m, d, ctrl, fo, ct, w, scheme, dt, k0, k1, steps, every, max_state,
-                                     bool(energy), q, v, out_t, out_q, out_v, out_a, out_tau, out_e, out_f, out_p,
-                                     row)
+        row, bad_step, reason = _run(m, d, p, w, scheme, dt, k0, k1, steps, every, max_state, q, v, rows, row)
         if bad_step >= 0:
             break
         q_last[:], v_last[:] = q, v
@@ -460,27 +486,64 @@ def simulate(model, q0=None, v0=None, *, dt, steps, integrator="rk4", controller
     if bad_step >= 0:
         diverged = Divergence(int(bad_step), bad_step * dt, REASONS.get(int(reason), "unknown"))
         if row:  # the last finite state that was recorded
-            q_last, v_last = out_q[row - 1].copy(), out_v[row - 1].copy()
+            q_last, v_last = rows.q[row - 1].copy(), rows.v[row - 1].copy()
     return SimulationResult(
-        model=model, time=out_t[:row], q=out_q[:row], v=out_v[:row], a=out_a[:row], tau=out_tau[:row],
-        energy=out_e[:row] if energy else None, diverged=diverged, q_final=q_last, v_final=v_last,
-        dt=dt, steps=steps, every=every, integrator=integrator, contact_names=contact_names,
-        contact_force=out_f[:row] if contacts is not None else None,
-        penetration=out_p[:row] if contacts is not None else None,
-        contact_solver=None if ct.code < CP.UNILATERAL else {
-            "steps_not_converged": int(ct.stats[0]), "max_sweeps": int(ct.stats[1]),
-            "worst_change": float(ct.stats[2]), "tolerance": float(ct.solver[0]),
-            "max_iterations": int(ct.solver[1])},
+        model=model, time=rows.t[:row], q=rows.q[:row], v=rows.v[:row], a=rows.a[:row], tau=rows.tau[:row],
+        energy=rows.energy[:row] if energy else None, diverged=diverged, q_final=q_last, v_final=v_last,
+        dt=dt, steps=steps, every=every, integrator=integrator, contact_names=names,
+        contact_force=rows.force[:row] if contact is not None else None,
+        penetration=rows.pen[:row] if contact is not None else None,
+        contact_solver=_solver_report(contact, p.contact_work),
     )
 
 
-def loop_is_cached() -> bool:
-    """Whether numba's cache holds a compiled `_run` (the first run compiles it and says so)."""
-    from pathlib import Path
+def _solver_report(contact, work):
+    """The PGS report of the impulse models (unilateral, relaxed); None for the others."""
+    if contact is None or not isinstance(contact.params, (UnilateralParams, RelaxedParams)):
+        return None
+    return {"steps_not_converged": int(work.stats[0]), "max_sweeps": int(work.stats[1]),
+            "worst_change": float(work.stats[2]), "tolerance": float(contact.params.tolerance),
+            "max_iterations": int(contact.params.max_iterations)}
 
+
+def loop_is_cached(model=None, q0=None, *, integrator="rk4", controller=None, external_wrenches=(),
+                   joint_friction=True, friction_integration="implicit", energy=True, contacts=None) -> bool:
+    """Whether dyn's kernel cache (`dynlib.compiled.cache_folders`) holds the compiled loop (`_run`) that a
+    run needs, so that it starts at once.
+
+    Without a model: whether any specialization of the loop is cached. With a model and `simulate`'s
+    arguments: whether the specialization for that run's stage types is (`dynlib.stages`). A cache
+    this function cannot read counts as holding the loop when its index file is there.
+    """
     from .compiled import cache_folders
 
-    for folder in (Path(__file__).parent / "__pycache__", *cache_folders()):
-        if folder.is_dir() and next(iter(folder.rglob("simulate._run-*.nbi")), None) is not None:
-            return True
-    return False
+    indexes = [f for folder in cache_folders() if folder.is_dir() for f in folder.glob("simulate._run-*.nbi")]
+    if model is None or not indexes:
+        return bool(indexes)
+    q = _state(model, q0, model.nq, "q0", model.q_neutral)
+    p, contact = _pipeline(model, q, dt=1e-3, integrator=integrator, controller=controller,
+                           external_wrenches=external_wrenches, joint_friction=joint_friction, eps=1e-3,
+                           friction_integration=friction_integration, contacts=contacts)
+    rows = _rows(model, 1, 0 if contact is None else len(contact.names), energy)
+    args = (model.arrays, model.create_data(), p, I.make_work(model.nq, model.nv, model.nb), 0, 1e-3, 0, 1, 1, 1,
+            1e6, q, np.zeros(model.nv), rows, 0)
+    return any(_holds(index, args) for index in indexes)
+
+
+def _holds(index, args) -> bool:
+    """Whether numba's cache index file `index` lists a compilation of `_run` for these arguments' types
+    (of this numba version, and of the current source when numba says which stamp that is)."""
+    import pickle
+
+    import numba
+
+    try:
+        with open(index, "rb") as f:
+            version = pickle.load(f)
+            stamp, overloads = pickle.loads(f.read())
+        current = getattr(getattr(getattr(_run, "_cache", None), "_cache_file", None), "_source_stamp", stamp)
+        fresh = version == numba.__version__ and stamp == current
+        return fresh and tuple(numba.typeof(x) for x in args) in {key[0] for key in overloads}
+    except Exception:  # numba's private format changed: the file is there
+        return True
+

@@ -40,3 +40,13 @@ def test_points_from_collision_on_a_robot_without_collisions_is_an_error_at_cont
     with pytest.raises(ScenarioError) as e:
         run(load_scenario(sc))
     assert e.value.key == "contacts" and "no sphere or box" in e.value.message
+
+
+def test_an_error_simulate_finds_is_reported_at_the_key_of_the_argument_it_came_from():
+    # simulate says which argument a bad value came from (InputError.argument); run maps it to the
+    # scenario block, whichever module raised it: here the contacts check in dynlib.simulate itself
+    sc = load_scenario(ROBOTS_DIR.parent / "scenarios" / "contact_relaxed_ball.yaml", {"duration": 0.01})
+    with pytest.raises(ScenarioError) as e:
+        run(sc.model_copy(update={"integrator": "rk4"}))  # past the check at load
+    assert e.value.key == "contacts" and "set integrator to 'semi-implicit'" in e.value.message
+    assert e.value.file is not None

@@ -181,3 +181,31 @@ def test_controller_inputs_are_checked_with_names():
         simulate(model, dt=1e-3, steps=1, controller=TorqueTable([0, 0.2, 0.1], np.zeros((3, 6))))
     with pytest.raises(InputError, match="fixed-base"):
         simulate(sample("quadruped", True), dt=1e-3, steps=1, controller=ComputedTorque(1, 1))
+
+
+def test_the_control_stage_is_chosen_by_the_parameters_type_one_compiled_loop_each():
+    # PD and computed torque run through the same generic loop: numba compiles one specialization
+    # of it per type of controller parameters (dynlib.stages), and each applies its own law
+    from dynlib.controllers import ComputedTorqueParams, PDParams
+    from dynlib.simulate import _run
+
+    model = sample("arm6")
+    kp, kd = np.array(list(KP.values())), np.array(list(KD.values()))
+    pd = simulate(model, Q0, dt=1e-3, steps=300, controller=PD(kp, kd, np.zeros(6)))
+    ctrl = ComputedTorque(kp=100, kd=20, target=Sinusoids(amplitude=0.3, frequency=0.5))
+    ct = simulate(model, Q0, dt=1e-3, steps=300, controller=ctrl)
+    def control(sig):  # the class of the Pipeline's control params in a signature of _run (numba types)
+        return sig[2].types[sig[2].fields.index("control")].instance_class
+
+    assert {PDParams, ComputedTorqueParams} <= {control(sig) for sig in _run.signatures}
+    # PD: kp (q* - q) - kd v at the recorded states
+    assert np.allclose(pd.tau, kp * (0 - pd.q) - kd * pd.v, rtol=1e-12, atol=1e-12)
+    # computed torque: RNEA(q, v, a_d + kd (v_d - v) + kp (q_d - q)) + the plant's joint friction
+    w = 2 * np.pi * 0.5
+    q_d = Q0 + 0.3 * np.sin(w * ct.time)[:, None]
+    v_d = 0.3 * w * np.cos(w * ct.time)[:, None] * np.ones(6)
+    a_d = -0.3 * w * w * np.sin(w * ct.time)[:, None] * np.ones(6)
+    a_cmd = a_d + 20 * (v_d - ct.v) + 100 * (q_d - ct.q)
+    D, F = model.arrays.damping, model.arrays.friction
+    tau = dynlib.rnea(model, ct.q, ct.v, a_cmd) + D * ct.v + F * np.tanh(ct.v / 1e-3)
+    assert np.allclose(ct.tau, tau, rtol=1e-10, atol=1e-10)

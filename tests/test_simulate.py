@@ -165,3 +165,91 @@ def test_bad_arguments_are_input_errors_naming_them(kwargs, message):
     args.update(kwargs)
     with pytest.raises(InputError, match=message):
         simulate(sample("arm6"), args.pop("q0"), args.pop("v0"), **args)
+
+
+def test_contacts_dict_takes_the_given_keys_and_the_models_defaults():
+    from dynlib.contact import MODELS, build
+    from dynlib.contact.points import ContactSpec
+    from dynlib.contact.soft import SoftParams
+
+    model = sample("quadruped", True)
+    q = model.q_neutral.copy()
+    q[2] = 0.36
+    pts = [{"frame": f, "offset": (0, 0, -0.02)} for f in ("lf_foot", "rf_foot", "lh_foot", "rh_foot")]
+    c = build(model, {"model": "soft", "points": pts, "stiffness": 2e4}, q)
+    assert c.params == SoftParams(stiffness=2e4) and c.params.damping == SoftParams().damping
+    assert set(SoftParams._fields) == {"stiffness", "damping", "friction", "slip_velocity"}
+    # the keys each model reads are its parameter tuple's fields
+    assert set(MODELS["unilateral"]._fields) == {"friction", "tolerance", "max_iterations", "penetration_correction"}
+    by_dict = simulate(model, q, dt=1e-3, steps=50, contacts={"model": "soft", "points": pts, "stiffness": 2e4,
+                                                             "ground": {"height": 0.01}})
+    by_spec = simulate(model, q, dt=1e-3, steps=50, contacts=ContactSpec("soft", pts, height=0.01, stiffness=2e4))
+    assert np.array_equal(by_dict.q, by_spec.q) and np.array_equal(by_dict.contact_force, by_spec.contact_force)
+    assert by_dict.contact_names == ("lf_foot", "rf_foot", "lh_foot", "rh_foot")
+
+
+@pytest.mark.parametrize("contacts, message", [
+    ({"points": "from-collision"}, "model must be one of soft, bilateral, unilateral, relaxed"),
+    ({"model": "sticky"}, "model must be one of"),
+    ({"model": "soft", "stifness": 1.0}, "unknown key 'stifness'"),
+    ({"model": "soft", "stiffness": "hard"}, "stiffness must be a number"),
+    ({"model": "unilateral", "max_iterations": 2.5}, "max_iterations must be a finite integer"),
+    ({"model": "soft", "ground": {"normal": (0, 0, 0)}}, "ground normal must be a nonzero vector"),
+    ({"model": "soft", "ground": 0.1}, "ground must be a dict"),
+    ({"model": "relaxed"}, "set integrator to 'semi-implicit'"),
+    ("soft", "contacts must be a dict or a ContactSpec"),
+])
+def test_bad_contacts_are_input_errors(contacts, message):
+    with pytest.raises(InputError, match=message):
+        simulate(sample("quadruped", True), dt=1e-3, steps=2, contacts=contacts)
+
+
+def test_bad_arguments_say_which_argument_they_came_from():
+    model = sample("quadruped", True)
+    for kwargs, argument in (({"contacts": {"model": "sticky"}}, "contacts"),
+                             ({"contacts": {"model": "relaxed"}}, "contacts"),  # raised in dynlib.simulate
+                             ({"controller": PD(kp=[1, 2])}, "controller"),
+                             ({"external_wrenches": [ExternalWrench("no_such_frame", (0,) * 6)]},
+                              "external_wrenches")):
+        with pytest.raises(InputError) as e:
+            simulate(model, dt=1e-3, steps=2, **kwargs)
+        assert e.value.argument == argument
+    with pytest.raises(InputError) as e:
+        simulate(model, dt=-1.0, steps=2)
+    assert e.value.argument is None  # the message names it
+
+
+def test_loop_is_cached_answers_for_the_run_it_is_given():
+    from dynlib.simulate import _holds, loop_is_cached
+
+    model = sample("double_pendulum")
+    simulate(model, [0.3, 0.1], dt=1e-3, steps=5, controller=PD(10.0, 1.0))
+    assert loop_is_cached() and loop_is_cached(model, [0.3, 0.1], controller=PD(10.0, 1.0))
+    # an index that lists other argument types does not hold this run's loop
+    from dynlib.compiled import cache_folders
+
+    index = next(f for folder in cache_folders() for f in folder.glob("simulate._run-*.nbi"))
+    assert not _holds(index, (1.5, "not", "a", "signature"))
+
+
+def test_loop_is_cached_looks_in_dyns_cache_only(tmp_path, monkeypatch):
+    import importlib
+    import shutil
+
+    from dynlib.compiled import cache_folder, cache_folders
+
+    S = importlib.import_module("dynlib.simulate")  # the module (dynlib.simulate is the function)
+    model = sample("double_pendulum")
+    simulate(model, [0.3, 0.1], dt=1e-3, steps=5)
+    index = next(f for folder in cache_folders() for f in folder.glob("simulate._run-*.nbi"))
+    # numba's own place next to the source (where dyn's kernels were once cached) holds the loop ...
+    numba_place = tmp_path / "tree" / "__pycache__"
+    numba_place.mkdir(parents=True)
+    shutil.copy(index, numba_place / index.name)
+    monkeypatch.setattr(S, "__file__", str(tmp_path / "tree" / "simulate.py"))
+    # ... but dyn's cache folder is an empty one: the loop is not cached
+    monkeypatch.setenv("DYN_CACHE_DIR", str(tmp_path / "cache"))
+    assert not S.loop_is_cached() and not S.loop_is_cached(model, [0.3, 0.1])
+    cache_folder().mkdir(parents=True)
+    shutil.copy(index, cache_folder() / index.name)
+    assert S.loop_is_cached() and S.loop_is_cached(model, [0.3, 0.1])

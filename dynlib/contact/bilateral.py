@@ -18,13 +18,31 @@ that redundant points — a box's eight corners — still factor; the forces the
 take the minimum-norm split), ``D λ = γ − Jc a0``, ``a = a0 + Y λ``. λ_c is the
 world force on the robot at point c: it may pull. Cost O(nv³ + nc nv² + nc³)
 per evaluation, inside the compiled loop.
+
+`BilateralParams` (baumgarte_kp, baumgarte_kd: the scenario's keys) selects
+`bilateral_acceleration` as the ``acceleration`` stage of the simulation step
+(`dynlib.stages`); the targets x* are the points' (`dynlib.contact.points.Points`).
 """
-from ..compiled import jit
+from typing import NamedTuple
+
+import numpy as np
+
+from ..algorithms.kinematics import motion, placements
 from ..algorithms.linalg import cholesky, cholesky_solve
+from ..dynamics import mass_and_bias
+from ..spatial import kernel
+from ..stages import stage
 from .points import delassus, point_jacobian, point_position
 
+_ZERO6 = np.zeros(6)  # the world's acceleration in the bias pass: none
 
-@jit
+
+class BilateralParams(NamedTuple):
+    baumgarte_kp: float = 1.0e4  # kp, 1/s²
+    baumgarte_kd: float = 200.0  # kd, 1/s
+
+
+@kernel
 def point_bias(oR, op, bv, ba, b, x, out):
     """out (3,) = world classical acceleration of the body-b material point at x at zero joint acceleration:
     R (a_lin + a_ang × r + ω × (v_lin + ω × r)), r = Rᵀ (x − op_b), body-frame bias velocity bv and acceleration ba."""
@@ -45,47 +63,61 @@ def point_bias(oR, op, bv, ba, b, x, out):
         out[i] = R[i, 0] * c0 + R[i, 1] * c1 + R[i, 2] * c2
 
 
-@jit
-def bilateral_accel(oR, op, S, parent, idx_v, nvj, bv, ba, body, p, radius, normal, height, target, kp, kd,
-                    M, L, tau_h, v, x, pen, force, Jc, Y, D, DL, gam, lam, bias, a):
-    """a = the constrained acceleration, force = λ per point (placements, M, tau_h = τ − h and the
-    bias pass bv, ba done). False if M or D is not positive definite."""
-    nc, nv = body.shape[0], v.shape[0]
-    for c in range(nc):
-        xc = x[c]
-        point_position(oR, op, body[c], p[c], radius[c], normal, xc)
-        pen[c] = height - (normal[0] * xc[0] + normal[1] * xc[1] + normal[2] * xc[2])
-        point_jacobian(oR, op, S, parent, idx_v, nvj, body[c], xc, Jc[3 * c:3 * c + 3])
-        point_bias(oR, op, bv, ba, body[c], xc, bias)
+@kernel
+def constraint_rows(m, d, p, pts, v, w):
+    """w.x, w.pen, w.Jc rows and γ = −J̇c v − kp (x − x*) − kd ẋ (in w.rhs) of every point
+    (placements and the bias pass d.v, d.a done)."""
+    nv = v.shape[0]
+    for c in range(pts.body.shape[0]):
+        xc = w.x[c]
+        point_position(d.oR, d.op, pts.body[c], pts.p[c], pts.radius[c], pts.normal, xc)
+        w.pen[c] = pts.height - (pts.normal[0] * xc[0] + pts.normal[1] * xc[1] + pts.normal[2] * xc[2])
+        point_jacobian(d.oR, d.op, m.S, m.parent, m.idx_v, m.nvj, pts.body[c], xc, w.Jc[3 * c:3 * c + 3])
+        point_bias(d.oR, d.op, d.v, d.a, pts.body[c], xc, w.bias)
         for i in range(3):
             u = 0.0
             for j in range(nv):
-                u += Jc[3 * c + i, j] * v[j]
-            gam[3 * c + i] = -bias[i] - kp * (xc[i] - target[c, i]) - kd * u
-    # Schur complement: a0 = M^-1 (τ - h), Y = M^-1 Jcᵀ, D = Jc Y
-    if not cholesky(M, L):
+                u += w.Jc[3 * c + i, j] * v[j]
+            w.rhs[3 * c + i] = -w.bias[i] - p.baumgarte_kp * (xc[i] - pts.target[c, i]) - p.baumgarte_kd * u
+
+
+@kernel
+def constrained_acceleration(d, w, tau_h, a):
+    """a = a0 + Y λ with D λ = γ − Jc a0, a0 = M⁻¹ (τ − h) (Schur complement of the KKT system); w.force = λ.
+    False if M or D is not positive definite."""
+    nv, m = a.shape[0], w.Jc.shape[0]
+    if not cholesky(d.M, d.L):
         return False
-    cholesky_solve(L, tau_h, a)
-    m = 3 * nc
-    delassus(L, Jc, Y, D)
+    cholesky_solve(d.L, tau_h, a)
+    delassus(d.L, w.Jc, w.Y, w.D)
     dmax = 0.0
     for r in range(m):
         s = 0.0
         for j in range(nv):
-            s += Jc[r, j] * a[j]
-        lam[r] = gam[r] - s
-        dmax = max(dmax, D[r, r])
+            s += w.Jc[r, j] * a[j]
+        w.lam[r] = w.rhs[r] - s
+        dmax = max(dmax, w.D[r, r])
     for r in range(m):
-        D[r, r] += 1e-12 * dmax
-    if not cholesky(D, DL):
+        w.D[r, r] += 1e-12 * dmax
+    if not cholesky(w.D, w.DL):
         return False
-    cholesky_solve(DL, lam, lam)
+    cholesky_solve(w.DL, w.lam, w.lam)
     for j in range(nv):
         s = 0.0
         for r in range(m):
-            s += Y[r, j] * lam[r]
+            s += w.Y[r, j] * w.lam[r]
         a[j] += s
-    for c in range(nc):
-        for i in range(3):
-            force[c, i] = lam[3 * c + i]
+    for r in range(m):
+        w.force[r // 3, r % 3] = w.lam[r]
     return True
+
+
+@stage("acceleration", BilateralParams)
+def bilateral_acceleration(m, d, p, pts, fo, dt, q, v, tau_total, fext, w, tau_h, a):
+    """a = the acceleration with every point held (KKT system); w.force = λ per point.
+    False if M (+ dt B) or the Delassus matrix is not positive definite."""
+    mass_and_bias(m, d, fo, q, v, tau_total, fext, tau_h)
+    placements(m, d, q)
+    motion(m, d, v, d.zeros_v, _ZERO6)
+    constraint_rows(m, d, p, pts, v, w)
+    return constrained_acceleration(d, w, tau_h, a)

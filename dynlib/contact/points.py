@@ -10,9 +10,13 @@ A contact point is a point of one body, given as
   sphere touches at its lowest point); a box gives its eight corners.
   Collisions of links fixed to the world are skipped.
 
-`ContactPoints` holds them as plain arrays: ``body`` (nc,) the body each point is
-on, ``p`` (nc, 3) the point (sphere centre) in that body's frame, ``radius`` (nc,)
-(0 for a plain point), and ``names`` (column names ``contact.<name>.fx``).
+`contact_points` gives them as a `ContactPoints` (``names``, the column names
+``contact.<name>.fx``; ``body`` (nc,) the body each point is on; ``p`` (nc, 3) the
+point (sphere centre) in that body's frame; ``radius`` (nc,), 0 for a plain point).
+The contact kernels take them with the ground as one `Points` tuple, and share
+one workspace, `ContactWork` (`contact_work`). Each contact model is a parameter
+tuple of its own (`dynlib.contact`: `MODELS`), whose kernel is a stage of the
+simulation step (`dynlib.stages`).
 
 Compiled helpers (plain arrays, placements done: ``Data.oR, op``):
 
@@ -20,20 +24,23 @@ Compiled helpers (plain arrays, placements done: ``Data.oR, op``):
 - `point_jacobian`: the (3, nv) Jacobian of the world velocity of the material
   point at x, ``ẋ = Jp v``: column k (a DoF of body j on the path to the root) is
   ``oR_j S_k^lin + (oR_j S_k^ang) × (x − op_j)`` (the linear rows of the
-  ``local_world_aligned`` frame Jacobian at x, computed from the stored placements).
+  ``local_world_aligned`` frame Jacobian at x, computed from the stored placements);
+- `add_point_force`: a world force at x as a body wrench;
+- `delassus`: ``D = Jc M⁻¹ Jcᵀ`` from the Cholesky factor of M.
 """
 from __future__ import annotations
 
 import itertools
+import math
 from typing import NamedTuple
 
 import numpy as np
 
-from ..compiled import jit
 from ..algorithms.linalg import cholesky_solve
 from ..errors import InputError
+from ..spatial import kernel
 
-_jit = jit()
+_jit = kernel  # allocation-free, no reference counting (see dynlib.spatial)
 
 
 class ContactPoints(NamedTuple):
@@ -141,67 +148,65 @@ def add_point_force(oR, op, b, x, f, fext):
         fext[b, 3 + c] += oR[b, 0, c] * t0 + oR[b, 1, c] * t1 + oR[b, 2, c] * t2
 
 
-# contact model codes, as the compiled loop takes them
-NONE, SOFT, BILATERAL, UNILATERAL, RELAXED = 0, 1, 2, 3, 4
-MODELS = {"soft": SOFT, "bilateral": BILATERAL, "unilateral": UNILATERAL, "relaxed": RELAXED}
+class Points(NamedTuple):
+    """The contact points and the ground, as the contact kernels take them."""
+
+    body: np.ndarray    # (nc,) int64
+    p: np.ndarray       # (nc, 3) point (sphere centre) in the body frame
+    radius: np.ndarray  # (nc,) sphere radius, 0 for a point
+    target: np.ndarray  # (nc, 3) bilateral: where each point is held (world)
+    normal: np.ndarray  # (3,) unit ground normal, world
+    height: float       # the ground is n·x = height
+    frame: np.ndarray   # (3, 3) rows: the normal n and two tangents t1, t2 (world)
 
 
-class Contact(NamedTuple):
-    """A contact model with its points and parameters, as `dynlib.simulate._run` takes it."""
+class ContactWork(NamedTuple):
+    """Workspace of the contact kernels; x, pen and force are what a recorded row reports."""
 
-    code: int              # NONE, SOFT, ...
-    body: np.ndarray       # (nc,) int64
-    p: np.ndarray          # (nc, 3) body frame
-    radius: np.ndarray     # (nc,)
-    normal: np.ndarray     # (3,) unit ground normal, world
-    height: float          # ground: n·x = height
-    stiffness: float
-    damping: float
-    friction: float        # Coulomb coefficient μ
-    slip: float            # soft: regularisation velocity of Coulomb friction
-    gains: np.ndarray      # (2,) bilateral: Baumgarte (kp, kd); relaxed: (time constant, damping ratio)
-    target: np.ndarray     # (nc, 3) bilateral: where the points are held (world)
-    x: np.ndarray          # (nc, 3) work: world positions of the last evaluation
-    pen: np.ndarray        # (nc,) work: penetration depth h - n·x (> 0: inside the ground)
-    force: np.ndarray      # (nc, 3) work: world force on each point of the last evaluation
-    Jp: np.ndarray         # (3, nv) work: one point's Jacobian
-    Jc: np.ndarray         # (3 nc, nv) work: the stacked point Jacobians
-    Y: np.ndarray          # (3 nc, nv) work: rows of M^-1 Jcᵀ
-    D: np.ndarray          # (3 nc, 3 nc) work: Delassus matrix Jc M^-1 Jcᵀ
-    DL: np.ndarray         # (3 nc, 3 nc) work: its Cholesky factor
-    gam: np.ndarray        # (3 nc,) work: constraint right-hand side
-    lam: np.ndarray        # (3 nc,) work: multipliers (forces or impulses)
-    bias: np.ndarray       # (3,) work: a point's bias acceleration
-    tau_h: np.ndarray      # (nv,) work: τ − h
-    zero6: np.ndarray      # (6,) zeros, never written
-    frame: np.ndarray      # (3, 3) rows: the ground normal n and two tangents t1, t2 (world)
-    solver: np.ndarray     # (3,) unilateral/relaxed: PGS tolerance, iteration limit, penetration correction β
-    Rg: np.ndarray         # (3 nc,) work: relaxed compliance on the diagonal of D
-    wv: np.ndarray         # (3 nc,) work: contact velocities at the free velocity
-    vt: np.ndarray         # (3 nc,) work: velocity targets (bounds)
-    active: np.ndarray     # (nc,) bool work: points in the solve
-    stats: np.ndarray      # (3,) steps stopped on the iteration limit, most sweeps, worst relative change
+    x: np.ndarray       # (nc, 3) world positions of the last evaluation
+    pen: np.ndarray     # (nc,) penetration depth h - n·x (> 0: inside the ground)
+    force: np.ndarray   # (nc, 3) world force on each point of the last evaluation
+    Jp: np.ndarray      # (3, nv) one point's Jacobian
+    Jc: np.ndarray      # (3 nc, nv) the stacked point (or contact-frame) Jacobians
+    Y: np.ndarray       # (3 nc, nv) rows of M^-1 Jcᵀ
+    D: np.ndarray       # (3 nc, 3 nc) Delassus matrix Jc M^-1 Jcᵀ
+    DL: np.ndarray      # (3 nc, 3 nc) its Cholesky factor (bilateral)
+    bias: np.ndarray    # (3,) a point's bias acceleration (bilateral)
+    rhs: np.ndarray     # (3 nc,) bilateral: constraint right-hand side γ; impulses: target velocities
+    lam: np.ndarray     # (3 nc,) multipliers: forces (bilateral) or impulses (warm start of the next step)
+    u: np.ndarray       # (3 nc,) impulses: contact velocities Jc v
+    u_free: np.ndarray  # (3 nc,) impulses: contact velocities at the free velocity
+    R: np.ndarray       # (3 nc,) impulses: compliance on the diagonal of D (relaxed; 0 unilateral)
+    active: np.ndarray  # (nc,) bool, impulses: points in the solve
+    stats: np.ndarray   # (3,) impulses: steps stopped on the iteration limit, most sweeps, worst relative change
 
 
-def no_contact(nv) -> Contact:
-    return make_contact(NONE, ContactPoints((), np.zeros(0, np.int64), np.zeros((0, 3)), np.zeros(0)), nv)
+def contact_work(nc, nv) -> ContactWork:
+    m = 3 * nc
+    return ContactWork(np.zeros((nc, 3)), np.zeros(nc), np.zeros((nc, 3)), np.zeros((3, nv)), np.zeros((m, nv)),
+                       np.zeros((m, nv)), np.zeros((m, m)), np.zeros((m, m)), np.zeros(3), np.zeros(m), np.zeros(m),
+                       np.zeros(m), np.zeros(m), np.zeros(m), np.zeros(nc, dtype=np.bool_), np.zeros(3))
 
 
-def make_contact(code, pts, nv, *, normal=(0.0, 0.0, 1.0), height=0.0, stiffness=0.0, damping=0.0, friction=0.0,
-                 slip=0.01, gains=(0.0, 0.0), target=None, solver=(1e-8, 200, 0.2)) -> Contact:
-    n = np.asarray(normal, float).reshape(3)
+def ground_points(pts, normal, height, target) -> Points:
+    """The `Points` of ContactPoints `pts` on the ground n·x = height (normal: nonzero, normalised here);
+    target (nc, 3): where bilateral contact holds each point."""
+    try:
+        n = np.asarray(normal, float).reshape(3)
+    except (TypeError, ValueError):
+        raise InputError(f"ground normal must be three numbers, got {normal!r}") from None
     norm = float(np.linalg.norm(n))
-    if not norm > 0:
+    if not (norm > 0 and math.isfinite(norm)):
         raise InputError(f"ground normal must be a nonzero vector, got {tuple(normal)}")
-    nc = pts.body.shape[0]
-    tgt = np.zeros((nc, 3)) if target is None else np.ascontiguousarray(target, float).reshape(nc, 3)
-    return Contact(int(code), pts.body, np.ascontiguousarray(pts.p), pts.radius, n / norm, float(height),
-                   float(stiffness), float(damping), float(friction), float(slip), np.asarray(gains, float),
-                   tgt, np.zeros((nc, 3)), np.zeros(nc), np.zeros((nc, 3)), np.zeros((3, nv)),
-                   np.zeros((3 * nc, nv)), np.zeros((3 * nc, nv)), np.zeros((3 * nc, 3 * nc)),
-                   np.zeros((3 * nc, 3 * nc)), np.zeros(3 * nc), np.zeros(3 * nc), np.zeros(3), np.zeros(nv),
-                   np.zeros(6), _contact_frame(n / norm), np.asarray(solver, float), np.zeros(3 * nc),
-                   np.zeros(3 * nc), np.zeros(3 * nc), np.zeros(nc, dtype=np.bool_), np.zeros(3))
+    n = n / norm
+    return Points(pts.body, np.ascontiguousarray(pts.p, float), pts.radius,
+                  np.ascontiguousarray(target, float).reshape(-1, 3), n, float(height), _contact_frame(n))
+
+
+def no_points() -> Points:
+    """The Points of a simulation without contact: none, on the ground z = 0."""
+    return Points(np.zeros(0, np.int64), np.zeros((0, 3)), np.zeros(0), np.zeros((0, 3)), np.array([0.0, 0.0, 1.0]),
+                  0.0, np.eye(3))
 
 
 def _contact_frame(n):
@@ -213,10 +218,12 @@ def _contact_frame(n):
 
 
 class ContactSpec(NamedTuple):
-    """What `dynlib.simulate.simulate(contacts=...)` takes (SPEC §6 `contacts:`); None: the model's default.
+    """A contact block as `dynlib.simulate.simulate(contacts=...)` takes it (SPEC §6 `contacts:`),
+    besides a dict of the same keys (with ``ground: {height, normal}``); None: the model's default.
 
     model: soft | bilateral | unilateral | relaxed. points: "from-collision" or a list of
-    {frame, offset, name}. ground: (height, normal). See each model's module for its parameters.
+    {frame, offset, name, target}. ground: (height, normal). Each model's parameters are the
+    fields of its parameter tuple (`dynlib.contact.MODELS`), defaults included.
     """
 
     model: str
@@ -236,49 +243,7 @@ class ContactSpec(NamedTuple):
     penetration_correction: float | None = None
 
 
-DEFAULTS = {"stiffness": 1.0e5, "damping": 1.0e3, "friction": 0.8, "slip_velocity": 0.01,
-            "baumgarte_kp": 1.0e4, "baumgarte_kd": 200.0, "time_constant": 0.02, "damping_ratio": 1.0,
-            "tolerance": 1e-8, "max_iterations": 200, "penetration_correction": 0.2}
-
-
-def build_contact(model, spec, q0):
-    """(Contact, point names) for a ContactSpec (or a dict of its fields) at the initial configuration q0."""
-    if isinstance(spec, dict):
-        spec = dict(spec)
-        ground = spec.pop("ground", None) or {}
-        spec.setdefault("height", ground.get("height", 0.0))
-        spec.setdefault("normal", tuple(ground.get("normal", (0.0, 0.0, 1.0))))
-        try:
-            spec = ContactSpec(**spec)
-        except TypeError as exc:
-            raise InputError(f"contacts: {exc}") from None
-    if spec.model not in MODELS:
-        raise InputError(f"contacts: model must be one of {', '.join(MODELS)}, got {spec.model!r}")
-    pts = contact_points(model, spec.points)
-    par = {k: (DEFAULTS[k] if getattr(spec, k) is None else float(getattr(spec, k))) for k in DEFAULTS}
-    code = MODELS[spec.model]
-    gains = (par["baumgarte_kp"], par["baumgarte_kd"]) if code == BILATERAL else \
-        (par["time_constant"], par["damping_ratio"])
-    ct = make_contact(code, pts, model.nv, normal=spec.normal, height=spec.height,
-                      stiffness=par["stiffness"], damping=par["damping"], friction=par["friction"],
-                      slip=par["slip_velocity"], gains=gains,
-                      solver=(par["tolerance"], par["max_iterations"], par["penetration_correction"]))
-    # bilateral targets: the points' positions at q0, or the given ones
-    from ..algorithms.kinematics import placements
-
-    d = model.create_data()
-    placements(model.arrays, d, np.asarray(q0, float))
-    for c in range(ct.body.shape[0]):
-        point_position(d.oR, d.op, ct.body[c], ct.p[c], ct.radius[c], ct.normal, ct.target[c])
-    if not isinstance(spec.points, str):
-        for c, pt in enumerate(spec.points):
-            tgt = pt.get("target") if isinstance(pt, dict) else getattr(pt, "target", None)
-            if tgt is not None:
-                ct.target[c] = np.asarray(tgt, float).reshape(3)
-    return ct, pts.names
-
-
-@jit
+@_jit
 def delassus(L, Jc, Y, D):
     """Y rows = M⁻¹ Jc rows (L: Cholesky factor of M), D = Jc M⁻¹ Jcᵀ."""
     m, nv = Jc.shape

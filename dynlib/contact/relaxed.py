@@ -19,13 +19,31 @@ start). Consequences: contacts sink a little under load — at rest a point
 carrying its share W with Delassus entry D_nn sits at depth
 ``(1 − d)/d · D_nn W / k`` (for a lone ball of mass m, ``(1 − d)/d · g / k``) — and
 friction is slightly compliant (slow creep under a tangential load below μ λn).
+
+`RelaxedParams` (friction, time_constant, damping_ratio, tolerance,
+max_iterations: the scenario's keys) selects `relaxed_acceleration` as the
+``acceleration`` stage of the simulation step (`dynlib.stages`): the free step,
+PGS and the impulses of `dynlib.contact.unilateral`, with the rows of `relaxed_rows`.
 """
-from ..compiled import jit
+from typing import NamedTuple
+
+from ..spatial import kernel
+from ..stages import stage
+from .unilateral import apply_impulses, free_step
 
 IMPEDANCE = 0.9
 
 
-@jit
+class RelaxedParams(NamedTuple):
+    friction: float = 0.8        # μ
+    time_constant: float = 0.02  # τ, s
+    damping_ratio: float = 1.0   # ζ
+    tolerance: float = 1e-8      # PGS: relative change that ends the sweeps
+    max_iterations: int = 200    # PGS: sweep limit
+    integrator = "semi-implicit"  # the scheme the model steps with (not a parameter)
+
+
+@kernel
 def relaxed_row(Drr, u, gap, normal_row, dt, tc, zeta):
     """(R_r, u_ref) of one contact row: compliance and target velocity (see the module docstring)."""
     d = IMPEDANCE
@@ -33,3 +51,24 @@ def relaxed_row(Drr, u, gap, normal_row, dt, tc, zeta):
     k = 1.0 / (d * d * tc * tc * zeta * zeta)
     a_ref = -b * u - (k * gap if normal_row else 0.0)
     return (1.0 - d) / d * Drr, u + dt * a_ref
+
+
+@kernel
+def relaxed_rows(p, dt, w):
+    """Points below the ground in the solve (the others keep λ = 0); compliance R and target velocity of every row."""
+    for r in range(w.rhs.shape[0]):
+        c, i = r // 3, r % 3
+        gap = -w.pen[c]
+        w.active[c] = gap < 0.0
+        w.R[r], w.rhs[r] = relaxed_row(w.D[r, r], w.u[r], gap, i == 0, dt, p.time_constant, p.damping_ratio)
+
+
+@stage("acceleration", RelaxedParams)
+def relaxed_acceleration(m, d, p, pts, fo, dt, q, v, tau_total, fext, w, tau_h, a):
+    """a = (v+ − v)/dt of one time step with compliant contact impulses; w.force = λ/dt per point (world).
+    False if M (+ dt B) is not positive definite."""
+    if not free_step(m, d, pts, fo, dt, q, v, tau_total, fext, w, tau_h, a):
+        return False
+    relaxed_rows(p, dt, w)
+    apply_impulses(p, pts, dt, w, a)
+    return True

@@ -21,36 +21,53 @@ weight W sits at ``p = W / k``. With b = 0 and μ = 0 the contact is conservativ
 (potential ``½ k p²`` while p > 0). Stiff choices (large k, b or μλ/ε against
 small effective masses) need a smaller dt, as any explicit penalty method.
 O(nc · depth).
+
+`SoftParams` (stiffness, damping, friction, slip_velocity: the scenario's keys)
+selects `soft_forces` as the ``body_forces`` stage of the simulation step
+(`dynlib.stages`): the external wrenches, then the contact forces.
 """
-from ..compiled import jit
+from typing import NamedTuple
+
+from ..algorithms.kinematics import placements
+from ..dynamics import wrench_forces
+from ..stages import stage
 from .points import add_point_force, point_jacobian, point_position
 
 
-@jit
-def soft_forces(oR, op, S, parent, idx_v, nvj, body, p, radius, normal, height, k, b, mu, eps, v,
-                x, pen, force, Jp, fext):
-    """Adds the soft contact forces at velocity v to fext (placements done); fills x, pen, force."""
-    for c in range(body.shape[0]):
-        bi = body[c]
-        xc, fc = x[c], force[c]
-        point_position(oR, op, bi, p[c], radius[c], normal, xc)
-        pen[c] = height - (normal[0] * xc[0] + normal[1] * xc[1] + normal[2] * xc[2])
+class SoftParams(NamedTuple):
+    stiffness: float = 1.0e5     # k, N/m
+    damping: float = 1.0e3       # b, N s/m
+    friction: float = 0.8        # μ
+    slip_velocity: float = 0.01  # ε, m/s
+
+
+@stage("body_forces", SoftParams)
+def soft_forces(m, d, p, pts, fo, t, q, v, w, fext):
+    """fext = the external wrenches + the soft contact forces at (q, v); w.x, w.pen, w.force of every point."""
+    placements(m, d, q)
+    wrench_forces(d.oR, fo, t, fext)
+    n = pts.normal
+    for c in range(pts.body.shape[0]):
+        b, xc, fc = pts.body[c], w.x[c], w.force[c]
+        point_position(d.oR, d.op, b, pts.p[c], pts.radius[c], n, xc)
+        w.pen[c] = pts.height - (n[0] * xc[0] + n[1] * xc[1] + n[2] * xc[2])
         fc[:] = 0.0
-        if pen[c] <= 0.0:
+        if w.pen[c] <= 0.0:
             continue
-        point_jacobian(oR, op, S, parent, idx_v, nvj, bi, xc, Jp)
+        Jp = w.Jp
+        point_jacobian(d.oR, d.op, m.S, m.parent, m.idx_v, m.nvj, b, xc, Jp)
         u0 = u1 = u2 = 0.0
         for j in range(v.shape[0]):
             u0 += Jp[0, j] * v[j]
             u1 += Jp[1, j] * v[j]
             u2 += Jp[2, j] * v[j]
-        un = normal[0] * u0 + normal[1] * u1 + normal[2] * u2
-        lam = max(k * pen[c] - b * un, 0.0)
+        un = n[0] * u0 + n[1] * u1 + n[2] * u2
+        lam = max(p.stiffness * w.pen[c] - p.damping * un, 0.0)
         if lam == 0.0:
             continue
-        t0, t1, t2 = u0 - un * normal[0], u1 - un * normal[1], u2 - un * normal[2]
-        s = -mu * lam / (t0 * t0 + t1 * t1 + t2 * t2 + eps * eps) ** 0.5
-        fc[0] = lam * normal[0] + s * t0
-        fc[1] = lam * normal[1] + s * t1
-        fc[2] = lam * normal[2] + s * t2
-        add_point_force(oR, op, bi, xc, fc, fext)
+        t0, t1, t2 = u0 - un * n[0], u1 - un * n[1], u2 - un * n[2]
+        s = -p.friction * lam / (t0 * t0 + t1 * t1 + t2 * t2 + p.slip_velocity * p.slip_velocity) ** 0.5
+        fc[0] = lam * n[0] + s * t0
+        fc[1] = lam * n[1] + s * t1
+        fc[2] = lam * n[2] + s * t2
+        add_point_force(d.oR, d.op, b, xc, fc, fext)

@@ -12,9 +12,12 @@ from __future__ import annotations
 import math
 import os
 
-from ..errors import DynError, ScenarioError
+from ..errors import InputError
 from .load import initial_q, initial_v, target_table, torque_table
 from .schema import (ConstantControl, CsvControl, GravityCompensationControl, PDControl, Scenario, ZeroControl)
+
+SCENARIO_KEYS = {"contacts": "contacts", "controller": "control", "external_wrenches": "external_wrenches"}
+"""The scenario block behind each `simulate` argument that `run` builds (`InputError.argument`)."""
 
 
 def initial_state(sc):
@@ -86,8 +89,9 @@ def run(sc: Scenario, *, initial=None, every=None, energy=None, progress=None):
     energy: compute the energy columns (default: whether output.columns lists them).
     progress: progress(done, total) between chunks of a long run.
 
-    An input error the simulation finds (a contact setup that does not fit the
-    robot, a controller that does not) is a ScenarioError at the block that set it.
+    An input error the simulation finds in an argument built from the scenario (a
+    contact setup that does not fit the robot, a controller that does not) is a
+    ScenarioError at the block behind that argument (`SCENARIO_KEYS`).
     Returns the `dynlib.simulate.SimulationResult`.
     """
     from ..simulate import simulate  # not at import: loading a scenario needs no numba
@@ -103,23 +107,11 @@ def run(sc: Scenario, *, initial=None, every=None, energy=None, progress=None):
                         friction_integration=sc.friction_integration, every=every, max_state=sc.max_state,
                         energy=("energy" in sc.output.columns) if energy is None else bool(energy),
                         contacts=contacts(sc), progress=progress)
-    except ScenarioError:
-        raise
-    except DynError as exc:
-        if exc.exit_code != 2 or exc.file:
+    except InputError as exc:
+        key = SCENARIO_KEYS.get(exc.argument)
+        if key is None or exc.file:
             raise
-        raise sc.error(_block_of(exc), exc.message) from None
+        raise sc.error(key, exc.message) from None
 
 
 run_scenario = run  # the name dynlib exports
-
-
-def _block_of(exc) -> str:
-    """The scenario block behind an input error raised inside `simulate`: `contacts` when the code that
-    raised it is in dynlib.contact (the contact setup), else `control` (what the controller checks)."""
-    contact = __name__.split(".")[0] + ".contact"
-    tb, module = exc.__traceback__, ""
-    while tb is not None:  # to the frame that raised it
-        module = tb.tb_frame.f_globals.get("__name__", module)
-        tb = tb.tb_next
-    return "contacts" if module == contact or module.startswith(contact + ".") else "control"

@@ -1,0 +1,175 @@
+"""Generalized forces and forward dynamics: the stages of the simulation step that need no contact.
+
+One evaluation of the dynamics at (t, q, v) (`dynlib.simulate`) gathers every
+generalized force, then turns them into an acceleration:
+
+- ``joint_forces`` (`Forces`): ``tau_total = tau - damping v - friction tanh(v/eps)``,
+  the motor torque plus the joint friction (SPEC §2);
+- ``body_forces`` (`ExternalWrenches`): ``fext`` (nb, 6), the external wrenches
+  active at t as body wrenches (body frame, at the body origin). A wrench
+  ``(f, tau)`` is given in world-aligned axes at a frame origin (the dual of the
+  ``local_world_aligned`` frame Jacobian: generalized force ``J^T w``), active for
+  ``start <= t < stop``. Soft contact (`dynlib.contact.soft.SoftParams`) is the
+  other kernel of this stage: the same wrenches plus its contact forces;
+- ``acceleration``:
+
+  - `Free`: ``a = ABA(q, v, tau_total, fext)``, joint friction explicit;
+  - `ImplicitFriction`: ``(M + dt B) a = tau_total - h``, with ``h = RNEA(q, v, 0, fext)``
+    and ``B = diag(damping + friction/eps (1 - tanh²(v/eps)))`` the friction's
+    (negated) velocity Jacobian. Joint damping and the smoothed Coulomb friction
+    are stiff for light links (a wrist with 1e-4 kg m² and 0.5 N m s of damping
+    has a 0.3 ms time constant; the tanh slope friction/eps is 1000 times
+    steeper), and explicit schemes at dt = 1e-3 blow up on them. Taken linearly
+    implicit, as MuJoCo does for joint damping, it is backward Euler on the
+    friction term inside each stage: stable at any dt, first-order accurate in
+    the friction term only; the rigid-body part keeps the scheme's order.
+    A recorded row holds the explicit acceleration ``ABA(q, v, tau_total, fext)``
+    (`recorded_acceleration`), so that inverse dynamics on the rows gives back tau;
+  - the contact models that constrain the motion (`dynlib.contact.bilateral`,
+    `unilateral`, `relaxed`) are the other kernels of this stage.
+
+`mass_and_bias` is their shared prelude: ``M`` by CRBA (plus ``dt B`` when
+``Forces.implicit_dt > 0``), ``h`` by RNEA, ``tau_h = tau_total - h``.
+"""
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+
+from .algorithms.aba import aba_kernel
+from .algorithms.crba import crba_kernel
+from .algorithms.kinematics import placements
+from .algorithms.linalg import cholesky, cholesky_solve
+from .algorithms.rnea import rnea_kernel
+from .spatial import kernel
+from .stages import inline_kernel, stage
+
+
+class Forces(NamedTuple):
+    """Every generalized force besides the controller's and the contacts': joint friction, external wrenches."""
+
+    damping: np.ndarray       # (nv,) viscous joint friction
+    friction: np.ndarray      # (nv,) Coulomb joint friction, smoothed by tanh(v/eps)
+    eps: float                # Coulomb smoothing velocity
+    implicit_dt: float        # > 0: joint friction linearly implicit with this step; 0: explicit
+    wrench_body: np.ndarray   # (nw,) int64, body the wrench's frame is on
+    wrench_p: np.ndarray      # (nw, 3) the frame's origin in that body's frame
+    wrench: np.ndarray        # (nw, 6) (f, tau), world-aligned axes, at the frame origin
+    wrench_start: np.ndarray  # (nw,) active from this time ...
+    wrench_stop: np.ndarray   # (nw,) ... until this time (excluded)
+
+
+class ExternalWrenches(NamedTuple):
+    """Body-forces stage without soft contact: the external wrenches of `Forces` only."""
+
+
+class Free(NamedTuple):
+    """Acceleration stage: the ABA, joint friction explicit."""
+
+
+class ImplicitFriction(NamedTuple):
+    """Acceleration stage: (M + dt B) a = tau_total - h, joint friction linearly implicit (dt: Forces.implicit_dt)."""
+
+
+@kernel
+def assign(dst, src):
+    """dst = src, two 1-D arrays of the same length (an explicit loop: a slice assignment copies through
+    numba's runtime, which these kernels are compiled without)."""
+    for k in range(dst.shape[0]):
+        dst[k] = src[k]
+
+
+# ------------------------------------------------------------------ generalized forces
+
+@stage("joint_forces")
+def joint_forces(fo, v, tau, tau_total):
+    """tau_total = tau - damping v - friction tanh(v / eps) (SPEC §2 joint friction)."""
+    for k in range(v.shape[0]):
+        tau_total[k] = tau[k] - fo.damping[k] * v[k] - fo.friction[k] * math.tanh(v[k] / fo.eps)
+
+
+@kernel
+def wrench_forces(oR, fo, t, fext):
+    """fext = the wrenches active at t as body wrenches (placements done: oR is the body rotations).
+
+    A wrench (f, tau) in world-aligned axes at a frame origin p (in the body frame) is, in
+    the body frame at the body origin, f_b = R^T f, n_b = R^T tau + p x f_b.
+    """
+    fext[:, :] = 0.0
+    p = fo.wrench_p
+    for w in range(fo.wrench_body.shape[0]):
+        if not (fo.wrench_start[w] <= t < fo.wrench_stop[w]):
+            continue
+        b = fo.wrench_body[w]
+        R = oR[b]
+        f = fo.wrench[w]
+        fb0 = R[0, 0] * f[0] + R[1, 0] * f[1] + R[2, 0] * f[2]
+        fb1 = R[0, 1] * f[0] + R[1, 1] * f[1] + R[2, 1] * f[2]
+        fb2 = R[0, 2] * f[0] + R[1, 2] * f[1] + R[2, 2] * f[2]
+        fext[b, 0] += fb0
+        fext[b, 1] += fb1
+        fext[b, 2] += fb2
+        fext[b, 3] += R[0, 0] * f[3] + R[1, 0] * f[4] + R[2, 0] * f[5] + p[w, 1] * fb2 - p[w, 2] * fb1
+        fext[b, 4] += R[0, 1] * f[3] + R[1, 1] * f[4] + R[2, 1] * f[5] + p[w, 2] * fb0 - p[w, 0] * fb2
+        fext[b, 5] += R[0, 2] * f[3] + R[1, 2] * f[4] + R[2, 2] * f[5] + p[w, 0] * fb1 - p[w, 1] * fb0
+
+
+@stage("body_forces", ExternalWrenches)
+def external_wrenches(m, d, p, pts, fo, t, q, v, w, fext):
+    """fext = the external wrenches active at t (untouched, zero, when there are none)."""
+    if fo.wrench_body.shape[0] > 0:
+        placements(m, d, q)
+        wrench_forces(d.oR, fo, t, fext)
+
+
+# ------------------------------------------------------------------ forward dynamics
+
+@kernel
+def add_friction_jacobian(M, fo, v):
+    """M += dt B, B = diag(damping + friction/eps (1 - tanh²(v/eps))), dt = fo.implicit_dt: the joint
+    friction's (negated) velocity Jacobian; (M + dt B) a = ... is friction taken linearly implicit."""
+    for k in range(v.shape[0]):
+        sech2 = 1.0 - math.tanh(v[k] / fo.eps) ** 2
+        M[k, k] += fo.implicit_dt * (fo.damping[k] + fo.friction[k] / fo.eps * sech2)
+
+
+@inline_kernel
+def mass_and_bias(m, d, fo, q, v, tau_total, fext, tau_h):
+    """d.M = M(q) (+ dt B under implicit joint friction), d.h = RNEA(q, v, 0, fext), tau_h = tau_total - h."""
+    crba_kernel(m, d, q, d.M)
+    if fo.implicit_dt > 0.0:
+        add_friction_jacobian(d.M, fo, v)
+    rnea_kernel(m, d, q, v, d.zeros_v, fext, m.gravity, d.h)
+    for k in range(v.shape[0]):
+        tau_h[k] = tau_total[k] - d.h[k]
+
+
+@stage("acceleration", Free)
+def free_acceleration(m, d, p, pts, fo, dt, q, v, tau_total, fext, w, tau_h, a):
+    """a = ABA(q, v, tau_total, fext)."""
+    aba_kernel(m, d, q, v, tau_total, fext, m.gravity, a)
+    return True
+
+
+@stage("acceleration", ImplicitFriction)
+def implicit_friction_acceleration(m, d, p, pts, fo, dt, q, v, tau_total, fext, w, tau_h, a):
+    """a = (M + dt B)^-1 (tau_total - h) by Cholesky; False if M + dt B is not positive definite."""
+    mass_and_bias(m, d, fo, q, v, tau_total, fext, tau_h)
+    if not cholesky(d.M, d.L):
+        return False
+    cholesky_solve(d.L, tau_h, a)
+    return True
+
+
+@stage("recorded_acceleration")
+def stage_acceleration(m, d, p, q, v, tau_total, fext, a, out):
+    """out = a: the row records the stage's own acceleration."""
+    assign(out, a)
+
+
+@stage("recorded_acceleration", ImplicitFriction)
+def explicit_acceleration(m, d, p, q, v, tau_total, fext, a, out):
+    """out = ABA(q, v, tau_total, fext): the model's acceleration at the state, not the implicit stage's."""
+    aba_kernel(m, d, q, v, tau_total, fext, m.gravity, out)

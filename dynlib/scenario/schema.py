@@ -187,7 +187,8 @@ class ContactPoint(_Block):
 
 
 class Contacts(_Block):
-    """Ground contact (equations and defaults: the docstrings of dynlib/contact/*.py)."""
+    """Ground contact (equations and defaults: the docstrings of dynlib/contact/*.py). A key
+    that the chosen model does not use is an error."""
 
     model: Literal["soft", "bilateral", "unilateral", "relaxed"]
     """soft: spring-damper; bilateral: points held in place; unilateral: impulses in the exact
@@ -196,11 +197,13 @@ class Contacts(_Block):
     ground: Ground = Ground()
     """The plane (default: z = 0)."""
     stiffness: Optional[PositiveFloat] = None
-    """soft: normal stiffness k, N/m (default 1e5)."""
+    """soft: normal stiffness k, N/m (default 1e5). relaxed: MuJoCo's direct form (its negative
+    solref[0]), 1/s², instead of time_constant and damping_ratio."""
     damping: Optional[NonNegativeFloat] = None
-    """soft: normal damping b, N·s/m (default 1e3)."""
+    """soft: normal damping b, N·s/m (default 1e3). relaxed: MuJoCo's direct form (its negative
+    solref[1]), 1/s."""
     friction: Optional[NonNegativeFloat] = None
-    """Coulomb friction coefficient μ (default 0.8)."""
+    """soft, unilateral, relaxed: Coulomb friction coefficient μ (default 0.8)."""
     time_constant: Optional[PositiveFloat] = None
     """relaxed: the constraint's time constant, s (default 0.02; MuJoCo's solref[0])."""
     damping_ratio: Optional[PositiveFloat] = None

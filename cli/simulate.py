@@ -10,8 +10,8 @@ from pathlib import Path
 
 import click
 
-from .common import (Overrides, compile_notice, floating_base_option, gravity_option, notice, output_option,
-                     progress_option, run_options, show_progress, vector_option)
+from .common import (Overrides, check_outputs, compile_notice, floating_base_option, gravity_option, notice,
+                     output_option, progress_option, run_options, show_progress, vector_option)
 
 PARTS = ("q", "qd", "qdd", "tau", "energy", "contact")
 
@@ -86,8 +86,8 @@ def simulate(ctx, source, steps, duration, dt, integrator, q0, qd0, tau, tau_csv
         o.put("output.path", output if output == "-" else str(Path(output).resolve()), "-o/--output")
 
     scenario = o.load(source)
-    if view is not None and not Path(view).resolve().parent.is_dir():
-        raise click.BadParameter(f"folder '{Path(view).parent}' does not exist", param_hint="--view")
+    check_outputs((scenario.output_path, "trajectory", "-o/--output" if output is not None else "output.path"),
+                  (view, "page", "--view"), inputs=(source, scenario.robot))
     from dynlib.compiled import cache_is_warm
 
     if cache_is_warm() and not loop_is_cached():

@@ -3,7 +3,7 @@ import time
 
 import click
 
-from .common import floating_base_option, load_robot, naming, notice, package_path_option, robot_argument
+from .common import check_outputs, floating_base_option, load_robot, naming, notice, package_path_option, robot_argument
 
 
 @click.command(epilog="""\b
@@ -55,6 +55,7 @@ def view(ctx, robot, trajectory, output, floating_base, package_path, column_map
     from dynlib.view import scenario_contacts, write_view
 
     start = time.perf_counter()
+    check_outputs((output, "page", "-o/--output"), inputs=(robot, trajectory))
     with naming("--columns"):
         columns = parse_column_map(column_map) if column_map else None
     contacts = None

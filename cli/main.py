@@ -18,7 +18,6 @@ Signals and standard streams, set up before a command runs:
 - writing to standard output goes through `_Stdout`, so that a full device
   (``> /dev/full``) or a write error is one line naming standard output, exit 2.
 """
-import errno
 import importlib
 import io
 import os
@@ -179,8 +178,9 @@ class _Stdout(io.RawIOBase):
             return len(data)
         if self.closed_at_start:
             self.discard = True
-            raise StdoutError(errno.EBADF, "standard output is closed; give an output file with -o "
-                                           "(or redirect it: > FILE)")
+            # no errno: the message is the whole reason (dynlib's writers pass it on as it is)
+            raise StdoutError(None, "standard output is closed; give an output file with -o "
+                                    "(or redirect it: > FILE)")
         try:
             return os.write(1, data)
         except BrokenPipeError:
@@ -188,7 +188,8 @@ class _Stdout(io.RawIOBase):
             raise
         except OSError as exc:
             self.discard = True
-            raise StdoutError(exc.errno, f"cannot write to standard output: {exc.strerror or exc}") from None
+            text = os.strerror(exc.errno) if exc.errno else str(exc)
+            raise StdoutError(None, f"cannot write to standard output: {text}") from None
 
 
 def _guard_standard_streams():

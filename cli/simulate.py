@@ -4,6 +4,7 @@ Thin: the options become scenario overrides, `dynlib.scenario.load_scenario`
 validates them, `dynlib.scenario.run` runs, the result is written
 (atomically) and a divergence becomes exit code 1 after the write.
 """
+import os
 import sys
 import time
 from pathlib import Path
@@ -83,7 +84,8 @@ def simulate(ctx, source, steps, duration, dt, integrator, q0, qd0, tau, tau_csv
             raise click.BadParameter(f"expected some of {','.join(PARTS)}, got {columns!r}", param_hint="--columns")
         o.put("output.columns", parts, "--columns")
     if output is not None:
-        o.put("output.path", output if output == "-" else str(Path(output).resolve()), "-o/--output")
+        # absolute, not resolved: /dev/stdout stays itself (a symlink is followed when written)
+        o.put("output.path", output if output == "-" else os.path.abspath(output), "-o/--output")
 
     scenario = o.load(source)
     check_outputs((scenario.output_path, "trajectory", "-o/--output" if output is not None else "output.path"),

@@ -204,7 +204,7 @@ def _probe(folder, label, path):
     try:
         tmp = _create_temporary(folder, "probe")
     except OSError as exc:
-        raise InputError(f"{label} {path}: cannot write in '{folder}': {exc.strerror or exc}") from None
+        raise InputError(f"{label} {path}: cannot write in '{folder}': {reason(exc)}") from None
     with contextlib.suppress(OSError):
         os.unlink(tmp)
 
@@ -229,7 +229,7 @@ def atomic_output(path, *, durable=False):
         except OSError as exc:
             if isinstance(exc, BrokenPipeError):
                 raise
-            raise InputError(f"{path}: cannot write: {exc.strerror or exc}") from exc
+            raise InputError(f"{path}: cannot write: {reason(exc)}") from exc
         return
     target = Path(path)
     if target.name in ("", ".", "..") or target.is_dir():
@@ -244,10 +244,16 @@ def atomic_output(path, *, durable=False):
         old = os.stat(real)
     except OSError:
         old = None
+    made = []  # the temporary file, recorded before it exists: a Ctrl-C at any point finds it
     try:
-        tmp = _create_temporary(folder, real.name)
-    except OSError as exc:
-        raise InputError(f"{path}: cannot write in '{folder}': {exc.strerror or exc}") from None
+        tmp = _create_temporary(folder, real.name, made)
+    except BaseException as exc:
+        for name in made:
+            with contextlib.suppress(OSError):
+                os.unlink(name)
+        if isinstance(exc, OSError):
+            raise InputError(f"{path}: cannot write in '{folder}': {reason(exc)}") from None
+        raise
     try:
         yield tmp
         if old is not None and stat.S_ISREG(old.st_mode):
@@ -261,13 +267,24 @@ def atomic_output(path, *, durable=False):
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         if isinstance(exc, OSError) and not isinstance(exc, BrokenPipeError):
-            raise InputError(f"{path}: cannot write: {exc.strerror or exc}") from exc
+            raise InputError(f"{path}: cannot write: {reason(exc)}") from exc
         raise
 
 
-def _create_temporary(folder, name) -> Path:
+def reason(exc: OSError) -> str:
+    """The system's own words for an `OSError` ("No space left on device"), without a
+    library's wrapping of them (pyarrow's "Error writing bytes to file. Detail: ...")."""
+    if exc.errno and exc.errno in errno.errorcode:
+        return os.strerror(exc.errno)
+    return exc.strerror or str(exc) or type(exc).__name__
+
+
+def _create_temporary(folder, name, made=None) -> Path:
     """A new, empty, hidden file ``.<name>.<token>.tmp<suffix>`` in `folder` (O_EXCL: never
-    reused), with the permissions an ``open(path, 'w')`` would give (0o666 through the umask)."""
+    reused), with the permissions an ``open(path, 'w')`` would give (0o666 through the umask).
+    `made`: a list the path is appended to just before the file is created, so that a caller
+    interrupted (Ctrl-C, SIGTERM) between the creation and the return can remove it."""
+    made = [] if made is None else made
     suffix = Path(name).suffix if len(Path(name).suffix) <= 17 else ""
     limit = _name_max(folder)
     stem = name
@@ -278,10 +295,12 @@ def _create_temporary(folder, name) -> Path:
         stem = stem[:-1]  # a long name: shortened in the temporary file's name only
     while True:
         path = Path(folder) / tmp
+        made.append(path)
         try:
             os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
             return path
-        except FileExistsError:
+        except FileExistsError:  # another's file: not ours to remove
+            made.remove(path)
             tmp = f".{stem}.{secrets.token_hex(_TOKEN // 2)}.tmp{suffix}"
 
 

@@ -32,7 +32,7 @@ from pathlib import Path
 
 from ..columns import column_names
 from ..errors import InputError, TrajectoryError
-from ..output import atomic_output, in_place
+from ..output import atomic_output, in_place, reason
 from . import csv, parquet
 from .table import Trajectory, check_increasing_time, require_columns, to_arrow
 
@@ -107,7 +107,8 @@ def write_stdout(write) -> None:
     except BrokenPipeError:
         raise
     except OSError as exc:
-        raise InputError(f"cannot write to standard output: {exc.strerror or exc}") from None
+        text = reason(exc)  # cli.main's standard output already names itself
+        raise InputError(text if "standard output" in text else f"cannot write to standard output: {text}") from None
 
 
 # --------------------------------------------------------------------- reading

@@ -35,6 +35,8 @@ COMMANDS = {
     "energy-check": ("cli.energy_check", "energy_check"),
     "sweep": ("cli.sweep", "sweep"),
     "plot": ("cli.plot", "plot"),
+    "identify": ("cli.identify", "identify"),
+    "excite": ("cli.excite", "excite"),
     "view": ("cli.view", "view"),
 }
 

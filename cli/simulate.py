@@ -103,7 +103,7 @@ def simulate(ctx, source, steps, duration, dt, integrator, q0, qd0, tau, tau_csv
         bar.close()
     result.write(scenario.output_path, scenario.output.columns, source=scenario.source or scenario.robot)
     if view is not None:
-        from dynlib.view import write_result_view
+        from dynlib.view.runs import write_result_view
 
         from .view import page_notice
 

@@ -76,7 +76,7 @@ def sweep(ctx, scenario, outdir, workers, scheduler, fmt, dry_run, view, no_prog
                 f"{report.count('diverged')} diverged, {report.count('failed')} failed"
                 f"{f' ({report.skipped} already done)' if report.skipped else ''}; summary in {report.summary_path}")
     if view:
-        from dynlib.view import write_sweep_views
+        from dynlib.view.runs import write_sweep_views
 
         written, warnings, index = write_sweep_views(report)
         for w in warnings:

@@ -52,7 +52,8 @@ def view(ctx, robot, trajectory, output, floating_base, package_path, column_map
     took go to standard error.
     """
     from dynlib.derivatives import parse_column_map
-    from dynlib.view import scenario_contacts, write_view
+    from dynlib.view import write_view
+    from dynlib.view.runs import scenario_contacts
 
     start = time.perf_counter()
     check_outputs((output, "page", "-o/--output"), inputs=(robot, trajectory))

@@ -42,6 +42,10 @@ _PUBLIC = {
     "run_sweep": "sweep",
     "read_trajectory": "trajectory",
     "write_trajectory": "trajectory",
+    "regressor": "algorithms.regressor",
+    "inertial_parameters": "algorithms.regressor",
+    "identify": "identification",
+    "excitation": "identification.excite",
     "write_view": "view",
 }
 

@@ -96,7 +96,8 @@ def _se3_V_coeffs(theta):
     if theta < 1e-4:
         t2 = theta * theta
         return 0.5 - t2 / 24.0, 1.0 / 6.0 - t2 / 120.0
-    return (1.0 - math.cos(theta)) / (theta * theta), (theta - math.sin(theta)) / (theta ** 3)
+    half = math.sin(0.5 * theta)
+    return 2.0 * half * half / (theta * theta), (theta - math.sin(theta)) / (theta ** 3)  # 1 - cos θ = 2 sin²(θ/2)
 
 
 @_jit
@@ -154,7 +155,9 @@ def _freeflyer_difference(q0, q1, iq, iv, out):
     if theta < 1e-4:
         c = 1.0 / 12.0 + theta * theta / 720.0
     else:
-        c = (1.0 - theta * math.sin(theta) / (2.0 * (1.0 - math.cos(theta)))) / (theta * theta)
+        # 1 - (θ/2) cot(θ/2), the same as 1 - θ sin θ / (2 (1 - cos θ)) without the cancelling 1 - cos θ
+        half = 0.5 * theta
+        c = (1.0 - half * math.cos(half) / math.sin(half)) / (theta * theta)
     c0 = wy * t2 - wz * t1
     c1 = wz * t0 - wx * t2
     c2 = wx * t1 - wy * t0
@@ -174,7 +177,8 @@ def _se2_V(w):
     """(s, c) with V = [[s, -c], [c, s]], the SE(2) exponential's translation factor."""
     if abs(w) < 1e-6:
         return 1.0 - w * w / 6.0, 0.5 * w
-    return math.sin(w) / w, (1.0 - math.cos(w)) / w
+    half = math.sin(0.5 * w)
+    return math.sin(w) / w, 2.0 * half * half / w  # 1 - cos w = 2 sin²(w/2), which does not cancel
 
 
 @_jit

@@ -151,7 +151,10 @@ class Model:
     # -- derived models ------------------------------------------------------
     def with_gravity(self, gravity) -> "Model":
         """The same robot under another gravity vector (world frame)."""
-        g = np.asarray(gravity, dtype=float).reshape(-1)
+        try:
+            g = np.asarray(gravity, dtype=float).reshape(-1)
+        except (TypeError, ValueError):
+            g = np.zeros(0)
         if g.shape != (3,) or not np.all(np.isfinite(g)):
             raise InputError(f"gravity must be three finite numbers, got {gravity!r}")
         return dataclasses.replace(self, arrays=self.arrays._replace(gravity=g.copy()))

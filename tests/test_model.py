@@ -131,7 +131,7 @@ def test_with_gravity_changes_the_gravity_only():
     # gravity torques are linear in g; without gravity they vanish
     assert np.allclose(dynlib.gravity_torques(double, q), 2 * dynlib.gravity_torques(m, q), rtol=1e-12, atol=1e-12)
     assert np.allclose(dynlib.gravity_torques(m.with_gravity([0, 0, 0]), q), 0, atol=1e-14)
-    for bad in ([0, 0], [0, 0, np.nan], [0, 0, np.inf, 1]):
+    for bad in ([0, 0], [0, 0, np.nan], [0, 0, np.inf, 1], "down", [0, 0, "x"], None):
         with pytest.raises(InputError, match="gravity must be three finite numbers"):
             m.with_gravity(bad)
 

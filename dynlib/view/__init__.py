@@ -51,8 +51,7 @@ from .meshes import MeshFiles
 from .motion import body_placements, interpolate, keyframe_times
 from .page import html_page
 
-__all__ = ["Recording", "ViewPage", "build_view", "read_recording", "scenario_contacts", "write_result_view",
-           "write_sweep_views", "write_view"]
+__all__ = ["Recording", "ViewPage", "build_view", "read_recording", "write_view"]
 
 DEFAULT_FPS = 30.0
 MAX_TRACE_POINTS = 20000
@@ -366,5 +365,3 @@ def _write(path, data: bytes):
         with open(tmp, "wb") as f:
             f.write(data)
 
-
-from .runs import scenario_contacts, write_result_view, write_sweep_views  # noqa: E402

@@ -1,0 +1,126 @@
+"""`dyn identify ROBOT RECORDING...`: inertial and friction parameters from recorded motion, as a URDF."""
+import contextlib
+import json
+import math
+
+import click
+
+from .common import check_value, compile_notice, floating_base_option, gravity_option, load_robot, naming, notice
+
+
+@click.command(epilog="""\b
+Examples:
+  dyn identify robots/arm7.urdf recording.csv -o identified.urdf
+  dyn identify robots/arm7.urdf run1.csv run2.parquet -o identified.urdf --report report.json \\
+      --validate run3.csv --plot fit.png
+  dyn identify robots/arm7.urdf noisy.csv --derivatives savgol --window 0.05 -o identified.urdf
+  dyn identify robots/arm7.urdf recording.csv --friction viscous,coulomb,offset -o identified.urdf
+
+\b
+Recordings: CSV or Parquet with time, q.*, optionally qd.* and qdd.*, and the
+measured torques tau.<joint> (or effort.<joint>) of every actuated joint. A
+floating base (--floating-base) reads tau.root.fx … tz when present, else the
+root carries no wrench (flight), plus the contact wrenches of any
+contact.<frame>.fx … tz columns (world axes, at the frame: as dyn contact-id
+writes them).
+
+\b
+The output is ROBOT with the <inertial> of each moving body's heaviest link
+and the <dynamics> of each joint replaced, every other byte unchanged. Links
+merged into one body by fixed joints keep their URDF values, except the
+heaviest, which takes the rest of the body's identified parameters. The
+default estimate is physically consistent (every pseudo-inertia positive
+semidefinite, friction >= 0) and stays at the URDF's values where the data
+carry no information. A .xacro robot must be expanded first (xacro robot.xacro > robot.urdf).""")
+@click.argument("robot", metavar="ROBOT", type=click.Path(dir_okay=False))
+@click.argument("recordings", metavar="RECORDING...", nargs=-1, required=True)
+@click.option("-o", "--output", metavar="URDF", required=True, help="The identified URDF.")
+@click.option("--report", "report_path", metavar="FILE.json", default=None,
+              help="Parameters before and after, base parameters with standard deviations, rms errors, "
+                   "condition number.")
+@click.option("--validate", multiple=True, metavar="RECORDING",
+              help="A recording to report the fit on (not used to fit); repeatable.")
+@click.option("--plot", "plot_path", metavar="FIGURE.png", default=None,
+              help="Measured and predicted torque per joint (of the first --validate recording, else the first "
+                   "RECORDING).")
+@floating_base_option
+@gravity_option
+@click.option("--derivatives", type=click.Choice(["auto", "given", "central", "savgol"]), default="auto",
+              show_default=True, help="Where velocities and accelerations come from: the file's qd/qdd columns "
+                                      "(given), central differences or a Savitzky–Golay filter of q.")
+@click.option("--window", type=float, default=0.1, show_default=True, metavar="SECONDS",
+              callback=lambda ctx, param, v: check_value(
+                  v, math.isfinite(v) and v > 0, "Savitzky–Golay window must be a positive number of seconds"),
+              help="Savitzky–Golay window length.")
+@click.option("--polyorder", type=int, default=4, show_default=True, metavar="K",
+              callback=lambda ctx, param, v: check_value(
+                  v, v >= 2, "Savitzky–Golay polyorder must be at least 2 to estimate accelerations"),
+              help="Savitzky–Golay polynomial order (at least 2).")
+@click.option("--columns", "column_map", metavar="MAP", default=None,
+              help="Read q/qd/qdd from columns with other names (see 'dyn inverse --help').")
+@click.option("--friction", default="viscous,coulomb", show_default=True, metavar="TERMS",
+              help="Friction terms to identify: viscous, coulomb, offset (comma-separated), or none; the others "
+                   "keep their URDF values (offset: zero).")
+@click.option("--friction-smoothing", type=float, default=1e-3, show_default=True, metavar="EPS",
+              help="ε of the Coulomb term friction·tanh(q̇/ε), rad/s or m/s.")
+@click.option("--method", type=click.Choice(["consistent", "least-squares"]), default="consistent",
+              show_default=True, help="Physically consistent (an SDP), or weighted least squares without "
+                                      "the consistency constraints.")
+@click.option("--prior-std", type=float, default=1.0, show_default=True, metavar="S",
+              callback=lambda ctx, param, v: check_value(v, math.isfinite(v) and v > 0,
+                                                         "--prior-std must be a positive number"),
+              help="Width of the prior at the URDF's values, relative to each parameter's scale (a mass, that "
+                   "mass times the link's size, times its size squared).")
+@click.pass_context
+def identify(ctx, robot, recordings, output, report_path, validate, plot_path, floating_base, gravity,
+             derivatives, window, polyorder, column_map, friction, friction_smoothing, method, prior_std):
+    """Identify ROBOT's inertial and friction parameters from RECORDING(s) and write them as a URDF."""
+    from dynlib.derivatives import parse_column_map
+    from dynlib.identification import check_robot_file, identify as run
+    from dynlib.identification.figure import check_path, fit_figure
+    from dynlib.trajectory import atomic_output
+
+    if plot_path:
+        with naming("--plot"):
+            check_path(plot_path)
+
+    terms = () if friction.strip() == "none" else tuple(t.strip() for t in friction.split(",") if t.strip())
+    with naming("--columns"):
+        columns = parse_column_map(column_map) if column_map else None
+    check_robot_file(robot)
+    model = load_robot(ctx, robot, floating_base, gravity)
+    compile_notice(ctx)
+    with naming("--friction"):
+        result = run(model, list(recordings), validation=list(validate), derivatives=derivatives, window=window,
+                     polyorder=polyorder, columns=columns, friction=terms, friction_smoothing=friction_smoothing,
+                     method=method, prior_std=prior_std)
+    result.urdf_bytes()  # before any work on the outputs: a link that cannot be written stops here
+    report = result.report()
+    if derivatives == "auto" and any(r["derivatives"] == "central" for r in report["recordings"]):
+        notice(ctx, "no qd.*/qdd.* columns: velocities and accelerations by central differences "
+                    "(for a noisy recording use --derivatives savgol)")
+    if model.has_floating_base and not any(r["contacts"] for r in report["recordings"]):
+        notice(ctx, "floating base without contact.* columns: the root's equations take the recorded "
+                    "tau.root.* (or no wrench at all)")
+    for w in report["warnings"]:
+        notice(ctx, f"warning: {w}")
+    # every output to its temporary file first, renamed together at the end: no partial output
+    with contextlib.ExitStack() as stack:
+        tmp_urdf = stack.enter_context(atomic_output(output))
+        tmp_report = stack.enter_context(atomic_output(report_path)) if report_path else None
+        tmp_plot = stack.enter_context(atomic_output(plot_path)) if plot_path else None
+        if tmp_report:
+            tmp_report.write_text(json.dumps(report, indent=2) + "\n")
+        if tmp_plot:
+            fit_figure(result, tmp_plot, atomic=False)
+        result.write_urdf(tmp_urdf, atomic=False)  # and read back by dyn
+    rel = report["relative_rms_error"]
+    cond = report["condition_number"]
+    line = (f"{report['base_parameters_count']} base parameters, condition number "
+            f"{'inf' if cond is None else f'{cond:.4g}'}; rms torque error (of the rms torque) on the training "
+            f"data {100 * rel['training']['urdf']:.3g} % with the URDF, {100 * rel['training']['identified']:.3g} % "
+            "identified")
+    if "validation" in rel:
+        line += (f"; on the validation data {100 * rel['validation']['urdf']:.3g} % -> "
+                 f"{100 * rel['validation']['identified']:.3g} %")
+    notice(ctx, line)

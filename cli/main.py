@@ -69,10 +69,17 @@ class LazyGroup(click.Group):
             raise _Stopped(exc.signum) from None
 
     def main(self, args=None, prog_name=None, **kw):
+        previous = _handle_signals()
+        try:
+            return self._main(args, prog_name, **kw)
+        finally:  # called in-process (a test's CliRunner): the caller's handlers again
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+
+    def _main(self, args=None, prog_name=None, **kw):
         from dynlib.errors import DynError
 
         _guard_standard_streams()
-        _handle_signals()
         try:
             rv = super().main(args=args, prog_name=prog_name or "dyn", standalone_mode=False, **kw)
             sys.stdout.flush()  # a full or closed standard output is found here, not at exit
@@ -136,16 +143,19 @@ class _Stopped(Exception):
         self.signum = signum
 
 
-def _handle_signals():
+def _handle_signals() -> dict:
+    """Install the handler; returns the handlers it replaced, by signal."""
     def handler(signum, frame):
         # once: a second signal during the clean-up does not cut it short
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
         signal.signal(signal.SIGHUP, signal.SIG_IGN)
         raise Interrupted(signum)
 
+    previous = {}
     for sig in (signal.SIGTERM, signal.SIGHUP):
         if signal.getsignal(sig) is signal.SIG_DFL:  # not when the caller chose to ignore it (nohup)
-            signal.signal(sig, handler)
+            previous[sig] = signal.signal(sig, handler)
+    return previous
 
 
 # ------------------------------------------------------------------ standard streams

@@ -1,6 +1,8 @@
 """`dyn plot TRAJ`: chosen columns of a trajectory file against time, as a figure."""
 import click
 
+from .common import check_outputs
+
 
 @click.command(epilog="""\b
 Examples:
@@ -17,4 +19,5 @@ def plot(traj, patterns, output, title):
     from dynlib.figures import trajectory_figure
     from dynlib.trajectory import read_trajectory
 
+    check_outputs((output, "figure", "-o/--output"), inputs=(traj,))
     trajectory_figure(read_trajectory(traj), list(patterns), output, title=title or str(traj))

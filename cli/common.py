@@ -73,6 +73,14 @@ derivative_options = _compose(
 )
 
 
+def check_outputs(*outputs, inputs=()):
+    """Before the work: each (path, kind, label) output can be written, has its kind's
+    extension and is none of `inputs` (`dynlib.output.check_outputs`; InputError, exit 2)."""
+    from dynlib.output import check_outputs as check
+
+    check(outputs, inputs)
+
+
 def check_value(value, ok, message):
     """`value`, or click.BadParameter "MESSAGE, got VALUE" when not `ok` (an option callback's check)."""
     if not ok:

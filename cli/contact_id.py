@@ -3,8 +3,8 @@ import math
 
 import click
 
-from .common import (check_value, compile_notice, derivative_options, gravity_option, load_robot, naming,
-                     notice, output_option, progress_option, read_motion, recording_options, robot_argument,
+from .common import (check_outputs, check_value, compile_notice, derivative_options, gravity_option, load_robot,
+                     naming, notice, output_option, progress_option, read_motion, recording_options, robot_argument,
                      show_progress, write_motion)
 
 
@@ -101,6 +101,7 @@ def contact_id(ctx, robot, traj, contacts, point_contacts, guesses, over_time, s
         guess[frame] = w
     with naming("--columns"):
         columns = parse_column_map(column_map) if column_map else None
+    check_outputs((output, "trajectory", "-o/--output"), inputs=(robot, traj))
     model = load_robot(ctx, robot, False, gravity)
     if not model.has_floating_base:
         model = dynlib.load(robot, floating_base=True).with_gravity(model.gravity)

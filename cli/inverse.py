@@ -1,8 +1,9 @@
 """`dyn inverse ROBOT TRAJ`: the motor torques behind a recorded trajectory (inverse dynamics)."""
 import click
 
-from .common import (compile_notice, derivative_options, floating_base_option, gravity_option, load_robot, naming,
-                     notice, output_option, read_motion, recording_options, robot_argument, write_motion)
+from .common import (check_outputs, compile_notice, derivative_options, floating_base_option, gravity_option,
+                     load_robot, naming, notice, output_option, read_motion, recording_options, robot_argument,
+                     write_motion)
 
 
 @click.command(epilog="""\b
@@ -63,6 +64,7 @@ def inverse(ctx, robot, traj, output, floating_base, gravity, derivatives, windo
 
     with naming("--columns"):
         columns = parse_column_map(column_map) if column_map else None
+    check_outputs((output, "trajectory", "-o/--output"), inputs=(robot, traj))
     model = load_robot(ctx, robot, floating_base, gravity)
     rec = read_motion(ctx, model, traj, columns, topic, time_unit, resample)
     compile_notice(ctx)

@@ -3,9 +3,25 @@
 Command modules are imported only when their command runs (or when help lists
 them); they import dynlib inside their functions, so `dyn --help` loads neither
 numba nor pandas. Exit codes: 0 done, 1 a check failed or a simulation
-diverged, 2 bad usage or bad input.
+diverged, 2 bad usage or bad input, 3 an internal error; interrupted: 128 + the
+signal's number (130 Ctrl-C, 129 SIGHUP, 143 SIGTERM).
+
+Signals and standard streams, set up before a command runs:
+
+- SIGTERM and SIGHUP are handled like Ctrl-C: they raise `Interrupted` (a
+  KeyboardInterrupt) in the main thread, so temporary files are removed, sweep
+  workers stopped and a sweep's summary written, then one line and exit 128 + N.
+- a standard stream that was closed when dyn started (``>&-``, ``<&-``) gets
+  /dev/null on its file descriptor, so that no file dyn opens takes its
+  number; writing to a closed standard output is then an error, and reading a
+  closed standard input says it is closed.
+- writing to standard output goes through `_Stdout`, so that a full device
+  (``> /dev/full``) or a write error is one line naming standard output, exit 2.
 """
 import importlib
+import io
+import os
+import signal
 import sys
 
 import click
@@ -47,29 +63,50 @@ class LazyGroup(click.Group):
                 return None
             raise
 
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except Interrupted as exc:  # not a KeyboardInterrupt past here: click would print a blank line
+            raise _Stopped(exc.signum) from None
+
     def main(self, args=None, prog_name=None, **kw):
+        previous = _handle_signals()
+        try:
+            return self._main(args, prog_name, **kw)
+        finally:  # called in-process (a test's CliRunner): the caller's handlers again
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+
+    def _main(self, args=None, prog_name=None, **kw):
         from dynlib.errors import DynError
 
+        _guard_standard_streams()
         try:
             rv = super().main(args=args, prog_name=prog_name or "dyn", standalone_mode=False, **kw)
+            sys.stdout.flush()  # a full or closed standard output is found here, not at exit
         except click.exceptions.Exit as exc:
+            _flush_quietly()
             sys.exit(exc.exit_code)
         except click.UsageError as exc:
             hint = f" (see 'dyn {exc.ctx.info_name if exc.ctx and exc.ctx.parent else ''} --help')".replace("  ", " ")
             _fail(f"{exc.format_message()}{hint}", 2)
         except click.ClickException as exc:
             _fail(exc.format_message(), exc.exit_code)
-        except click.Abort:
-            _fail("interrupted", 130)
-        except KeyboardInterrupt:
-            _fail("interrupted", 130)
+        except (click.Abort, KeyboardInterrupt, _Stopped) as exc:
+            signum = getattr(exc, "signum", None) or getattr(exc.__cause__, "signum", None) or signal.SIGINT
+            by = "" if signum == signal.SIGINT else f" by {signal.Signals(signum).name}"
+            _fail(f"interrupted{by}", 128 + signum)
         except DynError as exc:
             if _state["verbose"]:
                 import traceback
 
                 traceback.print_exc()
             _fail(str(exc), exc.exit_code)
+        except StdoutError as exc:
+            _discard_stdout()
+            _fail(exc.strerror, 2)
         except BrokenPipeError:
+            _discard_stdout()
             sys.stderr.close()
             sys.exit(0)
         except Exception as exc:  # a bug in dyn: one line unless -v
@@ -81,8 +118,132 @@ class LazyGroup(click.Group):
 
 
 def _fail(message, code):
-    click.echo(f"dyn: error: {message}", err=True)
+    _flush_quietly()
+    try:
+        click.echo(f"dyn: error: {message}", err=True)
+    except OSError:  # standard error closed or full: the exit code still says it
+        pass
     sys.exit(code)
+
+
+# ------------------------------------------------------------------ signals
+
+class Interrupted(KeyboardInterrupt):
+    """SIGTERM or SIGHUP, raised in the main thread like Ctrl-C's KeyboardInterrupt."""
+
+    def __init__(self, signum):
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+class _Stopped(Exception):
+    """An `Interrupted` on its way out of the command (after every clean-up ran)."""
+
+    def __init__(self, signum):
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+def _handle_signals() -> dict:
+    """Install the handler; returns the handlers it replaced, by signal."""
+    def handler(signum, frame):
+        # once: a second signal during the clean-up does not cut it short
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        signal.signal(signal.SIGHUP, signal.SIG_IGN)
+        raise Interrupted(signum)
+
+    previous = {}
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        if signal.getsignal(sig) is signal.SIG_DFL:  # not when the caller chose to ignore it (nohup)
+            previous[sig] = signal.signal(sig, handler)
+    return previous
+
+
+# ------------------------------------------------------------------ standard streams
+
+CLOSED_STREAMS = set()  # file descriptors (0, 1, 2) that were closed when dyn started
+
+
+class StdoutError(OSError):
+    """Standard output cannot be written (closed, full, an I/O error): exit 2 with one line."""
+
+
+class _Stdout(io.RawIOBase):
+    """File descriptor 1 with errors that name standard output. After the first error
+    (or a broken pipe) writes are discarded, so that the flush at exit stays quiet."""
+
+    def __init__(self, closed):
+        super().__init__()
+        self.closed_at_start = closed
+        self.discard = False
+
+    def writable(self):
+        return True
+
+    def fileno(self):
+        return 1
+
+    def isatty(self):
+        return not self.closed_at_start and os.isatty(1)
+
+    def write(self, data):
+        if self.discard:
+            return len(data)
+        if self.closed_at_start:
+            self.discard = True
+            # no errno: the message is the whole reason (dynlib's writers pass it on as it is)
+            raise StdoutError(None, "standard output is closed; give an output file with -o "
+                                    "(or redirect it: > FILE)")
+        try:
+            return os.write(1, data)
+        except BrokenPipeError:
+            self.discard = True
+            raise
+        except OSError as exc:
+            self.discard = True
+            text = os.strerror(exc.errno) if exc.errno else str(exc)
+            raise StdoutError(None, f"cannot write to standard output: {text}") from None
+
+
+def _guard_standard_streams():
+    """/dev/null on a closed standard file descriptor; standard output through `_Stdout`."""
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+        except OSError:
+            CLOSED_STREAMS.add(fd)
+            null = os.open(os.devnull, os.O_RDWR)  # the lowest free number: fd itself
+            if null != fd:
+                os.dup2(null, fd)
+                os.close(null)
+    if 0 in CLOSED_STREAMS:
+        sys.stdin = None
+    if 2 in CLOSED_STREAMS and sys.stderr is None:
+        sys.stderr = open(os.devnull, "w")
+    old = sys.stdout
+    if old is not None and getattr(old, "fileno", None) is not None:
+        try:
+            if old.fileno() != 1:
+                return  # already redirected (a test runner): leave it
+        except (OSError, ValueError, io.UnsupportedOperation):
+            return
+    sys.stdout = io.TextIOWrapper(io.BufferedWriter(_Stdout(1 in CLOSED_STREAMS)),
+                                  encoding=getattr(old, "encoding", None) or "utf-8",
+                                  errors=getattr(old, "errors", None) or "strict",
+                                  line_buffering=bool(getattr(old, "line_buffering", False)))
+
+
+def _discard_stdout():
+    raw = getattr(getattr(sys.stdout, "buffer", None), "raw", None)
+    if isinstance(raw, _Stdout):
+        raw.discard = True
+
+
+def _flush_quietly():
+    try:
+        sys.stdout.flush()
+    except (OSError, ValueError, AttributeError):
+        _discard_stdout()
 
 
 def _print_version(ctx, _param, value):

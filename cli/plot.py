@@ -1,6 +1,8 @@
 """`dyn plot TRAJ`: chosen columns of a trajectory file against time, as a figure."""
 import click
 
+from .common import check_outputs
+
 
 @click.command(epilog="""\b
 Examples:
@@ -20,6 +22,7 @@ def plot(traj, patterns, output, title, robot):
     from dynlib.figures import trajectory_figure
     from dynlib.trajectory import read_trajectory
 
+    check_outputs((output, "figure", "-o/--output"), inputs=(traj,) + ((robot,) if robot else ()))
     joint_types = None
     if robot is not None:
         from dynlib.figures import joint_types_of

@@ -4,14 +4,15 @@ Thin: the options become scenario overrides, `dynlib.scenario.load_scenario`
 validates them, `dynlib.scenario.run` runs, the result is written
 (atomically) and a divergence becomes exit code 1 after the write.
 """
+import os
 import sys
 import time
 from pathlib import Path
 
 import click
 
-from .common import (Overrides, compile_notice, floating_base_option, gravity_option, notice, output_option,
-                     progress_option, run_options, show_progress, vector_option)
+from .common import (Overrides, check_outputs, compile_notice, floating_base_option, gravity_option, notice,
+                     output_option, progress_option, run_options, show_progress, vector_option)
 
 PARTS = ("q", "qd", "qdd", "tau", "energy", "contact")
 
@@ -85,11 +86,12 @@ def simulate(ctx, source, steps, duration, dt, integrator, q0, qd0, tau, tau_csv
             raise click.BadParameter(f"expected some of {','.join(PARTS)}, got {columns!r}", param_hint="--columns")
         o.put("output.columns", parts, "--columns")
     if output is not None:
-        o.put("output.path", output if output == "-" else str(Path(output).resolve()), "-o/--output")
+        # absolute, not resolved: /dev/stdout stays itself (a symlink is followed when written)
+        o.put("output.path", output if output == "-" else os.path.abspath(output), "-o/--output")
 
     scenario = o.load(source)
-    if view is not None and not Path(view).resolve().parent.is_dir():
-        raise click.BadParameter(f"folder '{Path(view).parent}' does not exist", param_hint="--view")
+    check_outputs((scenario.output_path, "trajectory", "-o/--output" if output is not None else "output.path"),
+                  (view, "page", "--view"), inputs=(source, scenario.robot))
     from dynlib.compiled import cache_is_warm
 
     if cache_is_warm() and not loop_is_cached():

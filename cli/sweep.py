@@ -9,7 +9,7 @@ code 1 at the end.
 
 import click
 
-from .common import notice, progress_option, show_progress
+from .common import check_outputs, notice, progress_option, show_progress
 
 
 @click.command(epilog="""\b
@@ -53,6 +53,8 @@ def sweep(ctx, scenario, outdir, workers, scheduler, fmt, dry_run, view, no_prog
 
     if workers is not None and scheduler is not None:
         raise click.UsageError("give either --workers (local processes) or --scheduler (a Dask cluster), not both")
+    if not dry_run:
+        check_outputs((outdir, "folder", "-o/--output"), inputs=(scenario,))
     plan = plan_sweep(scenario)
     if dry_run:
         _list(ctx, plan, outdir, fmt)

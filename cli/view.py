@@ -3,7 +3,7 @@ import time
 
 import click
 
-from .common import floating_base_option, load_robot, naming, notice, package_path_option, robot_argument
+from .common import check_outputs, floating_base_option, load_robot, naming, notice, package_path_option, robot_argument
 
 
 @click.command(epilog="""\b
@@ -56,6 +56,7 @@ def view(ctx, robot, trajectory, output, floating_base, package_path, column_map
     from dynlib.view.runs import scenario_contacts
 
     start = time.perf_counter()
+    check_outputs((output, "page", "-o/--output"), inputs=(robot, trajectory))
     with naming("--columns"):
         columns = parse_column_map(column_map) if column_map else None
     contacts = None

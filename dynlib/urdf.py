@@ -109,12 +109,9 @@ def _parse_document(path: Path):
     if path.is_dir():
         raise URDFError("is a folder, expected a .urdf or .xacro file", file=file)
     if path.suffix == ".xacro":
-        try:
-            import xacro
+        from .xacro_expand import expand_xacro
 
-            text = xacro.process_file(str(path)).toxml().encode()
-        except Exception as exc:  # xacro raises many types; all are bad input here
-            raise URDFError(f"xacro could not expand the file: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}", file=file) from None
+        text = expand_xacro(path)  # a xacro is a program: run in a child process, with limits
     else:
         text = path.read_bytes()
     if not text.strip():

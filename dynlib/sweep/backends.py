@@ -40,7 +40,8 @@ class Local:
             warm(scenario)
 
         def start():
-            return ProcessPoolExecutor(n, mp_context=ctx, initializer=init_worker, initargs=(scenario,))
+            return ProcessPoolExecutor(n, mp_context=ctx, initializer=init_worker,
+                                       initargs=(scenario, os.getpid()))
 
         pool, queue, running, breaks = start(), list(reversed(tasks)), {}, {}
         try:

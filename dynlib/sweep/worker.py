@@ -104,12 +104,18 @@ def warm(scenario) -> str:
     return __version__
 
 
-def init_worker(scenario):
-    """Local worker start: Ctrl-C is the parent's to handle; one thread per process
+def init_worker(scenario, parent=None):
+    """Local worker start: ends with its parent `parent` (a pid), however that ends
+    (`dynlib.processes.die_with_parent`: no orphaned worker holds memory and the
+    caller's pipes); Ctrl-C is the parent's to handle; one thread per process
     (the processes already share out the cores; a DYN_THREADS the user set is kept);
     kernels loaded once, here."""
     import signal
 
+    if parent is not None:
+        from ..processes import die_with_parent
+
+        die_with_parent(parent)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     os.environ.setdefault("DYN_THREADS", "1")
     warm(scenario)

@@ -32,7 +32,7 @@ from pathlib import Path
 
 from ..columns import column_names
 from ..errors import InputError, TrajectoryError
-from ..output import atomic_output
+from ..output import atomic_output, in_place, reason
 from . import csv, parquet
 from .table import Trajectory, check_increasing_time, require_columns, to_arrow
 
@@ -57,33 +57,62 @@ _PARQUET_MAGIC_SIZE = len(_PARQUET_MAGIC)
 
 # --------------------------------------------------------------------- writing
 
-def write_trajectory(path, names, data, *, source=None, metadata=None) -> None:
+def write_trajectory(path, names, data, *, source=None, metadata=None, durable=False) -> None:
     """Write `data` (N, len(names)) with columns `names` to `path`, atomically.
 
     `path` ``None`` or ``'-'``: CSV on standard output (bytes, streamed, no
     temporary file). Otherwise the format is the extension's, ``.csv`` or
-    ``.parquet``. `source` is optional provenance (e.g. the robot or scenario
-    path), kept in the Parquet metadata as ``dyn.source``; CSV has no place for
-    it. `metadata` ({key: text}) is kept in the Parquet metadata too (e.g.
-    `dynlib.columns.TIME_START_KEY`). Raises `InputError` for an unsupported
-    extension or mismatched shapes.
+    ``.parquet``; a character device or FIFO without one of these extensions
+    (``/dev/null``, ``/dev/stdout``) gets CSV, written in place
+    (`dynlib.output.atomic_output`). `source` is optional provenance (e.g. the
+    robot or scenario path), kept in the Parquet metadata as ``dyn.source``; CSV
+    has no place for it. `metadata` ({key: text}) is kept in the Parquet metadata
+    too (e.g. `dynlib.columns.TIME_START_KEY`). `durable`: fsync the file and its
+    folder (sweeps). Raises `InputError` for an unsupported extension or
+    mismatched shapes.
     """
-    fmt = "csv" if path is None or str(path) == STDIO else FORMATS.get(Path(path).suffix.lower())
-    if fmt is None:
-        suffix = repr(Path(path).suffix) if Path(path).suffix else "(no extension)"
-        raise InputError(f"{path}: unsupported output format {suffix}; "
-                         f"use one of {', '.join(FORMATS)} (or '-' for CSV on standard output)")
+    fmt = output_format(path)
     table = to_arrow(names, data, source, metadata)
     if path is None or str(path) == STDIO:
-        sys.stdout.flush()  # anything already printed goes first
-        csv.write(table, sys.stdout.buffer)
-        sys.stdout.buffer.flush()
+        write_stdout(lambda out: csv.write(table, out))
         return
-    with atomic_output(path) as tmp:
+    with atomic_output(path, durable=durable) as tmp:
         if fmt == "csv":
             csv.write(table, str(tmp))
         else:
             parquet.write(table, tmp)
+
+
+def output_format(path) -> str:
+    """'csv' or 'parquet', the format `write_trajectory` writes `path` in (InputError for another extension)."""
+    if path is None or str(path) == STDIO:
+        return "csv"
+    fmt = FORMATS.get(Path(path).suffix.lower())
+    if fmt is None and in_place(path):
+        return "csv"  # /dev/null, a FIFO, /dev/stdout: streamed as CSV
+    if fmt is None:
+        suffix = repr(Path(path).suffix) if Path(path).suffix else "(no extension)"
+        raise InputError(f"{path}: unsupported output format {suffix}; "
+                         f"use one of {', '.join(FORMATS)} (or '-' for CSV on standard output)")
+    return fmt
+
+
+def write_stdout(write) -> None:
+    """Call `write(binary stream)` on standard output: anything printed before goes
+    first; a closed or full standard output is an `InputError` (a reader that went
+    away, `BrokenPipeError`, goes up as it is)."""
+    stream = sys.stdout
+    if stream is None or getattr(stream, "buffer", None) is None:
+        raise InputError("standard output is closed; give an output file with -o")
+    try:
+        stream.flush()
+        write(stream.buffer)
+        stream.buffer.flush()
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        text = reason(exc)  # cli.main's standard output already names itself
+        raise InputError(text if "standard output" in text else f"cannot write to standard output: {text}") from None
 
 
 # --------------------------------------------------------------------- reading
@@ -122,7 +151,10 @@ def open_source(path):
     standard input are read into memory once (they cannot be reread)."""
     if path is None or str(path) == STDIO:
         stream = sys.stdin
-        if stream is None or stream.isatty():
+        if stream is None:  # fd 0 was closed when Python started
+            raise TrajectoryError("standard input is closed; pipe a trajectory in or give a file name",
+                                  file=_STDIN_NAME)
+        if stream.isatty():
             raise TrajectoryError("standard input is a terminal; pipe a trajectory in "
                                   "or give a file name", file=_STDIN_NAME)
         buf = stream.buffer.read()

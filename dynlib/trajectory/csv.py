@@ -18,7 +18,6 @@ from __future__ import annotations
 import collections
 import contextlib
 import csv
-import functools
 import io
 import re
 
@@ -48,21 +47,40 @@ def read_file(path, display, size=-1) -> bytes:
 class RowLines:
     """The line of each row of a CSV file, worked out when an error first needs
     one: it takes a second pass over the file (counting line breaks, or the csv
-    module when blank lines intervene), which a file that reads cleanly never pays."""
+    module when blank lines intervene), which a file that reads cleanly never pays.
+    The pass streams: a file on disk is never held in memory whole."""
 
-    __slots__ = ("_read", "_n_rows", "_value")
+    __slots__ = ("_source", "_n_rows", "_value")
 
-    def __init__(self, read, n_rows):
-        self._read, self._n_rows, self._value = read, n_rows, None
+    def __init__(self, source, n_rows):
+        self._source, self._n_rows, self._value = source, n_rows, None
 
     def resolve(self):
         """An int (row r is on line r + value) or an array (the line of each row)."""
         if self._value is None:
-            buf = self._read()
-            self._value = 2 if _rows_are_consecutive_lines(buf, self._n_rows) else _lines_of_rows(buf)
-            self._read = None
+            consecutive = _rows_are_consecutive_lines(self._source, self._n_rows)
+            self._value = 2 if consecutive else _lines_of_rows(self._source)
+            self._source = None
         return self._value
 
+
+@contextlib.contextmanager
+def _text(source):
+    """`source` (bytes, or the path of a file) as a text stream for the csv module: decoded
+    as UTF-8 (a byte-order mark dropped, bad bytes replaced) as it is read, never whole."""
+    raw = io.BytesIO(source) if isinstance(source, (bytes, bytearray, memoryview)) else open(source, "rb")
+    with raw, io.TextIOWrapper(raw, encoding="utf-8-sig", errors="replace", newline="") as text:
+        yield text
+
+
+def _records(source):
+    """(line, fields) of each non-blank record of the CSV `source`, streamed; `line` is the
+    line the record ends on, as a user counts them."""
+    with _text(source) as text:
+        reader = csv.reader(text)
+        for fields in reader:
+            if fields:
+                yield reader.line_num, fields
 
 
 # ------------------------------------------------------------------- reading
@@ -106,28 +124,29 @@ def header(display, buf, path=None) -> list:
     return _header(buf, display)[0]
 
 
-def _lines_of_rows(buf: bytes):
+def _lines_of_rows(source):
     """Physical line number of every data row (blank lines skipped), csv-module exact."""
-    lines = []
-    reader = csv.reader(io.StringIO(buf.decode("utf-8-sig", errors="replace"), newline=""))
-    header = True
-    for fields in reader:
-        if not fields:
-            continue
-        if header:
-            header = False
-            continue
-        lines.append(reader.line_num)
-    return np.asarray(lines, dtype=np.int64)
+    lines = np.fromiter((line for line, _ in _records(source)), dtype=np.int64)
+    return lines[1:]  # the header's line first
 
 
-def _rows_are_consecutive_lines(buf: bytes, n_rows: int) -> bool:
+def _rows_are_consecutive_lines(source, n_rows: int) -> bool:
     """Whether the header is line 1 and row r is line r + 2: no blank lines before
-    or between rows (trailing ones do not matter), no line breaks inside quotes."""
-    end = len(buf)
-    while end and buf[end - 1] in b" \t\r\n":
-        end -= 1
-    return buf.count(b"\n", 0, end) == n_rows  # one line break per data row
+    or between rows (trailing ones do not matter), no line breaks inside quotes.
+    Counts the line breaks in blocks (a file on disk is never read whole)."""
+    breaks, pending = 0, 0  # line breaks so far, and those after the last non-blank byte
+    with (io.BytesIO(source) if isinstance(source, (bytes, bytearray, memoryview)) else open(source, "rb")) as f:
+        while True:
+            block = f.read(1 << 22)
+            if not block:
+                break
+            body = block.rstrip(b" \t\r\n")
+            if body:
+                breaks += pending + block.count(b"\n", 0, len(body))
+                pending = block.count(b"\n", len(body))
+            else:
+                pending += block.count(b"\n")
+    return breaks == n_rows  # one line break per data row
 
 
 def _is_number(text: str) -> bool:
@@ -141,69 +160,104 @@ def _is_number(text: str) -> bool:
     return True
 
 
-def _diagnose_csv(buf: bytes, display, arrow_message: str) -> TrajectoryError:
+def _diagnose_csv(source, display, arrow_message: str) -> TrajectoryError:
     """The error at the first bad line, found with the csv module. Runs only
-    after pyarrow has refused the file, so its cost does not matter."""
-    reader = csv.reader(io.StringIO(buf.decode("utf-8-sig", errors="replace"), newline=""))
+    after pyarrow has refused the file; it streams the file and stops at the
+    first bad row (bounded memory, whatever the file's size)."""
     header = None
-    for fields in reader:
-        if not fields:
-            continue
+    for line, fields in _records(source):
         if header is None:
             header = fields
             continue
-        line = reader.line_num
         if len(fields) != len(header):
             count = f"{len(fields)} value" + ("" if len(fields) == 1 else "s")
             return TrajectoryError(f"{count}, but the header has {len(header)} columns",
                                    file=display, line=line)
+    if header is not None and "Empty CSV" in arrow_message:
+        return TrajectoryError("header only, no data rows; expected one row per sample", file=display, line=1)
     message = arrow_message.splitlines()[0] if arrow_message else "cannot be read as CSV"
     return TrajectoryError(f"cannot be read as CSV ({message})", file=display)
 
 
-def _text_error(read, display, name):
+def _text_error(source, display, name):
     """A function giving the error of text column `name`: its first cell that is not
-    a number, found with the csv module (on a second pass, only when asked)."""
+    a number, found with the csv module (on a second, streamed pass, only when asked)."""
     def make():
-        reader = csv.reader(io.StringIO(read().decode("utf-8-sig", errors="replace"), newline=""))
         k = None
-        for fields in reader:
-            if not fields:
-                continue
+        for line, fields in _records(source):
             if k is None:
                 k = fields.index(name) if name in fields else -1
                 continue
             value = fields[k] if 0 <= k < len(fields) else ""
             if value.strip() and not _is_number(value):
-                return TrajectoryError(f"{value!r} is not a number", file=display,
-                                       line=reader.line_num, column=name)
+                return TrajectoryError(f"{value!r} is not a number", file=display, line=line, column=name)
         return TrajectoryError("holds text, not numbers", file=display, column=name)
     return make
+
+
+def _check_encoding(head: bytes, display):
+    """A UTF-16 or UTF-32 file, or a binary one, named as such (Arrow reads UTF-8 only and
+    would report a bad line far into the file)."""
+    name = None
+    for bom, enc in ((b"\xff\xfe\x00\x00", "UTF-32"), (b"\x00\x00\xfe\xff", "UTF-32"),
+                     (b"\xff\xfe", "UTF-16"), (b"\xfe\xff", "UTF-16")):
+        if head.startswith(bom):
+            name = enc
+            break
+    sample = head[:4096]
+    if name is None and b"\x00" in sample:
+        half = len(sample) // 2
+        # ASCII text in UTF-16 without a byte-order mark: every other byte is zero
+        if half and max(sample[0::2].count(0), sample[1::2].count(0)) >= 0.9 * half:
+            name = "UTF-16"
+        else:
+            raise TrajectoryError("the file is binary, expected CSV text", file=display)
+    if name:
+        raise TrajectoryError(f"the file is {name} text; dyn reads CSV in UTF-8 (or ASCII): convert it, "
+                              f"e.g. iconv -f {name} -t UTF-8 IN.csv > OUT.csv", file=display)
 
 
 _ARROW_COLUMN = re.compile(r"In CSV column #(\d+)")
 
 
+_SEPARATORS = {";": ("semicolons", "';'"), "\t": ("tabs", "'\\t'"), "|": ("vertical bars", "'|'")}
+
+
+def _check_separator(names, display, line):
+    """A header that is one name holding ';', tabs or '|': a file with another separator."""
+    if len(names) != 1:
+        return
+    for sep, (word, quoted) in _SEPARATORS.items():
+        if sep in names[0]:
+            raise TrajectoryError(f"the header's names are separated by {word}, not commas; dyn reads "
+                                  f"comma-separated CSV: convert it, e.g. tr {quoted} ',' < IN.csv > OUT.csv",
+                                  file=display, line=line)
+
+
 def read(display, buf, path=None) -> Trajectory:
     """From `buf` (bytes) or, when it is None, the regular file `path`."""
     if buf is None:
-        whole = functools.partial(read_file, path, display)
+        source = str(path)
         head = read_file(path, display, _HEAD_BYTES)
+        _check_encoding(head, display)
         found = _header(head, display, complete=len(head) < _HEAD_BYTES)
         if found is None:  # a header longer than _HEAD_BYTES
-            buf = whole()
+            buf = read_file(path, display)
+            source = buf
     else:
-        whole = lambda: buf  # noqa: E731
+        source = buf
+        _check_encoding(buf[:_HEAD_BYTES], display)
     names, header_line = found if buf is None else _header(buf, display)
     check_names(names, display, line=header_line)
+    _check_separator(names, display, header_line)
     text = set()  # columns Arrow could not read as numbers: read again as bytes (any encoding), set aside
     while True:
         convert = pa_csv.ConvertOptions(
             column_types={n: pa.binary() if n in text else pa.float64() for n in names},
             null_values=[""], strings_can_be_null=False, quoted_strings_can_be_null=False)
         try:
-            with (pa.BufferReader(buf) if buf is not None else pa.OSFile(str(path))) as source:
-                table = pa_csv.read_csv(source, convert_options=convert)
+            with (pa.BufferReader(buf) if buf is not None else pa.OSFile(str(path))) as stream:
+                table = pa_csv.read_csv(stream, convert_options=convert)
             break
         except pa.ArrowInvalid as exc:
             found = _ARROW_COLUMN.search(str(exc))
@@ -211,24 +265,24 @@ def read(display, buf, path=None) -> Trajectory:
             if 0 <= k < len(names) and names[k] not in text:
                 text.add(names[k])
                 continue
-            raise _diagnose_csv(whole(), display, str(exc)) from None
+            raise _diagnose_csv(source, display, str(exc)) from None
         except OSError as exc:  # the file went away or became unreadable since it was opened
             raise TrajectoryError(f"cannot read: {exc.strerror or exc}", file=display) from None
     types = [pa.binary() if n in text else pa.float64() for n in names]
     if table.column_names != names or table.schema.types != types:
         # pyarrow split the header differently from the csv module: let the
         # line-by-line reader find and name the problem.
-        raise _diagnose_csv(whole(), display, "unexpected header")
+        raise _diagnose_csv(source, display, "unexpected header")
     n = table.num_rows
     if n == 0:
         raise TrajectoryError("header only, no data rows; expected one row per sample",
                               file=display, line=header_line)
     # rows are consecutive lines unless blank lines intervene (then map them exactly);
     # worked out now for bytes in memory, on the first error for a file on disk
-    lines = RowLines(whole, n)
+    lines = RowLines(source, n)
     if buf is not None:
         lines = lines.resolve()
-    unusable = {name: _text_error(whole, display, name) for name in names if name in text}
+    unusable = {name: _text_error(source, display, name) for name in names if name in text}
     kept = [(name, col) for name, col in zip(names, table.columns) if name not in text]
     del table
     return from_arrow(kept, display, lines, unusable, "empty value; expected a number")

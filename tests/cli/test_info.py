@@ -85,3 +85,10 @@ def test_usage_error_is_one_line_exit_2():
 def test_version():
     r = run_process("--version")
     assert r.returncode == 0 and r.stdout.startswith("dyn ")
+
+
+def test_dyn_alone_prints_its_usage_not_an_error():
+    r = run_process()
+    assert r.returncode == 0 and r.stderr == ""
+    assert r.stdout.startswith("Usage: dyn") and "Commands:" in r.stdout and "error:" not in r.stdout
+    assert r.stdout == run_process("--help").stdout

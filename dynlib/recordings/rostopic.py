@@ -103,7 +103,7 @@ def read_rostopic(display, buf, path, names, model, columns, notes):
     n = table.num_rows
     if n == 0:
         raise TrajectoryError("no data rows; expected one line per message", file=display)
-    lines = RowLines(lambda: buf if buf is not None else read_file(path, display), n)
+    lines = RowLines(buf if buf is not None else str(path), n)
 
     def locate(r):
         from ..trajectory.table import locate_row

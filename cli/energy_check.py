@@ -3,7 +3,8 @@ import json
 
 import click
 
-from .common import Overrides, check_outputs, compile_notice, floating_base_option, gravity_option, notice, run_options
+from .common import (Overrides, check_outputs, compile_notice, floating_base_option, gravity_option, model_warnings,
+                     notice, run_options)
 
 
 @click.command(epilog="""\b
@@ -55,6 +56,7 @@ def energy_check(ctx, source, duration, dt, integrator, q0, qd0, seed, tolerance
     o.initial_state(q0, qd0)
     o.robot(floating_base, gravity)
     scenario = o.load(source)
+    model_warnings(ctx, scenario.model)
     check_outputs((report_path, "report", "--report"), (plot_path, "figure", "--plot"),
                   inputs=(source, scenario.robot))
     random_initial = is_robot and not q0 and not qd0

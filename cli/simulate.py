@@ -11,7 +11,8 @@ from pathlib import Path
 
 import click
 
-from .common import (Overrides, check_outputs, compile_notice, floating_base_option, gravity_option, notice,
+from .common import (Overrides, check_outputs, compile_notice, floating_base_option, gravity_option, model_warnings,
+                     notice,
                      output_option, progress_option, run_options, show_progress, vector_option)
 
 PARTS = ("q", "qd", "qdd", "tau", "energy", "contact")
@@ -90,6 +91,7 @@ def simulate(ctx, source, steps, duration, dt, integrator, q0, qd0, tau, tau_csv
         o.put("output.path", output if output == "-" else os.path.abspath(output), "-o/--output")
 
     scenario = o.load(source)
+    model_warnings(ctx, scenario.model)
     check_outputs((scenario.output_path, "trajectory", "-o/--output" if output is not None else "output.path"),
                   (view, "page", "--view"), inputs=(source, scenario.robot))
     from dynlib.compiled import cache_is_warm

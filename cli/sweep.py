@@ -9,7 +9,7 @@ code 1 at the end.
 
 import click
 
-from .common import check_outputs, notice, progress_option, show_progress
+from .common import check_outputs, model_warnings, notice, progress_option, show_progress
 
 
 @click.command(epilog="""\b
@@ -56,6 +56,7 @@ def sweep(ctx, scenario, outdir, workers, scheduler, fmt, dry_run, view, no_prog
     if not dry_run:
         check_outputs((outdir, "folder", "-o/--output"), inputs=(scenario,))
     plan = plan_sweep(scenario)
+    model_warnings(ctx, plan.base.model)
     if dry_run:
         _list(ctx, plan, outdir, fmt)
         return

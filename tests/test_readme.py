@@ -43,6 +43,7 @@ BENCH_SIZES = {  # the benchmark block's scripts at sizes that take seconds, not
     "bench_scaling.py": "--links 5,10 --steps 100",
     "bench_startup.py": "--repeat 1 --steps 200 --rows 500",
     "bench_identify.py": "--seconds 2",
+    "bench_stages.py": "--steps 200 --repeat 1",
 }
 
 pytestmark = [pytest.mark.slow, pytest.mark.readme]
@@ -101,8 +102,9 @@ def benchmark_commands(text):
     out = []
     for line in text.splitlines():
         m = re.match(r"python (benchmarks/(bench_\w+\.py))(.*?)(#.*)?$", line)
+        assert m is None or m.group(2) in BENCH_SIZES, f"{m.group(2)}: give it small sizes in BENCH_SIZES"
         if m:
-            line = f"python {REPO / m.group(2)} {BENCH_SIZES[m.group(2).split('/')[1]]}"
+            line = f"python {REPO / m.group(1)} {BENCH_SIZES[m.group(2)]}"
         out.append(line)
     return "\n".join(out)
 

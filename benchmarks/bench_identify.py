@@ -120,10 +120,11 @@ def main():
     print(f"pass over the samples (regressor + normal equations): Pinocchio loop + numpy {t_pin:.3f} s, "
           f"dyn {t_dyn:.3f} s, dyn/peer {t_dyn / t_pin:.3f} (same sums to {agree:.1e})")
     pd = pm.createData()
-    Qp, Vp, Ap = mp.q(ex.q[:CHUNK]), mp.v(ex.v[:CHUNK]), mp.v(ex.a[:CHUNK])
+    n = min(CHUNK, len(ex.q))  # a short recording (--seconds) has fewer samples than a chunk
+    Qp, Vp, Ap = mp.q(ex.q[:n]), mp.v(ex.v[:n]), mp.v(ex.a[:n])
     t_pin_reg = best_of(lambda: [pin.computeJointTorqueRegressor(pm, pd, Qp[i], Vp[i], Ap[i])
-                                 for i in range(CHUNK)], 3) / CHUNK
-    t_dyn_reg = best_of(lambda: dynlib.regressor(model, ex.q[:CHUNK], ex.v[:CHUNK], ex.a[:CHUNK]), 3) / CHUNK
+                                 for i in range(n)], 3) / n
+    t_dyn_reg = best_of(lambda: dynlib.regressor(model, ex.q[:n], ex.v[:n], ex.a[:n]), 3) / n
     print(f"regressor alone, per sample: pin.computeJointTorqueRegressor {t_pin_reg * 1e6:.2f} us, "
           f"dynlib.regressor batched {t_dyn_reg * 1e6:.2f} us, dyn/peer {t_dyn_reg / t_pin_reg:.3f}")
 

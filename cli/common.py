@@ -118,17 +118,24 @@ def notice(ctx, message):
         click.echo(f"dyn: {message}", err=True)
 
 
-def load_robot(ctx, path, floating_base=False, gravity=None):
-    """dynlib.load with the command's options; warnings go to standard error."""
+def load_robot(ctx, path, floating_base=False, gravity=None, *, warn=True):
+    """dynlib.load with the command's options; its warnings go to standard error (unless
+    `warn` is False: `dyn info` lists them in its output)."""
     import dynlib
 
     g = None if gravity is None else parse_vector(gravity, 3, "--gravity")
     model = dynlib.load(path, floating_base=bool(floating_base))
     if g is not None:
         model = model.with_gravity(g)
-    for w in model.warnings:
-        notice(ctx, f"warning: {w}")
+    if warn:
+        model_warnings(ctx, model)
     return model
+
+
+def model_warnings(ctx, model):
+    """The robot's warnings (URDF oddities the reader accepted), once each, on standard error."""
+    for w in dict.fromkeys(model.warnings):
+        notice(ctx, f"warning: {w}")
 
 
 def compile_notice(ctx):

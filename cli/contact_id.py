@@ -10,15 +10,16 @@ from .common import (check_outputs, check_value, compile_notice, derivative_opti
 
 @click.command(epilog="""\b
 Examples:
-  dyn contact-id robots/biped.urdf walk.csv --contact left_foot --contact right_foot -o out.csv
+  dyn contact-id robots/quadruped.urdf scenarios/contact_id_quadruped.csv --point-contacts -o out.csv
   dyn contact-id robots/quadruped.urdf scenarios/contact_id_quadruped.csv \\
       --contact lf_foot --contact rf_foot --contact lh_foot --contact rh_foot --point-contacts -o out.csv
-  dyn contact-id robots/biped.urdf walk.csv --contact left_foot --contact right_foot \\
-      --guess left_foot=0,0,73.6,0,0,0 --guess right_foot=0,0,73.6,0,0,0
-  dyn contact-id robots/biped.urdf walk.csv --contact left_foot --contact right_foot \\
+  dyn contact-id robots/quadruped.urdf scenarios/contact_id_quadruped.csv --contact lh_foot --contact rh_foot \\
+      --guess lh_foot=0,0,60,0,0,0 --guess rh_foot=0,0,60,0,0,0 -o guessed.csv
+  dyn contact-id robots/quadruped.urdf scenarios/contact_id_quadruped.csv --point-contacts \\
       --over-time --smoothing 100 --min-torque 1 -o smooth.parquet
-  dyn contact-id robots/quadruped.urdf recording.csv --derivatives savgol --friction 0.7 \\
-      --contact 'lf_foot@0:1.2' --contact 'lf_foot@1.5:' --contact rf_foot …
+  dyn contact-id robots/quadruped.urdf scenarios/contact_id_quadruped_noisy.csv --derivatives savgol \\
+      --friction 0.7 --contact 'lf_foot@:0.99,1.6:' --contact rf_foot --contact lh_foot --contact rh_foot \\
+      --point-contacts -o cone.csv
 
 \b
 Output per row: time, tau.* (the root's six entries zero), contact.<frame>.fx … tz

@@ -3,7 +3,8 @@ import json
 
 import click
 
-from .common import Overrides, check_outputs, compile_notice, floating_base_option, gravity_option, notice, run_options
+from .common import (Overrides, check_outputs, compile_notice, floating_base_option, gravity_option, model_warnings,
+                     notice, run_options)
 
 
 @click.command(epilog="""\b
@@ -11,7 +12,7 @@ Examples:
   dyn energy-check robots/arm6.urdf
   dyn energy-check robots/arm6.urdf --report r.json || exit 1      # a CI gate
   dyn energy-check robots/quadruped.urdf --floating-base --gravity 0,0,0
-  dyn energy-check robots/arm6.urdf --integrator euler --dt 1e-2  # fails: explicit Euler drifts
+  dyn energy-check robots/arm6.urdf --integrator euler --dt 1e-2 || echo "exit $?: explicit Euler drifts"
   dyn energy-check scenarios/arm6_fall.yaml --plot energy.png
 
 \b
@@ -55,6 +56,7 @@ def energy_check(ctx, source, duration, dt, integrator, q0, qd0, seed, tolerance
     o.initial_state(q0, qd0)
     o.robot(floating_base, gravity)
     scenario = o.load(source)
+    model_warnings(ctx, scenario.model)
     check_outputs((report_path, "report", "--report"), (plot_path, "figure", "--plot"),
                   inputs=(source, scenario.robot))
     random_initial = is_robot and not q0 and not qd0

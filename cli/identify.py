@@ -11,9 +11,9 @@ from .common import check_value, compile_notice, floating_base_option, gravity_o
 @click.command(epilog="""\b
 Examples:
   dyn identify robots/arm7.urdf recording.csv -o identified.urdf
-  dyn identify robots/arm7.urdf run1.csv run2.parquet -o identified.urdf --report report.json \\
-      --validate run3.csv --plot fit.png
-  dyn identify robots/arm7.urdf noisy.csv --derivatives savgol --window 0.05 -o identified.urdf
+  dyn identify robots/arm7.urdf recording.csv -o identified.urdf --report report.json \\
+      --validate validation.csv --plot fit.png
+  dyn identify robots/arm7.urdf recording.csv --derivatives savgol --window 0.05 -o identified.urdf
   dyn identify robots/arm7.urdf recording.csv --friction viscous,coulomb,offset -o identified.urdf
 
 \b

@@ -21,7 +21,7 @@ def info(ctx, robot, floating_base, gravity, as_json):
     The q, v and tau names are those of --q0, --qd0, --tau and of the trajectory
     columns q.<name>, qd.<name>, qdd.<name>, tau.<name>.
     """
-    model = load_robot(ctx, robot, floating_base, gravity)
+    model = load_robot(ctx, robot, floating_base, gravity, warn=False)  # listed below (and in --json)
     s = model.summary()
     s["tau_names"] = list(model.tau_names)  # --tau and tau.*: a free-flyer names its wrench (root.fx), not root.vx
     if as_json:

@@ -10,12 +10,9 @@ from .common import (check_outputs, compile_notice, derivative_options, floating
 Examples:
   dyn inverse robots/arm6.urdf traj.csv -o tau.csv
   dyn simulate robots/arm6.urdf --steps 2000 --tau 1,2,3,0,0,0 | dyn inverse robots/arm6.urdf -
-  dyn inverse ur5.urdf run.bag --derivatives savgol -o tau.parquet          # ROS 1 bag
-  dyn inverse ur5.urdf run_0.mcap --topic /joint_states -o tau.csv          # ROS 2 bag (.mcap, .db3, folder)
-  dyn inverse ur5.urdf joint_states.csv -o tau.csv       # rostopic echo -p, or a PlotJuggler CSV export
+  dyn inverse robots/arm6.urdf run_bag --derivatives savgol -o tau.parquet   # a ROS 2 bag (folder)
+  dyn inverse robots/arm6.urdf run_bag --topic /joint_states -o tau.csv     # ROS 1 .bag, .db3, .mcap alike
   dyn inverse robots/quadruped.urdf --floating-base walk.parquet -o tau.csv
-  dyn inverse robots/arm6.urdf log.csv --columns 'time=stamp_ns,q=pos_{joint},effort=cur_{joint}' \\
-      --time-unit ns --derivatives savgol -o tau.csv
 
 \b
 Recordings: ROS 1 bags, ROS 2 bags (a folder, .db3 or .mcap), rostopic echo -p

@@ -26,6 +26,10 @@ import sys
 
 import click
 
+# click >= 8.2 raises this for a group called without arguments (no_args_is_help); older
+# versions print the help and exit 0 themselves
+_NO_ARGS = getattr(click.exceptions, "NoArgsIsHelpError", ())
+
 # name -> (module, function); order is the order of `dyn --help`
 COMMANDS = {
     "info": ("cli.info", "info"),
@@ -38,6 +42,7 @@ COMMANDS = {
     "identify": ("cli.identify", "identify"),
     "excite": ("cli.excite", "excite"),
     "view": ("cli.view", "view"),
+    "schema": ("cli.schema", "schema"),
 }
 
 _state = {"verbose": 0}
@@ -68,7 +73,7 @@ class LazyGroup(click.Group):
         except Interrupted as exc:  # not a KeyboardInterrupt past here: click would print a blank line
             raise _Stopped(exc.signum) from None
 
-    def main(self, args=None, prog_name=None, **kw):
+    def main(self, args=None, prog_name=None, **kw):  # noqa: D102
         previous = _handle_signals()
         try:
             return self._main(args, prog_name, **kw)
@@ -86,6 +91,10 @@ class LazyGroup(click.Group):
         except click.exceptions.Exit as exc:
             _flush_quietly()
             sys.exit(exc.exit_code)
+        except _NO_ARGS as exc:  # `dyn` or `dyn COMMAND` with nothing: its help, not an error
+            click.echo(exc.format_message())
+            _flush_quietly()
+            sys.exit(0)
         except click.UsageError as exc:
             hint = f" (see 'dyn {exc.ctx.info_name if exc.ctx and exc.ctx.parent else ''} --help')".replace("  ", " ")
             _fail(f"{exc.format_message()}{hint}", 2)

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import click
 
-from .common import (Overrides, check_outputs, compile_notice, floating_base_option, gravity_option, notice,
+from .common import (Overrides, check_outputs, compile_notice, floating_base_option, gravity_option, model_warnings,
+                     notice,
                      output_option, progress_option, run_options, show_progress, vector_option)
 
 PARTS = ("q", "qd", "qdd", "tau", "energy", "contact")
@@ -24,7 +25,9 @@ Examples:
   dyn simulate robots/pendulum.urdf --steps 500 --q0 1.0 --columns q,qd,energy
   dyn simulate scenarios/arm6_pd.yaml --duration 3 -o pd.csv
   dyn simulate scenarios/arm6_pd.yaml -o pd.csv
-  dyn simulate scenarios/arm6_pd.yaml --tau-csv pd.csv -o open_loop.csv   # the same torques, open loop
+  dyn simulate scenarios/arm6_pd.yaml --integrator semi-implicit --every 1 -o pd_steps.csv
+  dyn simulate scenarios/arm6_pd.yaml --integrator semi-implicit --every 1 --tau-csv pd_steps.csv \\
+      -o open_loop.csv   # the PD's torques played open loop: the same motion
 
 \b
 --q0, --qd0 and --tau take the whole vector (0.1,0,0.3) or, repeated, one
@@ -88,6 +91,7 @@ def simulate(ctx, source, steps, duration, dt, integrator, q0, qd0, tau, tau_csv
         o.put("output.path", output if output == "-" else os.path.abspath(output), "-o/--output")
 
     scenario = o.load(source)
+    model_warnings(ctx, scenario.model)
     check_outputs((scenario.output_path, "trajectory", "-o/--output" if output is not None else "output.path"),
                   (view, "page", "--view"), inputs=(source, scenario.robot))
     from dynlib.compiled import cache_is_warm

@@ -9,7 +9,7 @@ code 1 at the end.
 
 import click
 
-from .common import check_outputs, notice, progress_option, show_progress
+from .common import check_outputs, model_warnings, notice, progress_option, show_progress
 
 
 @click.command(epilog="""\b
@@ -30,7 +30,8 @@ tcp://HOST:8786 --nthreads 1 --nworkers N' on each of the others) and the
 files are written here, the same bytes as a local run.""")
 @click.argument("scenario", metavar="SCENARIO", type=click.Path(dir_okay=False))
 @click.option("-o", "--output", "outdir", metavar="OUTDIR", default=None,
-              help="Output folder (created if needed): the trajectories and summary.csv.")
+              help="Output folder (created if needed): the trajectories and summary.csv.  [required, "
+                   "except with --dry-run]")
 @click.option("--workers", type=click.IntRange(min=1), default=None,
               help="Local worker processes [default: the core count].")
 @click.option("--scheduler", metavar="tcp://HOST:PORT", default=None,
@@ -55,6 +56,7 @@ def sweep(ctx, scenario, outdir, workers, scheduler, fmt, dry_run, view, no_prog
     if not dry_run:
         check_outputs((outdir, "folder", "-o/--output"), inputs=(scenario,))
     plan = plan_sweep(scenario)
+    model_warnings(ctx, plan.base.model)
     if dry_run:
         _list(ctx, plan, outdir, fmt)
         return

@@ -3,7 +3,8 @@ import time
 
 import click
 
-from .common import check_outputs, floating_base_option, load_robot, naming, notice, package_path_option, robot_argument
+from .common import (check_outputs, floating_base_option, load_robot, model_warnings, naming, notice,
+                     package_path_option, robot_argument)
 
 
 @click.command(epilog="""\b
@@ -67,8 +68,7 @@ def view(ctx, robot, trajectory, output, floating_base, package_path, column_map
         overrides.robot(floating_base, None)
         scenario = overrides.load(robot)
         model = scenario.model
-        for w in model.warnings:
-            notice(ctx, f"warning: {w}")
+        model_warnings(ctx, model)
         contacts = scenario_contacts(scenario)
     else:
         model = load_robot(ctx, robot, floating_base)

@@ -82,6 +82,16 @@ UNITS = {"q": "rad or m", "qd": "rad/s or m/s", "qdd": "rad/s² or m/s²", "tau"
          "energy": "J", "contact": "N or N·m", "penetration": "m", "residual": "N or N·m",
          "effort": "N·m or N"}
 
+# the unit of a coordinate column by the kind of its coordinate: a translation, a rotation,
+# or a unit quaternion's component (no unit)
+_KIND_UNITS = {"linear": {"q": "m", "qd": "m/s", "qdd": "m/s²", "tau": "N"},
+               "angular": {"q": "rad", "qd": "rad/s", "qdd": "rad/s²", "tau": "N·m"},
+               "quaternion": {"q": ""}}
+_SUFFIX_KINDS = {**dict.fromkeys(("x", "y", "z", "vx", "vy", "vz", "fx", "fy", "fz"), "linear"),
+                 **dict.fromkeys(("theta", "wx", "wy", "wz", "tx", "ty", "tz"), "angular"),
+                 **dict.fromkeys(("qx", "qy", "qz", "qw"), "quaternion")}
+_JOINT_KINDS = {"revolute": "angular", "continuous": "angular", "prismatic": "linear"}
+
 
 # -- coordinates -------------------------------------------------------------------------
 
@@ -108,6 +118,38 @@ def part(name: str) -> str:
 def coordinate(name: str) -> str:
     """What follows the part: ``root.x`` for ``q.root.x`` ('' for ``time``)."""
     return name.partition(".")[2]
+
+
+def unit(name: str, joint_types=None):
+    """The unit of column `name` ('' for a number without one, e.g. a quaternion component).
+
+    `joint_types` ({joint: type name}, e.g. ``dict(zip(model.joint_names,
+    model.joint_types))``) tells a revolute joint's ``rad`` from a prismatic one's
+    ``m``; without it, or for a coordinate it does not name, a one-coordinate column
+    has None (unknown), while a free-flyer's or planar joint's ``<joint>.<suffix>``
+    columns have their suffix's unit.
+    """
+    p, rest = part(name), coordinate(name)
+    if p == TIME:
+        return "s"
+    if p == "energy":
+        return "J"
+    if p == "penetration":
+        return "m"
+    if p in ("contact", "residual"):  # a wrench component: N or N·m
+        return _KIND_UNITS.get(_SUFFIX_KINDS.get(rest.rpartition(".")[2]), {}).get("tau")
+    if p in (ACTIVE, "friction"):
+        return ""
+    if p not in PARTS:
+        return None
+    types = joint_types or {}
+    if rest in types:
+        kind = _JOINT_KINDS.get(types[rest])
+    else:
+        joint, _, suffix = rest.rpartition(".")
+        known = bool(joint) and (joint not in types or types[joint] in SUFFIXES)
+        kind = _SUFFIX_KINDS.get(suffix) if known else None
+    return _KIND_UNITS.get(kind, {}).get(p)
 
 
 def rank(name: str) -> int:

@@ -9,7 +9,7 @@ import fnmatch
 
 import numpy as np
 
-from .columns import TIME, UNITS, coordinate, part
+from .columns import TIME, UNITS, coordinate, part, unit
 from .errors import InputError, TrajectoryError
 
 FIGURE_FORMATS = (".png", ".pdf", ".svg")
@@ -72,28 +72,54 @@ def select_columns(names, patterns, file=None):
     return [n for n in names if n in chosen]
 
 
-def trajectory_figure(traj, patterns, path, title=""):
-    """Chosen columns of a trajectory against time, one panel per column group (q, qd, tau, ...)."""
+def trajectory_figure(traj, patterns, path, title=None, joint_types=None):
+    """Chosen columns of a trajectory against time, one panel per column group and unit (q [rad],
+    q [m], tau [N·m], ...). `joint_types` ({joint: type}) gives the units of one-coordinate
+    columns (see `dynlib.columns.unit`); without it they are labelled "rad or m". The default
+    title says what is plotted and from where (the file's name, or standard input)."""
     from .output import atomic_output
 
     _check_path(path)
     cols = select_columns(traj.names, patterns or list(DEFAULT_COLUMNS), file=traj.path)
     groups = {}
     for c in cols:
-        groups.setdefault(part(c), []).append(c)
+        groups.setdefault((part(c), unit(c, joint_types)), []).append(c)
     plt = _pyplot()
     t = traj.time
     fig, axes = plt.subplots(len(groups), 1, figsize=(9, 2.6 * len(groups) + 1), sharex=True,
                              constrained_layout=True, squeeze=False)
-    for ax, (group, members) in zip(axes[:, 0], groups.items()):
+    for ax, ((group, u), members) in zip(axes[:, 0], groups.items()):
         for c in members:
             ax.plot(t, traj.column(c), label=coordinate(c) or c)
-        ax.set_ylabel(f"{group} [{UNITS.get(group, '')}]" if group in UNITS else group)
+        ax.set_ylabel(axis_label(group, u))
         ax.grid(True, alpha=0.3)
         ax.legend(loc="best", fontsize="small", ncol=max(1, len(members) // 8))
     axes[-1, 0].set_xlabel("time [s]")
-    if title:
-        axes[0, 0].set_title(title)
+    axes[0, 0].set_title(default_title(traj, groups) if title is None else title)
     with atomic_output(path) as tmp:
         fig.savefig(tmp, dpi=110)
     plt.close(fig)
+
+
+def axis_label(group: str, u) -> str:
+    """``q [rad]``; ``q`` for a number without unit; ``q [rad or m]`` when the unit is unknown."""
+    if u is None:
+        u = UNITS.get(group)
+    return f"{group} [{u}]" if u else group
+
+
+def default_title(traj, groups) -> str:
+    """What a figure shows: the parts plotted, and the file's name or "standard input"."""
+    from pathlib import Path
+
+    source = "standard input" if traj.path in (None, "-", "<stdin>") else Path(traj.path).name
+    parts = list(dict.fromkeys(g for g, _ in groups))
+    return f"{', '.join(parts)} against time ({source})"
+
+
+def joint_types_of(robot) -> dict:
+    """{joint: type} of a URDF (as `dynlib.load` reads it, floating root included), for `unit`."""
+    from . import load
+
+    model = load(robot)
+    return dict(zip(model.joint_names, model.joint_types))

@@ -119,3 +119,27 @@ def test_simulate_and_inverse_write_the_same_torque_names(all_types):
     assert [n for n in names if C.part(n) == "tau"] == [n for n in inv.names if C.part(n) == "tau"] \
         == C.tau_columns(m)
     assert np.all(np.isfinite(inv.data))
+
+
+def test_units_of_every_coordinate_pair_into_power(all_types):
+    """With the joint types, every coordinate column has a unit, and they agree with each
+    other: q's unit per second is qd's, per second² qdd's, and tau·qd is a power (N·m/s or
+    N·m·rad/s); the quaternion components have none. Without them only the multi-coordinate
+    joints' columns (by their suffix) are known."""
+    m = all_types
+    types = dict(zip(m.joint_names, m.joint_types))
+    power = {("N", "m/s"), ("N·m", "rad/s")}
+    for qn, vn in zip(m.q_names, ("rev", "cont", "pris", "plan.vx", "plan.vy", "plan.wz",
+                                  "free.vx", "free.vy", "free.vz")):
+        assert C.unit(f"q.{qn}", types) + "/s" == C.unit(f"qd.{vn}", types)
+    assert [C.unit(f"q.free.{s}", types) for s in ("qx", "qy", "qz", "qw")] == [""] * 4
+    for vn, tn in zip(m.v_names, m.tau_names):
+        uq = C.unit(f"qd.{vn}", types)
+        assert (C.unit(f"tau.{tn}", types), uq) in power, (vn, tn)
+        assert C.unit(f"qdd.{vn}", types) == uq.replace("/s", "/s²")
+    single = {"rev": "rad", "cont": "rad", "pris": "m"}
+    for j, u in single.items():
+        assert C.unit(f"q.{j}", types) == u and C.unit(f"q.{j}") is None
+    assert C.unit("q.plan.theta") == "rad" and C.unit("q.free.z") == "m" and C.unit("tau.free.tx") == "N·m"
+    assert [C.unit(n) for n in ("time", "energy.total", "penetration.foot", "contact.foot.fz",
+                                "contact.foot.ty")] == ["s", "J", "m", "N", "N·m"]

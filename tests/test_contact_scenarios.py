@@ -1,5 +1,6 @@
 """The contact scenarios in scenarios/ (contact_*.yaml, not contact_id_*) run and write contact columns;
 contact blocks that do not fit the robot are one error at the `contacts` key."""
+import dynlib
 import numpy as np
 import pytest
 
@@ -50,3 +51,57 @@ def test_an_error_simulate_finds_is_reported_at_the_key_of_the_argument_it_came_
         run(sc.model_copy(update={"integrator": "rk4"}))  # past the check at load
     assert e.value.key == "contacts" and "set integrator to 'semi-implicit'" in e.value.message
     assert e.value.file is not None
+
+
+@pytest.mark.parametrize("model, key, value", [
+    ("soft", "time_constant", 0.01),        # relaxed's
+    ("bilateral", "friction", 0.5),         # bilateral points are held: no friction
+    ("unilateral", "stiffness", 1e4),       # rigid impulses
+    ("relaxed", "slip_velocity", 0.01),     # soft's
+    ("soft", "baumgarte_kp", 100.0),
+])
+def test_a_key_the_contact_model_does_not_use_is_an_error_at_its_line(tmp_path, model, key, value):
+    """No key is silently ignored: the scenario names the key and its line (exit 2 from the CLI);
+    the Python API says the same."""
+    import subprocess
+    import sys
+
+    from dynlib.contact import build
+    from dynlib.errors import InputError, ScenarioError
+
+    text = (f"dyn: 1\nrobot: {ROBOTS_DIR / 'ball.urdf'}\nfloating_base: true\nintegrator: semi-implicit\n"
+            f"steps: 10\ninitial:\n  q: {{root.z: 0.5}}\ncontacts:\n  model: {model}\n  {key}: {value}\n"
+            f"  points: from-collision\n")
+    path = tmp_path / "s.yaml"
+    path.write_text(text)
+    with pytest.raises(ScenarioError) as err:
+        load_scenario(path)
+    assert f"s.yaml:10: contacts.{key}:" in str(err.value) and f"no parameter '{key}'" in str(err.value)
+    r = subprocess.run([sys.executable, "-m", "cli.main", "simulate", path, "-o", tmp_path / "o.csv"],
+                       capture_output=True, text=True)
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and f"contacts.{key}" in r.stderr
+    assert not (tmp_path / "o.csv").exists()
+    m = dynlib.load(ROBOTS_DIR / "ball.urdf", floating_base=True)
+    with pytest.raises(InputError, match=f"contacts.{key}: the {model} model has no parameter"):
+        build(m, {"model": model, key: value, "points": "from-collision"}, m.q_neutral)
+
+
+def test_relaxed_takes_one_form_of_its_spring(tmp_path):
+    from dynlib.errors import ScenarioError
+
+    path = tmp_path / "s.yaml"
+    path.write_text(f"dyn: 1\nrobot: {ROBOTS_DIR / 'ball.urdf'}\nfloating_base: true\nintegrator: semi-implicit\n"
+                    "contacts:\n  model: relaxed\n  time_constant: 0.01\n  stiffness: 20000\n  points: from-collision\n")
+    with pytest.raises(ScenarioError, match="s.yaml:8: contacts.stiffness: give either stiffness/damping"):
+        load_scenario(path)
+
+
+@pytest.mark.parametrize("control", ["{type: gravity-compensation, kd: 1}", "{type: pd, kp: 1, kd: 1, ki: 2}",
+                                     "{type: constant, tau: [0, 0, 0, 0, 0, 0], kp: 3}"])
+def test_a_controller_key_its_type_does_not_use_is_an_error(tmp_path, control):
+    from dynlib.errors import ScenarioError
+
+    path = tmp_path / "s.yaml"
+    path.write_text(f"dyn: 1\nrobot: {ROBOTS_DIR / 'arm6.urdf'}\ncontrol: {control}\n")
+    with pytest.raises(ScenarioError, match="s.yaml:3: control"):
+        load_scenario(path)

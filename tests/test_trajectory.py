@@ -493,3 +493,11 @@ def test_unneeded_column_with_any_bytes_is_set_aside(tmp_path):
     assert traj.names == ["time", "q.a"] and np.array_equal(traj.columns(["q.a"]), [[1.0], [2.0]])
     err, message = error_of(path, required=["label"])
     assert (err.line, err.column) == (2, "label") and "is not a number" in message
+
+
+def test_found_counts_every_column_of_the_file_text_ones_too(tmp_path):
+    """A ROS export's text columns (frame_id) are not numbers, but the file has them: "found N"
+    counts and names what the file holds, not what could be read as numbers."""
+    path = write_text(tmp_path / "t.csv", "time,frame_id,q.a,note\n0,base,1,x\n1,base,2,y\n")
+    _, message = error_of(path, required=["time", "q.a", "q.b"])
+    assert "found 4: 'time', 'q.a', 'frame_id', 'note'" in message

@@ -27,7 +27,7 @@ import numpy as np
 from ..errors import InputError
 from .bilateral import BilateralParams
 from .points import ContactSpec, ContactWork, Points, contact_points, contact_work, ground_points, point_position
-from .relaxed import RelaxedParams
+from .relaxed import DIRECT_FORM, TIME_CONSTANT_FORM, RelaxedParams
 from .soft import SoftParams
 from .unilateral import UnilateralParams
 
@@ -44,6 +44,28 @@ class Contact(NamedTuple):
     params: tuple       # SoftParams, BilateralParams, UnilateralParams or RelaxedParams
     points: Points
     work: ContactWork
+
+
+def key_problem(name, keys):
+    """(key, message) for the first of `keys` (a contacts block's keys) that the model `name`
+    does not use, or for a relaxed model given both forms of its spring; None when all is well.
+    The scenario loader and `build` both ask it (the loader with the key's line)."""
+    if name not in MODELS:
+        return None
+    keys = [k for k in keys if k not in ("model", "points", "ground")]
+    used = MODELS[name]._fields
+    for key in keys:
+        if key not in used and key in PARAMETERS:
+            users = [m for m, cls in MODELS.items() if key in cls._fields]
+            return key, (f"the {name} model has no parameter '{key}' (it is {' and '.join(users)}'s); "
+                         f"{name}'s are {', '.join(used)}")
+    if name == "relaxed":
+        direct = [k for k in keys if k in DIRECT_FORM]
+        tc = [k for k in keys if k in TIME_CONSTANT_FORM]
+        if direct and tc:
+            return direct[0], (f"give either stiffness/damping (MuJoCo's direct form) or time_constant/"
+                               f"damping_ratio, not both ({', '.join(tc + direct)} given)")
+    return None
 
 
 def params_from(cls, values) -> tuple:
@@ -88,6 +110,9 @@ def build(model, spec, q0) -> Contact:
     if unknown:
         raise InputError(f"contacts: unknown key '{unknown[0]}'; the keys are model, points, ground, "
                          f"{', '.join(PARAMETERS)}")
+    problem = key_problem(name, spec)
+    if problem is not None:
+        raise InputError(f"contacts.{problem[0]}: {problem[1]}")
     if not isinstance(ground, dict):
         raise InputError(f"contacts: ground must be a dict of height and normal, got {ground!r}")
     params = params_from(MODELS[name], spec)

@@ -9,7 +9,10 @@ the ground are left out) is softened as in MuJoCo's constraint model:
 - reference acceleration ``a_ref = −b u − k g`` (normal row; friction rows
   ``−b u``), ``b = 2 / (d τ)``, ``k = 1 / (d² τ² ζ²)`` with τ = `time_constant`
   (s, default 0.02) and ζ = `damping_ratio` (default 1): the penetration behaves
-  like a mass-spring-damper of that time constant and damping ratio;
+  like a mass-spring-damper of that time constant and damping ratio. Or MuJoCo's
+  direct form (its negative ``solref``): `stiffness` (1/s²) and `damping` (1/s)
+  give ``k = stiffness / d²``, ``b = damping / d`` (a key not given is 0); the two
+  forms cannot be mixed;
 - compliance ``R_r = (1 − d)/d · D_rr`` on the diagonal.
 
 The impulses solve ``min ½ λᵀ (D + R) λ + λᵀ (Jc v_free − u_ref)`` over the
@@ -20,11 +23,12 @@ carrying its share W with Delassus entry D_nn sits at depth
 ``(1 − d)/d · D_nn W / k`` (for a lone ball of mass m, ``(1 − d)/d · g / k``) — and
 friction is slightly compliant (slow creep under a tangential load below μ λn).
 
-`RelaxedParams` (friction, time_constant, damping_ratio, tolerance,
-max_iterations: the scenario's keys) selects `relaxed_acceleration` as the
+`RelaxedParams` (friction, time_constant, damping_ratio or stiffness, damping,
+tolerance, max_iterations: the scenario's keys) selects `relaxed_acceleration` as the
 ``acceleration`` stage of the simulation step (`dynlib.stages`): the free step,
 PGS and the impulses of `dynlib.contact.unilateral`, with the rows of `relaxed_rows`.
 """
+import math
 from typing import NamedTuple
 
 from ..spatial import kernel
@@ -40,15 +44,25 @@ class RelaxedParams(NamedTuple):
     damping_ratio: float = 1.0   # ζ
     tolerance: float = 1e-8      # PGS: relative change that ends the sweeps
     max_iterations: int = 200    # PGS: sweep limit
+    stiffness: float = math.nan  # direct form: k·d², 1/s² (NaN with damping: not given, the time-constant form)
+    damping: float = math.nan    # direct form: b·d, 1/s
     integrator = "semi-implicit"  # the scheme the model steps with (not a parameter)
+
+# the two ways of giving the constraint's spring and damper (scenario keys; one or the other)
+TIME_CONSTANT_FORM = ("time_constant", "damping_ratio")
+DIRECT_FORM = ("stiffness", "damping")
 
 
 @kernel
-def relaxed_row(Drr, u, gap, normal_row, dt, tc, zeta):
+def relaxed_row(Drr, u, gap, normal_row, dt, tc, zeta, stiffness, damping):
     """(R_r, u_ref) of one contact row: compliance and target velocity (see the module docstring)."""
     d = IMPEDANCE
-    b = 2.0 / (d * tc)
-    k = 1.0 / (d * d * tc * tc * zeta * zeta)
+    if math.isnan(stiffness) and math.isnan(damping):
+        b = 2.0 / (d * tc)
+        k = 1.0 / (d * d * tc * tc * zeta * zeta)
+    else:  # MuJoCo's direct form
+        b = (0.0 if math.isnan(damping) else damping) / d
+        k = (0.0 if math.isnan(stiffness) else stiffness) / (d * d)
     a_ref = -b * u - (k * gap if normal_row else 0.0)
     return (1.0 - d) / d * Drr, u + dt * a_ref
 
@@ -60,7 +74,8 @@ def relaxed_rows(p, dt, w):
         c, i = r // 3, r % 3
         gap = -w.pen[c]
         w.active[c] = gap < 0.0
-        w.R[r], w.rhs[r] = relaxed_row(w.D[r, r], w.u[r], gap, i == 0, dt, p.time_constant, p.damping_ratio)
+        w.R[r], w.rhs[r] = relaxed_row(w.D[r, r], w.u[r], gap, i == 0, dt, p.time_constant, p.damping_ratio,
+                                       p.stiffness, p.damping)
 
 
 @stage("acceleration", RelaxedParams)

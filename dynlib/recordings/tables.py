@@ -125,9 +125,9 @@ def read_table(display, buf, fmt, path, model, columns):
     name = columns.get(TIME, TIME)
     if not traj.has(name):
         hint = "" if TIME in columns else "; give it with --columns time=COLUMN"
-        near = closest(name, traj.names)
-        raise TrajectoryError(f"no time column {name!r}{hint} ({near}); found {len(traj.names)}: "
-                              f"{listing(traj.names)}", file=display)
+        near = closest(name, traj.file_names)
+        raise TrajectoryError(f"no time column {name!r}{hint} ({near}); found {len(traj.file_names)}: "
+                              f"{listing(traj.file_names)}", file=display)
     return canonical(traj, model, columns), name
 
 

@@ -191,6 +191,13 @@ def _check_against_robot(sc):
             raise sc.error(("control", "type"), exc.message) from None
     for i, w in enumerate(sc.external_wrenches):
         _frame_check(sc, ("external_wrenches", i, "frame"), w.frame, model)
+    if sc.contacts is not None:
+        from ..contact import key_problem
+
+        given = [k for k in sc.contacts.model_fields_set if getattr(sc.contacts, k) is not None]
+        problem = key_problem(sc.contacts.model, sorted(given, key=list(type(sc.contacts).model_fields).index))
+        if problem is not None:
+            raise sc.error(("contacts", problem[0]), problem[1])
     if sc.contacts is not None and not isinstance(sc.contacts.points, str):
         for i, p in enumerate(sc.contacts.points):
             _frame_check(sc, ("contacts", "points", i, "frame"), p.frame, model, moving=False)

@@ -31,47 +31,75 @@ Gains = Union[NonNegativeFloat, dict[str, NonNegativeFloat], list[NonNegativeFlo
 
 
 class _Block(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # an unknown key is an error; the attribute docstrings below are the descriptions of
+    # `dyn schema` and of docs/scenarios.md (generated from this file)
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
 
 # ------------------------------------------------------------------ controllers
 
 class ZeroControl(_Block):
+    """No torque."""
+
     type: Literal["zero"]
 
 
 class ConstantControl(_Block):
+    """The same torque at every step."""
+
     type: Literal["constant"]
     tau: Values = {}
+    """N·m or N: {coordinate: value} (the rest zero), or all nv values."""
 
 
 class CsvControl(_Block):
+    """Torques from a table, played open loop."""
+
     type: Literal["csv"]
-    file: str  # time + tau.<name> columns; linear interpolation, held at the ends
+    file: str
+    """CSV or Parquet with time and tau.<name> columns, relative to the scenario; linearly
+    interpolated, held at the ends."""
 
 
 class PDControl(_Block):
+    """tau = kp (target − q) − kd q̇ (+ g(q) with gravity_compensation)."""
+
     type: Literal["pd"]
     kp: Gains
+    """Position gains: one number for every joint, {joint: gain}, or all nv values."""
     kd: Gains = 0.0
+    """Velocity gains, as kp."""
     target: Values = {}
+    """{coordinate: value} (the rest hold their initial value), or all nv values."""
     gravity_compensation: bool = False
+    """Add the gravity torques g(q)."""
 
 
 class GravityCompensationControl(_Block):
+    """tau = g(q): the robot floats."""
+
     type: Literal["gravity-compensation"]
 
 
 class Sinusoid(_Block):
+    """offset + amplitude sin(2π frequency t + phase)."""
+
     amplitude: Finite = 0.0
-    frequency: NonNegativeFloat = 0.0  # Hz
-    phase: Finite = 0.0                # rad
-    offset: Optional[Finite] = None    # default: the initial value
+    frequency: NonNegativeFloat = 0.0
+    """Hz."""
+    phase: Finite = 0.0
+    """rad."""
+    offset: Optional[Finite] = None
+    """Default: the coordinate's initial value."""
 
 
 class Target(_Block):
-    file: Optional[str] = None                     # time + q.<name> (+ qd.*, qdd.*) columns
+    """The motion computed-torque tracks: exactly one of file and sinusoids."""
+
+    file: Optional[str] = None
+    """CSV or Parquet with time and q.<name> (and qd.*, qdd.*) columns, relative to the scenario."""
     sinusoids: Optional[dict[str, Sinusoid]] = None
+    """{coordinate: sinusoid}; the other coordinates hold their initial value."""
 
     @model_validator(mode="after")
     def _one_source(self):
@@ -81,10 +109,15 @@ class Target(_Block):
 
 
 class ComputedTorqueControl(_Block):
+    """tau = M(q)(q̈* + kd (q̇* − q̇) + kp (q* − q)) + h(q, q̇), tracking target."""
+
     type: Literal["computed-torque"]
     kp: Gains
+    """Position gains (1/s²), as for pd."""
     kd: Gains
+    """Velocity gains (1/s), as for pd."""
     target: Target
+    """The motion to track."""
 
 
 Control = Annotated[Union[ZeroControl, ConstantControl, CsvControl, PDControl, GravityCompensationControl,
@@ -95,20 +128,34 @@ CONTROL_TYPES = ("zero", "constant", "csv", "pd", "gravity-compensation", "compu
 # ------------------------------------------------------------------ the rest
 
 class Initial(_Block):
-    q: Values = {}   # by coordinate name (the rest at zero, the root at the identity), or all nq values
-    qd: Values = {}  # by velocity name, or all nv values
+    """The state at t = 0."""
+
+    q: Values = {}
+    """{coordinate: value} (the rest at zero, a free-flyer root at the identity), or all nq values."""
+    qd: Values = {}
+    """{velocity coordinate: value} (the rest zero), or all nv values."""
 
 
 class FrictionOverride(_Block):
+    """One joint's friction, replacing its URDF <dynamics>."""
+
     damping: Optional[NonNegativeFloat] = None
+    """N·m·s/rad (N·s/m for a prismatic joint); default: the URDF's."""
     friction: Optional[NonNegativeFloat] = None
+    """Coulomb friction, N·m (N); default: the URDF's."""
 
 
 class Wrench(_Block):
+    """An external wrench on a frame over a time window."""
+
     frame: str
-    wrench: tuple[Finite, Finite, Finite, Finite, Finite, Finite]  # fx fy fz tx ty tz, world axes, at the frame origin
+    """A link or frame name (dyn info lists them)."""
+    wrench: tuple[Finite, Finite, Finite, Finite, Finite, Finite]
+    """fx fy fz tx ty tz (N, N·m), world axes, at the frame's origin."""
     start: NonNegativeFloat = 0.0
+    """s."""
     stop: Annotated[float, Field(gt=0)] = math.inf
+    """s (default: never)."""
 
     @model_validator(mode="after")
     def _window(self):
@@ -118,74 +165,136 @@ class Wrench(_Block):
 
 
 class Ground(_Block):
+    """The ground plane: the points p with normal · p = height."""
+
     height: Finite = 0.0
+    """m."""
     normal: Vector3 = (0.0, 0.0, 1.0)
+    """Pointing out of the ground (normalised)."""
 
 
 class ContactPoint(_Block):
+    """A point of the robot that touches the ground."""
+
     frame: str
+    """The link or frame that carries the point."""
     offset: Vector3 = (0.0, 0.0, 0.0)
-    name: Optional[str] = None  # the column name (default: the frame's)
-    target: Optional[Vector3] = None  # bilateral: where the point is held (default: where it is at t = 0)
+    """m, in the frame's axes."""
+    name: Optional[str] = None
+    """The column name (contact.<name>.*); default: the frame's."""
+    target: Optional[Vector3] = None
+    """bilateral: where the point is held, world (default: where it is at t = 0)."""
 
 
 class Contacts(_Block):
-    """SPEC §6 `contacts:` (dynlib.contact: the models and their parameters)."""
+    """Ground contact (equations and defaults: the docstrings of dynlib/contact/*.py). A key
+    that the chosen model does not use is an error."""
 
     model: Literal["soft", "bilateral", "unilateral", "relaxed"]
+    """soft: spring-damper; bilateral: points held in place; unilateral: impulses in the exact
+    Coulomb cone; relaxed: unilateral with MuJoCo-style compliance. unilateral and relaxed need
+    integrator: semi-implicit."""
     ground: Ground = Ground()
+    """The plane (default: z = 0)."""
     stiffness: Optional[PositiveFloat] = None
+    """soft: normal stiffness k, N/m (default 1e5). relaxed: MuJoCo's direct form (its negative
+    solref[0]), 1/s², instead of time_constant and damping_ratio."""
     damping: Optional[NonNegativeFloat] = None
+    """soft: normal damping b, N·s/m (default 1e3). relaxed: MuJoCo's direct form (its negative
+    solref[1]), 1/s."""
     friction: Optional[NonNegativeFloat] = None
+    """soft, unilateral, relaxed: Coulomb friction coefficient μ (default 0.8)."""
     time_constant: Optional[PositiveFloat] = None
+    """relaxed: the constraint's time constant, s (default 0.02; MuJoCo's solref[0])."""
     damping_ratio: Optional[PositiveFloat] = None
-    slip_velocity: Optional[PositiveFloat] = None  # soft: regularisation of Coulomb friction (m/s)
-    baumgarte_kp: Optional[NonNegativeFloat] = None  # bilateral: position gain (1/s²)
-    baumgarte_kd: Optional[NonNegativeFloat] = None  # bilateral: velocity gain (1/s)
-    tolerance: Optional[PositiveFloat] = None       # unilateral/relaxed: PGS relative tolerance
-    max_iterations: Optional[PositiveInt] = None    # unilateral/relaxed: PGS sweep limit
-    penetration_correction: Optional[Annotated[float, Field(ge=0, le=1)]] = None  # unilateral: β
+    """relaxed: the constraint's damping ratio (default 1; MuJoCo's solref[1])."""
+    slip_velocity: Optional[PositiveFloat] = None
+    """soft: the regularisation of Coulomb friction, m/s (default 0.01)."""
+    baumgarte_kp: Optional[NonNegativeFloat] = None
+    """bilateral: Baumgarte position gain, 1/s² (default 1e4)."""
+    baumgarte_kd: Optional[NonNegativeFloat] = None
+    """bilateral: Baumgarte velocity gain, 1/s (default 200)."""
+    tolerance: Optional[PositiveFloat] = None
+    """unilateral, relaxed: the projected Gauss–Seidel's relative tolerance (default 1e-8)."""
+    max_iterations: Optional[PositiveInt] = None
+    """unilateral, relaxed: the projected Gauss–Seidel's sweep limit (default 200)."""
+    penetration_correction: Optional[Annotated[float, Field(ge=0, le=1)]] = None
+    """unilateral: the fraction β of the penetration corrected per step (default 0.2)."""
     points: Union[Literal["from-collision"], list[ContactPoint]]
+    """A list of points, or from-collision: the URDF's collision spheres (their lowest point)
+    and boxes (their corners)."""
 
 
 class Output(_Block):
-    path: Optional[str] = None  # relative to the scenario; absent or '-': standard output
+    """What dyn simulate writes."""
+
+    path: Optional[str] = None
+    """.csv or .parquet, relative to the scenario; absent or '-': standard output (-o overrides)."""
     every: PositiveInt = 1
+    """Keep one row in every."""
     columns: list[Literal["q", "qd", "qdd", "tau", "energy", "contact"]] = ["q", "qd", "qdd", "tau"]
+    """The column groups written (contact: contact.<name>.* and penetration.<name>)."""
 
 
 class SweepRandom(_Block):
+    """Random variants: count samples of the ranges."""
+
     count: PositiveInt
+    """The number of variants."""
     seed: int = 0
+    """The random generator's seed (the same seed gives the same variants)."""
     ranges: dict[str, Union[tuple[Finite, Finite], tuple[Finite, Finite, Literal["uniform", "log"]]]]
+    """{key path: [low, high]} or [low, high, log]: uniform, or uniform in the logarithm."""
 
 
 class Sweep(_Block):
-    """SPEC §6 `sweep:` (read by `dyn sweep`; `dyn simulate` runs the base scenario)."""
+    """Variants of this scenario, run by dyn sweep (dyn simulate runs the scenario as written)."""
 
     grid: dict[str, list[Any]] = {}
+    """{key path: [values]}: every combination (e.g. control.kp.elbow: [100, 200])."""
     random: Optional[SweepRandom] = None
+    """Random variants (with grid: every grid point for each sample)."""
 
 
 class Scenario(_Block):
+    """A dyn scenario: a robot, its initial state, controller, wrenches, contacts and output."""
+
     dyn: Literal[1]
+    """The format's version: 1."""
     robot: str
+    """The URDF or xacro file, relative to the scenario."""
     floating_base: bool = False
-    gravity: Optional[Vector3] = None  # default: the model's, (0, 0, -9.81)
+    """Add a free-flyer root joint (named root) above the URDF's root link."""
+    gravity: Optional[Vector3] = None
+    """m/s² (default: (0, 0, -9.81))."""
     dt: PositiveFloat = 1e-3
+    """The time step, s."""
     duration: Optional[PositiveFloat] = None
+    """s (default 1; or give steps)."""
     steps: Optional[PositiveInt] = None
+    """The number of steps (instead of duration)."""
     integrator: Literal["rk4", "semi-implicit", "euler"] = "rk4"
+    """rk4, semi-implicit (symplectic Euler; needed by the impulse contact models) or euler."""
     initial: Initial = Initial()
+    """The state at t = 0 (default: zero, a free-flyer root at the identity)."""
     control: Control = ZeroControl(type="zero")
+    """The controller, chosen by its type."""
     joint_friction: Union[Literal["from-urdf", "none"], dict[str, FrictionOverride]] = "from-urdf"
+    """The URDF's joint damping and Coulomb friction, none, or {joint: override}."""
     friction_smoothing: PositiveFloat = 1e-3
+    """ε of the Coulomb term friction · tanh(q̇ / ε), rad/s or m/s."""
     friction_integration: Literal["implicit", "explicit"] = "implicit"
+    """Joint friction integrated implicitly (stable on light links) or explicitly."""
     external_wrenches: list[Wrench] = []
+    """Wrenches applied on frames over time windows."""
     contacts: Optional[Contacts] = None
+    """Ground contact (default: none)."""
     output: Output = Output()
+    """The trajectory file and its columns."""
     max_state: PositiveFloat = 1e6
+    """A run whose state exceeds this in absolute value has diverged."""
     sweep: Optional[Sweep] = None
+    """The variants dyn sweep runs."""
 
     _where: Where = PrivateAttr(default_factory=Where)
     _model: Any = PrivateAttr(None)

@@ -77,6 +77,11 @@ class Trajectory:
         return name in self._index or name in self._unusable
 
     @property
+    def file_names(self) -> list:
+        """Every column the file has: `names`, then the text columns that are not in it."""
+        return list(self.names) + [n for n in self._unusable if n not in self._index]
+
+    @property
     def unusable(self) -> dict:
         """{name: why} for the columns that cannot be used: text (they are not in
         `names` and `data`), or numbers with an empty, NaN or infinite cell (NaN in
@@ -184,7 +189,7 @@ def require_columns(traj: Trajectory, names) -> None:
         near = closest(missing[0], traj.names)
         hint = f" ({near})" if near.startswith("did you mean") else ""
     raise TrajectoryError(f"missing {what} {listing(missing)}{hint}; "
-                          f"found {len(traj.names)}: {listing(traj.names)}", file=traj.path)
+                          f"found {len(traj.file_names)}: {listing(traj.file_names)}", file=traj.path)
 
 
 def check_increasing_time(traj: Trajectory) -> None:

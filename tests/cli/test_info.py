@@ -85,3 +85,34 @@ def test_usage_error_is_one_line_exit_2():
 def test_version():
     r = run_process("--version")
     assert r.returncode == 0 and r.stdout.startswith("dyn ")
+
+
+def test_dyn_alone_prints_its_usage_not_an_error():
+    r = run_process()
+    assert r.returncode == 0 and r.stderr == ""
+    assert r.stdout.startswith("Usage: dyn") and "Commands:" in r.stdout and "error:" not in r.stdout
+    assert r.stdout == run_process("--help").stdout
+
+
+TRIANGLE = """<robot name="w"><link name="a"/>
+<link name="b"><inertial><mass value="1"/><inertia ixx="0.01" iyy="0.01" izz="0.5" ixy="0" ixz="0" iyz="0"/></inertial></link>
+<joint name="j" type="revolute"><parent link="a"/><child link="b"/><axis xyz="1 0 0"/>
+<limit lower="-1" upper="1" effort="1" velocity="1"/></joint></robot>"""
+
+
+@pytest.mark.parametrize("command", [["info"], ["simulate", "--steps", "3", "-o", "out.csv"], ["energy-check"],
+                                     ["inverse", "TRAJ", "-o", "tau.csv"], ["view", "TRAJ", "-o", "v.html"]])
+def test_a_urdf_warning_is_printed_once_by_every_command(tmp_path, command):
+    """A URDF the reader accepts with a warning (an inertia breaking the triangle inequality)
+    says so once, whatever the command: info in its listing, the others on standard error."""
+    robot = tmp_path / "w.urdf"
+    robot.write_text(TRIANGLE)
+    traj = tmp_path / "t.csv"
+    traj.write_text("time,q.j,qd.j,qdd.j\n0,0,0,0\n0.001,0,0,0\n0.002,0,0,0\n")
+    args = [command[0], robot, *[traj if a == "TRAJ" else tmp_path / a if "." in a else a for a in command[1:]]]
+    r = run_process(*args)
+    assert r.returncode in (0, 1), r.stderr
+    out = r.stdout if command[0] == "info" else r.stderr
+    assert out.count("triangle") == 1, (r.stdout, r.stderr)
+    if command[0] != "info":
+        assert "triangle" not in r.stdout

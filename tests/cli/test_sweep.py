@@ -75,6 +75,7 @@ def test_help_shows_the_options_and_examples():
     for word in ("--workers", "--scheduler", "--dry-run", "--format", "-o, --output", "Examples:", "dask worker"):
         assert word in r.output
     assert "sweep" in run("--help").output
+    assert "[required, except with --dry-run]" in " ".join(r.output.split())  # -o is asked for, as run enforces
 
 
 def test_dry_run_lists_the_variants_on_standard_output(tmp_path):

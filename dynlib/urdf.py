@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from pathlib import Path
 
 import numpy as np
@@ -99,6 +100,12 @@ class _Joint:
                  "effort", "velocity", "damping", "friction", "mimic")
 
 
+# an XML declaration's version other than 1.0 (pybullet_data's minitaur and some twenty others say
+# version="0.0"): urdfdom (tinyxml2) and PyBullet ignore it, libxml2 refuses the file; read as 1.0
+# (same line, so every line number stays right)
+_XML_VERSION = re.compile(rb"""^((?:\xef\xbb\xbf)?\s*<\?xml\s+version\s*=\s*["'])(?!1\.[01]["'])([^"']*)(["'])""")
+
+
 def _parse_document(path: Path):
     """The <robot> element of a .urdf or .xacro file."""
     from lxml import etree
@@ -120,7 +127,7 @@ def _parse_document(path: Path):
         raise URDFError("the file is binary, expected a URDF <robot> document (XML text)", file=file)
     parser = etree.XMLParser(remove_comments=True, huge_tree=True, resolve_entities=False)
     try:
-        root = etree.fromstring(text, parser)
+        root = etree.fromstring(_XML_VERSION.sub(rb"\g<1>1.0\g<3>", text, count=1), parser)
     except etree.XMLSyntaxError as exc:
         line = exc.lineno if getattr(exc, "lineno", None) else None
         msg = exc.msg if getattr(exc, "msg", None) else str(exc)

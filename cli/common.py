@@ -120,13 +120,13 @@ def notice(ctx, message):
         click.echo(f"dyn: {message}", err=True)
 
 
-def load_robot(ctx, path, floating_base=False, gravity=None, *, warn=True):
+def load_robot(ctx, path, floating_base=False, gravity=None, *, warn=True, package_path=()):
     """dynlib.load with the command's options; its warnings go to standard error (unless
     `warn` is False: `dyn info` lists them in its output)."""
     import dynlib
 
     g = None if gravity is None else parse_vector(gravity, 3, "--gravity")
-    model = dynlib.load(path, floating_base=bool(floating_base))
+    model = dynlib.load(path, floating_base=bool(floating_base), package_path=tuple(package_path))
     if g is not None:
         model = model.with_gravity(g)
     if warn:

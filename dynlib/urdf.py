@@ -106,7 +106,7 @@ class _Joint:
 _XML_VERSION = re.compile(rb"""^((?:\xef\xbb\xbf)?\s*<\?xml\s+version\s*=\s*["'])(?!1\.[01]["'])([^"']*)(["'])""")
 
 
-def _parse_document(path: Path):
+def _parse_document(path: Path, package_path=()):
     """The <robot> element of a .urdf or .xacro file."""
     from lxml import etree
 
@@ -118,7 +118,7 @@ def _parse_document(path: Path):
     if path.suffix == ".xacro":
         from .xacro_expand import expand_xacro
 
-        text = expand_xacro(path)  # a xacro is a program: run in a child process, with limits
+        text = expand_xacro(path, package_path)  # a xacro is a program: run in a child process, with limits
     else:
         text = path.read_bytes()
     if not text.strip():
@@ -297,11 +297,13 @@ def _plane_basis(n):
     return np.column_stack([e1, np.cross(n, e1), n])
 
 
-def load(path, floating_base: bool = False, gravity=GRAVITY) -> Model:
-    """Read a .urdf or .xacro file into a Model (see the module docstring)."""
+def load(path, floating_base: bool = False, gravity=GRAVITY, package_path=()) -> Model:
+    """Read a .urdf or .xacro file into a Model (see the module docstring). `package_path`:
+    folders where a xacro's ``$(find pkg)`` looks first (then ROS_PACKAGE_PATH, AMENT_PREFIX_PATH
+    and the workspace above the file: `dynlib.packages`)."""
     path = Path(os.fspath(path))
     rd = _Reader(str(path))
-    robot = _parse_document(path)
+    robot = _parse_document(path, package_path)
     return _build(rd, robot, floating_base, gravity, source=str(path))
 
 

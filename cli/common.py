@@ -65,7 +65,9 @@ derivative_options = _compose(
                      v, v >= 2, "Savitzky–Golay polyorder must be at least 2 to estimate accelerations"),
                  help="Savitzky–Golay polynomial order (at least 2)."),
     click.option("--columns", "column_map", metavar="MAP", default=None,
-                 help="Read q/qd/qdd from columns with other names (see 'dyn inverse --help')."),
+                 help=("Columns with other names: comma-separated KEY=VALUE, KEY time, q, qd, qdd or effort and VALUE "
+                      "a template with {joint} (the name 'dyn info' gives) or {index}, e.g. 'q=pos_{joint},qd=vel_{joint}'; "
+                      "or one coordinate, q.<name>=COLUMN.")),
     click.option("--no-joint-friction", is_flag=True,
                  help="Leave out the URDF damping and Coulomb friction (rigid-body torques only)."),
     click.option("--friction-smoothing", type=float, default=1e-3, show_default=True, metavar="EPS",
@@ -118,13 +120,13 @@ def notice(ctx, message):
         click.echo(f"dyn: {message}", err=True)
 
 
-def load_robot(ctx, path, floating_base=False, gravity=None, *, warn=True):
+def load_robot(ctx, path, floating_base=False, gravity=None, *, warn=True, package_path=()):
     """dynlib.load with the command's options; its warnings go to standard error (unless
     `warn` is False: `dyn info` lists them in its output)."""
     import dynlib
 
     g = None if gravity is None else parse_vector(gravity, 3, "--gravity")
-    model = dynlib.load(path, floating_base=bool(floating_base))
+    model = dynlib.load(path, floating_base=bool(floating_base), package_path=tuple(package_path))
     if g is not None:
         model = model.with_gravity(g)
     if warn:

@@ -57,7 +57,9 @@ carry no information. A .xacro robot must be expanded first (xacro robot.xacro >
                   v, v >= 2, "Savitzky–Golay polyorder must be at least 2 to estimate accelerations"),
               help="Savitzky–Golay polynomial order (at least 2).")
 @click.option("--columns", "column_map", metavar="MAP", default=None,
-              help="Read q/qd/qdd from columns with other names (see 'dyn inverse --help').")
+              help=("Columns with other names: comma-separated KEY=VALUE, KEY time, q, qd, qdd or effort and VALUE "
+                      "a template with {joint} (the name 'dyn info' gives) or {index}, e.g. 'q=pos_{joint},qd=vel_{joint}'; "
+                      "or one coordinate, q.<name>=COLUMN."))
 @click.option("--friction", default="viscous,coulomb", show_default=True, metavar="TERMS",
               help="Friction terms to identify: viscous, coulomb, offset (comma-separated), or none; the others "
                    "keep their URDF values (offset: zero).")

@@ -9,7 +9,7 @@ from .common import floating_base_option, gravity_option, load_robot, robot_argu
 @click.command(epilog="""\b
 Examples:
   dyn info robots/arm6.urdf
-  dyn info robots/quadruped.urdf --floating-base --json | jq .nq""")
+  dyn info robots/quadruped.urdf --floating-base --json > quadruped.json""")
 @robot_argument
 @floating_base_option
 @gravity_option

@@ -290,7 +290,9 @@ def dyn(ctx, verbose, quiet):
 
 def _show_cache_warnings(quiet):
     """The kernel cache's warnings (dynlib.compiled.CacheWarning: a cache that cannot be
-    written, a damaged cache file) as one `dyn: warning:` line each, none with -q."""
+    written, a damaged cache file) and rk4's stiff-gains warning (dynlib.controllers.StiffGainsWarning)
+    as one `dyn: warning:` line each, none with -q."""
+    import sys
     import warnings
 
     from dynlib.compiled import CacheWarning
@@ -299,8 +301,11 @@ def _show_cache_warnings(quiet):
     shown = warnings.showwarning
 
     def show(message, category, filename, lineno, file=None, line=None):
-        if issubclass(category, CacheWarning):
-            click.echo(f"dyn: warning: {message}", err=True)
+        controllers = sys.modules.get("dynlib.controllers")  # loaded by then when a run's gains warned
+        stiff = controllers.StiffGainsWarning if controllers is not None else CacheWarning
+        if issubclass(category, (CacheWarning, stiff)):
+            if not quiet:
+                click.echo(f"dyn: warning: {message}", err=True)
         else:
             shown(message, category, filename, lineno, file, line)
 

@@ -27,7 +27,7 @@ Examples:
   dyn simulate scenarios/arm6_pd.yaml -o pd.csv
   dyn simulate scenarios/arm6_pd.yaml --integrator semi-implicit --every 1 -o pd_steps.csv
   dyn simulate scenarios/arm6_pd.yaml --integrator semi-implicit --every 1 --tau-csv pd_steps.csv \\
-      -o open_loop.csv   # the PD's torques played open loop: the same motion
+      -o open_loop.csv   # the PD's torques played open loop: the same motion to round-off
 
 \b
 --q0, --qd0 and --tau take the whole vector (0.1,0,0.3) or, repeated, one

@@ -71,7 +71,7 @@ def view(ctx, robot, trajectory, output, floating_base, package_path, column_map
         model_warnings(ctx, model)
         contacts = scenario_contacts(scenario)
     else:
-        model = load_robot(ctx, robot, floating_base)
+        model = load_robot(ctx, robot, floating_base, package_path=package_path)
     page = write_view(output, model, trajectory, columns=columns, fps=fps, traces=traces, contacts=contacts,
                       force_scale=force_scale, package_path=package_path)
     page_notice(ctx, output, page, time.perf_counter() - start)

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import warnings
 from typing import NamedTuple
 
 import numpy as np
@@ -491,6 +492,55 @@ def _table(x, shape, what):
     if not np.all(np.isfinite(arr)):
         raise InputError(f"{what}: every value must be finite")
     return arr
+
+
+class StiffGainsWarning(UserWarning):
+    """A controller's gains exceed the stability limit of an explicit scheme at the time step."""
+
+
+RK4_REAL_LIMIT = 2.785293563405282  # the real-axis stability limit of classical RK4: |R(-x)| <= 1 for x <= this
+
+
+def implicit_gains(params, nv, dt, integrator, mode="implicit") -> tuple:
+    """(gain_m, gain_v), (nv,) each: dt kd + dt² kp and dt kp of a PD controller taken implicitly
+    (`dynlib.dynamics`: semi-implicit and euler, `mode` "implicit"); zeros otherwise (explicit)."""
+    if not isinstance(params, PDParams) or integrator not in ("semi-implicit", "euler") or mode != "implicit":
+        return np.zeros(nv), np.zeros(nv)
+    return dt * params.kd + dt * dt * params.kp, dt * params.kp
+
+
+def _rk4_stable(kp, kd, mii, dt) -> bool:
+    """Whether classical RK4 is stable at dt on mii x'' = -kp x - kd x' (both eigenvalues of the
+    linear system inside |1 + z + z²/2 + z³/6 + z⁴/24| <= 1)."""
+    z = np.roots([1.0, kd / mii, kp / mii]).astype(complex) * dt
+    return bool(np.all(np.abs(1 + z + z ** 2 / 2 + z ** 3 / 6 + z ** 4 / 24) <= 1.0 + 1e-12))
+
+
+def warn_stiff_gains(model, params, q, dt) -> list:
+    """Warn (`StiffGainsWarning`) for every joint whose PD gains make classical RK4 unstable at dt, with
+    M_ii the joint's diagonal mass-matrix entry at q (its inertia with the rest of the robot held).
+    Returns the messages. Only PD controllers are checked."""
+    if not isinstance(params, PDParams) or not (np.any(params.kd > 0) or np.any(params.kp > 0)):
+        return []
+    from .algorithms.crba import crba
+
+    diag = np.diag(crba(model, q))
+    messages = []
+    for k, name in enumerate(model.v_names):
+        kp, kd, mii = float(params.kp[k]), float(params.kd[k]), float(diag[k])
+        if mii <= 0 or (kp <= 0 and kd <= 0) or _rk4_stable(kp, kd, mii, dt):
+            continue
+        lo, hi = 0.0, dt  # the largest stable step, by bisection
+        for _ in range(60):
+            mid = 0.5 * (lo + hi)
+            lo, hi = (mid, hi) if _rk4_stable(kp, kd, mii, mid) else (lo, mid)
+        messages.append(f"rk4 at dt = {dt:g} s is unstable for the PD gains of joint '{name}' (kp = {kp:g}, "
+                        f"kd = {kd:g}, M_ii = {mii:.3g} at q0): kd·dt/M_ii = {kd * dt / mii:.3g}, RK4's "
+                        f"stability limit is {RK4_REAL_LIMIT:.3f} (kp·dt²/M_ii = {kp * dt * dt / mii:.3g}); "
+                        f"it is stable for dt <= {lo:.3g} s; semi-implicit and euler take the gains implicitly")
+    for message in messages:
+        warnings.warn(message, StiffGainsWarning, stacklevel=4)
+    return messages
 
 
 def as_controller(controller) -> Controller:

@@ -28,6 +28,14 @@ generalized force, then turns them into an acceleration:
   - the contact models that constrain the motion (`dynlib.contact.bilateral`,
     `unilateral`, `relaxed`) are the other kernels of this stage.
 
+Implicit PD gains (`dynlib.simulate`, semi-implicit and euler): a PD's torque
+``kp (q* ⊖ q) - kd v`` taken at the state the step predicts, ``v+ = v + dt a``,
+``q+ = q ⊕ dt v+``, is to first order ``tau - (dt kd + dt² kp) a - dt kp v``:
+``Forces.gain_m = dt kd + dt² kp`` joins M's diagonal and ``gain_v v = dt kp v``
+the bias (backward Euler in the gains, as MuJoCo's implicit actuator damping),
+so stiff gains on light links are stable at any dt. `applied_torque` then
+makes the recorded motor torque the one applied, ``M a + h = tau_applied``.
+
 `mass_and_bias` is their shared prelude: ``M`` by CRBA (plus ``dt B`` when
 ``Forces.implicit_dt > 0``), ``h`` by RNEA, ``tau_h = tau_total - h``.
 """
@@ -54,6 +62,8 @@ class Forces(NamedTuple):
     friction: np.ndarray      # (nv,) Coulomb joint friction, smoothed by tanh(v/eps)
     eps: float                # Coulomb smoothing velocity
     implicit_dt: float        # > 0: joint friction linearly implicit with this step; 0: explicit
+    gain_m: np.ndarray        # (nv,) dt kd + dt² kp of a PD taken implicitly (added to M's diagonal); 0: explicit
+    gain_v: np.ndarray        # (nv,) dt kp: the predicted position's term, -dt kp v (with gain_m: backward Euler)
     wrench_body: np.ndarray   # (nw,) int64, body the wrench's frame is on
     wrench_p: np.ndarray      # (nw, 3) the frame's origin in that body's frame
     wrench: np.ndarray        # (nw, 6) (f, tau), world-aligned axes, at the frame origin
@@ -137,13 +147,25 @@ def add_friction_jacobian(M, fo, v):
 
 @inline_kernel
 def mass_and_bias(m, d, fo, q, v, tau_total, fext, tau_h):
-    """d.M = M(q) (+ dt B under implicit joint friction), d.h = RNEA(q, v, 0, fext), tau_h = tau_total - h."""
+    """d.M = M(q) (+ dt B under implicit joint friction, + diag(gain_m) under implicit PD gains),
+    d.h = RNEA(q, v, 0, fext), tau_h = tau_total - h - gain_v v."""
     crba_kernel(m, d, q, d.M)
     if fo.implicit_dt > 0.0:
         add_friction_jacobian(d.M, fo, v)
     rnea_kernel(m, d, q, v, d.zeros_v, fext, m.gravity, d.h)
     for k in range(v.shape[0]):
-        tau_h[k] = tau_total[k] - d.h[k]
+        d.M[k, k] += fo.gain_m[k]
+        tau_h[k] = tau_total[k] - d.h[k] - fo.gain_v[k] * v[k]
+
+
+@kernel
+def applied_torque(fo, v, a, tau, tau_total):
+    """tau, tau_total -= gain_m a + gain_v v: the PD torque at the predicted state (q + dt (v + dt a),
+    v + dt a), to first order, which the implicit acceleration stage applied (zero gains: unchanged)."""
+    for k in range(v.shape[0]):
+        c = fo.gain_m[k] * a[k] + fo.gain_v[k] * v[k]
+        tau[k] -= c
+        tau_total[k] -= c
 
 
 @stage("acceleration", Free)

@@ -72,7 +72,7 @@ from .contact import build as build_contact
 from .contact.points import ContactWork, Points, contact_work, no_points
 from .contact.relaxed import RelaxedParams
 from .contact.unilateral import UnilateralParams
-from .dynamics import ExternalWrenches, Forces, Free, ImplicitFriction, assign, joint_forces
+from .dynamics import ExternalWrenches, Forces, Free, ImplicitFriction, applied_torque, assign, joint_forces
 from .errors import InputError, NumericalError
 from .spatial import kernel
 from .stages import acceleration, body_forces, control, inline_kernel, recorded_acceleration
@@ -149,8 +149,10 @@ def evaluate(m, d, p, w, dt, t, q, v, a):
     control(m, d, p.control, p.control_work, t, q, v, w.tau)
     joint_forces(p.forces, v, w.tau, w.tau_total)
     body_forces(m, d, p.body_forces, p.points, p.forces, t, q, v, p.contact_work, w.fext)
-    return acceleration(m, d, p.acceleration, p.points, p.forces, dt, q, v, w.tau_total, w.fext,
-                        p.contact_work, w.tau_h, a)
+    ok = acceleration(m, d, p.acceleration, p.points, p.forces, dt, q, v, w.tau_total, w.fext,
+                      p.contact_work, w.tau_h, a)
+    applied_torque(p.forces, v, a, w.tau, w.tau_total)  # implicit PD gains: the torque applied
+    return ok
 
 
 @inline_kernel
@@ -380,7 +382,7 @@ def _from_argument(name):
 
 
 def _pipeline(model, q, *, dt, integrator, controller, external_wrenches, joint_friction, eps,
-              friction_integration, contacts):
+              friction_integration, contacts, gain_integration="implicit", warn=True):
     """(Pipeline, Contact or None) of a run whose scalar inputs are checked: every stage's parameters."""
     m = model.arrays
     if joint_friction:
@@ -390,12 +392,17 @@ def _pipeline(model, q, *, dt, integrator, controller, external_wrenches, joint_
     with _from_argument("controller"):
         controller = C.as_controller(controller)
         ctrl = controller.params(model, q, (damping, friction, eps))
+    # a PD's gains: implicit with semi-implicit and euler (dynlib.dynamics), a warning with rk4 when too stiff
     # computed torque cancels the joint friction stage by stage: nothing stiff is left to treat implicitly
     stiff = (friction_integration == "implicit" and (np.any(damping != 0) or np.any(friction != 0))
              and not isinstance(controller, C.ComputedTorque))
     with _from_argument("external_wrenches"):
         wrenches = _wrench_arrays(model, tuple(external_wrenches))
-    fo = Forces(damping, friction, eps, dt if stiff else 0.0, *wrenches)
+    gain_m, gain_v = C.implicit_gains(ctrl, model.nv, dt, integrator, gain_integration)
+    implicit_gains = bool(np.any(gain_m != 0) or np.any(gain_v != 0))
+    if integrator == "rk4" and warn:
+        C.warn_stiff_gains(model, ctrl, q, dt)
+    fo = Forces(damping, friction, eps, dt if stiff else 0.0, gain_m, gain_v, *wrenches)
     with _from_argument("contacts"):
         contact = None if contacts is None else build_contact(model, contacts, q)
         needs = getattr(contact.params, "integrator", None) if contact is not None else None
@@ -404,7 +411,8 @@ def _pipeline(model, q, *, dt, integrator, controller, external_wrenches, joint_
                              f"(semi-implicit Euler): set integrator to '{needs}' (got {integrator!r})")
     params = contact.params if contact is not None else None
     body = params if stages.handles("body_forces", type(params)) else ExternalWrenches()
-    accel = params if stages.handles("acceleration", type(params)) else (ImplicitFriction() if stiff else Free())
+    implicit = stiff or implicit_gains
+    accel = params if stages.handles("acceleration", type(params)) else (ImplicitFriction() if implicit else Free())
     points, work = (no_points(), contact_work(0, model.nv)) if contact is None else (contact.points, contact.work)
     return _normalized(Pipeline(ctrl, ctrl.work(model), fo, body, accel, points, work)), contact
 
@@ -417,7 +425,8 @@ def _rows(model, nrows, nc, energy) -> Rows:
 
 def simulate(model, q0=None, v0=None, *, dt, steps, integrator="rk4", controller=None, external_wrenches=(),
              joint_friction=True, friction_smoothing=1e-3, friction_integration="implicit", every=1,
-             max_state=1e6, energy=True, contacts=None, progress=None) -> SimulationResult:
+             max_state=1e6, energy=True, contacts=None, progress=None,
+             gain_integration="implicit") -> SimulationResult:
     """Integrate the forward dynamics of `model` for `steps` steps of `dt` from (q0, v0).
 
     q0 (nq,) defaults to the neutral configuration, v0 (nv,) to zero.
@@ -432,6 +441,10 @@ def simulate(model, q0=None, v0=None, *, dt, steps, integrator="rk4", controller
     those not given take the model's defaults) or a `dynlib.contact.points.ContactSpec`,
     see `dynlib.contact`.
     progress: a callable progress(done, total) called between chunks of a long run.
+    gain_integration: "implicit" (default): with semi-implicit and euler, a PD controller's gains
+    are taken implicitly (`dynlib.dynamics`: stable for stiff gains on light links; the recorded
+    tau is the torque applied); "explicit": the textbook form. rk4 keeps the explicit form and
+    warns (`controllers.StiffGainsWarning`) when the gains exceed its stability limit at dt.
     """
     check_dynamics(model)
     if model.nv == 0:
@@ -450,6 +463,8 @@ def simulate(model, q0=None, v0=None, *, dt, steps, integrator="rk4", controller
     max_state = float(max_state)
     if not max_state > 0:
         raise InputError(f"max_state must be positive, got {max_state!r}")
+    if gain_integration not in ("implicit", "explicit"):
+        raise InputError(f"gain_integration must be 'implicit' or 'explicit', got {gain_integration!r}")
     if friction_integration not in ("implicit", "explicit"):
         raise InputError(f"friction_integration must be 'implicit' or 'explicit', got {friction_integration!r}")
     eps = float(friction_smoothing)
@@ -462,7 +477,8 @@ def simulate(model, q0=None, v0=None, *, dt, steps, integrator="rk4", controller
         raise InputError(f"the initial state exceeds max_state = {max_state:g}")
     p, contact = _pipeline(model, q, dt=dt, integrator=integrator, controller=controller,
                            external_wrenches=external_wrenches, joint_friction=joint_friction, eps=eps,
-                           friction_integration=friction_integration, contacts=contacts)
+                           friction_integration=friction_integration, contacts=contacts,
+                           gain_integration=gain_integration)
     m, d, w = model.arrays, model.create_data(), I.make_work(model.nq, model.nv, model.nb)
     names = () if contact is None else contact.names
     rows = _rows(model, steps // every + 1, len(names), energy)
@@ -507,7 +523,8 @@ def _solver_report(contact, work):
 
 
 def loop_is_cached(model=None, q0=None, *, integrator="rk4", controller=None, external_wrenches=(),
-                   joint_friction=True, friction_integration="implicit", energy=True, contacts=None) -> bool:
+                   joint_friction=True, friction_integration="implicit", energy=True, contacts=None,
+                   gain_integration="implicit") -> bool:
     """Whether dyn's kernel cache (`dynlib.compiled.cache_folders`) holds the compiled loop (`_run`) that a
     run needs, so that it starts at once.
 
@@ -523,7 +540,8 @@ def loop_is_cached(model=None, q0=None, *, integrator="rk4", controller=None, ex
     q = _state(model, q0, model.nq, "q0", model.q_neutral)
     p, contact = _pipeline(model, q, dt=1e-3, integrator=integrator, controller=controller,
                            external_wrenches=external_wrenches, joint_friction=joint_friction, eps=1e-3,
-                           friction_integration=friction_integration, contacts=contacts)
+                           friction_integration=friction_integration, contacts=contacts,
+                           gain_integration=gain_integration, warn=False)
     rows = _rows(model, 1, 0 if contact is None else len(contact.names), energy)
     args = (model.arrays, model.create_data(), p, I.make_work(model.nq, model.nv, model.nb), 0, 1e-3, 0, 1, 1, 1,
             1e6, q, np.zeros(model.nv), rows, 0)

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from pathlib import Path
 
 import numpy as np
@@ -99,7 +100,13 @@ class _Joint:
                  "effort", "velocity", "damping", "friction", "mimic")
 
 
-def _parse_document(path: Path):
+# an XML declaration's version other than 1.0 (pybullet_data's minitaur and some twenty others say
+# version="0.0"): urdfdom (tinyxml2) and PyBullet ignore it, libxml2 refuses the file; read as 1.0
+# (same line, so every line number stays right)
+_XML_VERSION = re.compile(rb"""^((?:\xef\xbb\xbf)?\s*<\?xml\s+version\s*=\s*["'])(?!1\.[01]["'])([^"']*)(["'])""")
+
+
+def _parse_document(path: Path, package_path=()):
     """The <robot> element of a .urdf or .xacro file."""
     from lxml import etree
 
@@ -111,7 +118,7 @@ def _parse_document(path: Path):
     if path.suffix == ".xacro":
         from .xacro_expand import expand_xacro
 
-        text = expand_xacro(path)  # a xacro is a program: run in a child process, with limits
+        text = expand_xacro(path, package_path)  # a xacro is a program: run in a child process, with limits
     else:
         text = path.read_bytes()
     if not text.strip():
@@ -120,7 +127,7 @@ def _parse_document(path: Path):
         raise URDFError("the file is binary, expected a URDF <robot> document (XML text)", file=file)
     parser = etree.XMLParser(remove_comments=True, huge_tree=True, resolve_entities=False)
     try:
-        root = etree.fromstring(text, parser)
+        root = etree.fromstring(_XML_VERSION.sub(rb"\g<1>1.0\g<3>", text, count=1), parser)
     except etree.XMLSyntaxError as exc:
         line = exc.lineno if getattr(exc, "lineno", None) else None
         msg = exc.msg if getattr(exc, "msg", None) else str(exc)
@@ -290,11 +297,13 @@ def _plane_basis(n):
     return np.column_stack([e1, np.cross(n, e1), n])
 
 
-def load(path, floating_base: bool = False, gravity=GRAVITY) -> Model:
-    """Read a .urdf or .xacro file into a Model (see the module docstring)."""
+def load(path, floating_base: bool = False, gravity=GRAVITY, package_path=()) -> Model:
+    """Read a .urdf or .xacro file into a Model (see the module docstring). `package_path`:
+    folders where a xacro's ``$(find pkg)`` looks first (then ROS_PACKAGE_PATH, AMENT_PREFIX_PATH
+    and the workspace above the file: `dynlib.packages`)."""
     path = Path(os.fspath(path))
     rd = _Reader(str(path))
-    robot = _parse_document(path)
+    robot = _parse_document(path, package_path)
     return _build(rd, robot, floating_base, gravity, source=str(path))
 
 

@@ -157,3 +157,65 @@ def test_bilateral_targets_are_the_points_at_q0_unless_given():
     c = build(model, spec, q0)
     assert np.allclose(c.points.target[0], dynlib.frame_placement(model, q0, "lf_foot")[:3, 3], rtol=0, atol=1e-12)
     assert np.allclose(c.points.target[1], [1, 2, 3])
+
+
+# -- offset_world and from-collision on chosen links (#15 item 7) --------------------------
+
+ROTATED_TOE = """<robot name="leg"><link name="hip"/>
+  <link name="shin"><inertial><mass value="1"/><inertia ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <link name="toe"/>
+  <joint name="knee" type="revolute"><parent link="hip"/><child link="shin"/><axis xyz="0 1 0"/>
+    <limit lower="-2" upper="2" effort="10" velocity="5"/></joint>
+  <joint name="toe_fixed" type="fixed"><parent link="shin"/><child link="toe"/>
+    <origin xyz="0 0 -0.3" rpy="0.3 -0.5 0.2"/></joint></robot>"""
+
+
+def test_offset_world_is_measured_in_the_world_at_q0_and_offset_in_the_frame(tmp_path):
+    """A toe frame tilted by its URDF origin: offset (0, 0, -r) goes along the frame's own z, off
+    the vertical; offset_world (0, 0, -r) is straight down at q0, and equals the frame-axes
+    offset R_frameᵀ (0, 0, -r) that one would have to work out by hand."""
+    import dynlib
+    from dynlib.algorithms.kinematics import placements
+    from dynlib.contact.points import contact_points, point_position
+
+    path = tmp_path / "leg.urdf"
+    path.write_text(ROTATED_TOE)
+    model = dynlib.load(path)
+    q0 = np.array([0.4])
+    down = np.array([0.0, 0.0, -0.02])
+    T = dynlib.frame_placement(model, q0, "toe")
+    d = model.create_data()
+    placements(model.arrays, d, q0)
+
+    def world(points, q=q0):
+        pts = contact_points(model, points, q)
+        x = np.zeros(3)
+        point_position(d.oR, d.op, pts.body[0], pts.p[0], pts.radius[0], np.array([0.0, 0.0, 1.0]), x)
+        return x
+
+    assert np.allclose(world([{"frame": "toe", "offset_world": down}]), T[:3, 3] + down, atol=1e-15)
+    by_hand = T[:3, :3].T @ down
+    assert np.allclose(world([{"frame": "toe", "offset": by_hand}]), T[:3, 3] + down, atol=1e-15)
+    tilted = world([{"frame": "toe", "offset": down}])
+    assert np.linalg.norm(tilted - (T[:3, 3] + down)) > 5e-3  # the frame's z is not the world's
+    with pytest.raises(InputError, match="offset_world needs the initial configuration"):
+        contact_points(model, [{"frame": "toe", "offset_world": down}])
+    with pytest.raises(InputError, match="not both"):
+        contact_points(model, [{"frame": "toe", "offset": by_hand, "offset_world": down}], q0)
+
+
+def test_from_collision_on_chosen_links_takes_only_theirs():
+    import dynlib
+    from dynlib.contact.points import contact_points
+
+    model = dynlib.load(ROBOTS_DIR / "quadruped.urdf", floating_base=True)
+    every = contact_points(model, "from-collision")
+    feet = contact_points(model, {"from-collision": ["lf_foot", "rh_foot"]})
+    assert feet.names == ("lf_foot", "rh_foot") and len(every.names) == 4 + 8  # four feet and the trunk's corners
+    for name, b, p in zip(feet.names, feet.body, feet.p):
+        k = every.names.index(name)
+        assert b == every.body[k] and np.array_equal(p, every.p[k])
+    with pytest.raises(InputError, match="no link 'lf_fot'; did you mean 'lf_foot'"):
+        contact_points(model, {"from-collision": ["lf_fot"]})
+    with pytest.raises(InputError, match="link 'lf_shank' has no <collision>"):
+        contact_points(model, {"from-collision": ["lf_shank"]})

@@ -105,3 +105,27 @@ def test_a_controller_key_its_type_does_not_use_is_an_error(tmp_path, control):
     path.write_text(f"dyn: 1\nrobot: {ROBOTS_DIR / 'arm6.urdf'}\ncontrol: {control}\n")
     with pytest.raises(ScenarioError, match="s.yaml:3: control"):
         load_scenario(path)
+
+
+def test_a_scenario_picks_collision_links_and_world_offsets(tmp_path):
+    """`points: {from-collision: [links]}` and `offset_world` from a file: the quadruped on its
+    four foot spheres stands as on every collision shape (the trunk's corners never touch), and
+    mistakes are errors at their key's line."""
+    def scenario(points):
+        path = tmp_path / "s.yaml"
+        path.write_text(f"dyn: 1\nrobot: {ROBOTS_DIR / 'quadruped.urdf'}\nfloating_base: true\n"
+                        f"integrator: semi-implicit\nsteps: 300\ninitial:\n  q: {{root.z: 0.45}}\n"
+                        f"contacts:\n  model: unilateral\n  points: {points}\n")
+        return load_scenario(path)
+
+    feet = run(scenario("{from-collision: [lf_foot, rf_foot, lh_foot, rh_foot]}"))
+    every = run(scenario("from-collision"))
+    assert sorted(feet.contact_names) == ["lf_foot", "lh_foot", "rf_foot", "rh_foot"]  # the URDF's order
+    assert np.abs(feet.q - every.q).max() < 1e-9
+    with pytest.raises(ScenarioError, match=r"s.yaml:10: contacts.points.from-collision\[1\]: .*'lf_fot'"):
+        scenario("{from-collision: [rf_foot, lf_fot]}")
+    with pytest.raises(ScenarioError, match="s.yaml:10: .*offset_world: give offset"):
+        scenario("[{frame: lf_foot, offset: [0, 0, -0.02], offset_world: [0, 0, -0.02]}]")
+    r = run(scenario("[{frame: lf_foot, offset_world: [0, 0, -0.02]}, {frame: rf_foot}, {frame: lh_foot}, "
+                     "{frame: rh_foot}]"))
+    assert r.diverged is None

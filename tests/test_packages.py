@@ -166,3 +166,26 @@ def test_example_robot_data_meshes_resolve_next_to_their_urdf(erd_path):
     path = resolve_uri("package://example-robot-data/robots/ur_description/meshes/ur5/visual/base.dae",
                        base=urdf, environ=NO_ENV)
     assert path.is_file()
+
+
+def test_a_xacro_finds_a_package_through_package_path(tmp_path, monkeypatch):
+    """$(find pkg) in a xacro, the package in a folder nothing else points at: an error naming it,
+    then the robot once `package_path` (dyn view's --package-path) names the folder."""
+    import dynlib
+    from dynlib.errors import DynError
+    from helpers import ROBOTS_DIR
+
+    monkeypatch.delenv("ROS_PACKAGE_PATH", raising=False)
+    monkeypatch.delenv("AMENT_PREFIX_PATH", raising=False)
+    pkg = tmp_path / "elsewhere" / "arm_description"
+    (pkg / "urdf").mkdir(parents=True)
+    (pkg / "package.xml").write_text("<package><name>arm_description</name></package>")
+    (pkg / "urdf" / "arm.urdf.xacro").write_text((ROBOTS_DIR / "arm6.urdf.xacro").read_text())
+    top = tmp_path / "robot" / "top.urdf.xacro"
+    top.parent.mkdir()
+    top.write_text('<?xml version="1.0"?>\n<robot xmlns:xacro="http://www.ros.org/wiki/xacro" name="arm6">\n'
+                   '  <xacro:include filename="$(find arm_description)/urdf/arm.urdf.xacro"/>\n</robot>\n')
+    with pytest.raises(DynError, match="arm_description"):
+        dynlib.load(top)
+    m = dynlib.load(top, package_path=[tmp_path / "elsewhere"])
+    assert m.q_names == dynlib.load(ROBOTS_DIR / "arm6.urdf").q_names

@@ -38,12 +38,13 @@ sweep:
     dt: [0.001, 0.002]
 """
 
-# a stiff PD loop on a pendulum with explicit Euler: stable at dt = 1 ms, diverges at 50 ms
+# a stiff PD loop on a pendulum with rk4 (explicit gains): stable at dt = 1 ms, diverges at 50 ms
+# (euler takes a PD's gains implicitly and would not diverge)
 PENDULUM_DT = f"""\
 dyn: 1
 robot: {PENDULUM}
 duration: 1.0
-integrator: euler
+integrator: rk4
 joint_friction: none
 initial: {{q: [1.0]}}
 control: {{type: pd, kp: 1.0e4, kd: 0}}

@@ -206,3 +206,18 @@ def test_not_a_urdf(tmp_path, content, expected):
 def test_missing_file():
     with pytest.raises(URDFError, match="no such file"):
         dynlib.load("no/such/robot.urdf")
+
+
+@pytest.mark.parametrize("declaration", ['<?xml version="0.0" ?>', "<?xml version='0.0'?>", '\ufeff<?xml version="2.0"?>'])
+def test_an_xml_declaration_with_another_version_is_read_as_1_0(tmp_path, declaration):
+    """pybullet_data's minitaur (and some twenty more) say version="0.0"; urdfdom and PyBullet
+    load them. The same model as with 1.0, and errors keep their line numbers."""
+    body = (ROBOTS_DIR / "double_pendulum.urdf").read_text().split("\n", 1)[1]
+    path = tmp_path / "r.urdf"
+    path.write_text(declaration + "\n" + body, encoding="utf-8")
+    m, ref = dynlib.load(path), dynlib.load(ROBOTS_DIR / "double_pendulum.urdf")
+    q = np.array([0.3, -0.7])
+    assert m.q_names == ref.q_names and np.array_equal(dynlib.crba(m, q), dynlib.crba(ref, q))
+    path.write_text(declaration + "\n<robot name='x'>\n  <link name='a'>\n</robot>\n", encoding="utf-8")
+    with pytest.raises(URDFError, match=r"r.urdf:4: malformed XML"):
+        dynlib.load(path)

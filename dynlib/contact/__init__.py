@@ -116,7 +116,7 @@ def build(model, spec, q0) -> Contact:
     if not isinstance(ground, dict):
         raise InputError(f"contacts: ground must be a dict of height and normal, got {ground!r}")
     params = params_from(MODELS[name], spec)
-    pts = contact_points(model, points)
+    pts = contact_points(model, points, q0)
     nc = len(pts.names)
     held = ground_points(pts, ground.get("normal", (0.0, 0.0, 1.0)),
                          _number(float, ground.get("height", 0.0), "ground.height"), np.zeros((nc, 3)))

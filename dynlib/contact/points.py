@@ -62,15 +62,40 @@ def _unique(names):
     return tuple(out)
 
 
-def contact_points(model, points) -> ContactPoints:
-    """The contact points of `model`: ``"from-collision"`` or a list of ``{frame, offset, name}``
-    (dicts or objects with those attributes). InputError for a frame fixed to the world."""
+def _collision_links(points):
+    """The links of ``{"from-collision": [links]}`` (a dict, either spelling, or an object with
+    ``from_collision``), None for anything else."""
+    if isinstance(points, dict) and len(points) == 1 and set(points) & {"from-collision", "from_collision"}:
+        return list(next(iter(points.values())))
+    links = getattr(points, "from_collision", None)
+    return None if links is None else list(links)
+
+
+def contact_points(model, points, q0=None) -> ContactPoints:
+    """The contact points of `model`: ``"from-collision"`` (the collision spheres and boxes of every
+    moving link), ``{"from-collision": [link, ...]}`` (of those links), or a list of ``{frame,
+    offset, offset_world, name}`` (dicts or objects with those attributes): ``offset`` is in the
+    frame's own axes, ``offset_world`` in the world's axes at the configuration `q0` (needed
+    then). InputError for a frame fixed to the world, a link without such collision geometry."""
     a = model.arrays
     names, body, p, radius = [], [], [], []
-    if isinstance(points, str):
-        if points != "from-collision":
+    links = _collision_links(points)
+    if isinstance(points, str) or links is not None:
+        if isinstance(points, str) and points != "from-collision":
             raise InputError(f"contact points must be a list of {{frame, offset}} or 'from-collision', got {points!r}")
+        if links is not None:
+            from ..errors import closest
+
+            have = {c[0] for c in model.collisions}
+            for i, link in enumerate(links):
+                if link not in model.frame_names:
+                    raise InputError(f"points: from-collision[{i}]: robot '{model.name}' has no link '{link}'; "
+                                     f"{closest(link, model.frame_names)}")
+                if link not in have:
+                    raise InputError(f"points: from-collision[{i}]: link '{link}' has no <collision> geometry")
         for link, kind, size, R, pc in model.collisions:
+            if links is not None and link not in links:
+                continue
             fid = model.frame_id(link)
             b = int(a.frame_body[fid])
             if b < 0:
@@ -90,9 +115,10 @@ def contact_points(model, points) -> ContactPoints:
                     p.append(a.frame_p[fid] + a.frame_R[fid] @ corner)
                     radius.append(0.0)
         if not names:
-            raise InputError(f"points: from-collision: robot '{model.name}' has no sphere or box <collision> "
-                             "on a moving link")
+            which = f"link{'s' if len(links) > 1 else ''} {', '.join(links)}" if links else f"robot '{model.name}'"
+            raise InputError(f"points: from-collision: {which} has no sphere or box <collision> on a moving link")
     else:
+        oR = None
         for i, pt in enumerate(points):
             get = (lambda k, default=None: pt.get(k, default)) if isinstance(pt, dict) else \
                 (lambda k, default=None: getattr(pt, k, default))
@@ -103,10 +129,25 @@ def contact_points(model, points) -> ContactPoints:
                 raise InputError(f"points[{i}]: frame '{frame}' is fixed to the world; a contact there moves "
                                  "nothing (choose a link of a moving body)")
             off = np.asarray(get("offset", (0.0, 0.0, 0.0)), float).reshape(3)
+            world = get("offset_world")
             names.append(get("name") or frame)
             body.append(b)
-            p.append(a.frame_p[fid] + a.frame_R[fid] @ off)
             radius.append(0.0)
+            if world is None:
+                p.append(a.frame_p[fid] + a.frame_R[fid] @ off)
+                continue
+            if np.any(off != 0.0):
+                raise InputError(f"points[{i}]: give offset (the frame's axes) or offset_world (the world's), not both")
+            if q0 is None:
+                raise InputError(f"points[{i}]: offset_world needs the initial configuration")
+            if oR is None:
+                from ..algorithms.kinematics import placements
+
+                d = model.create_data()
+                placements(a, d, np.asarray(q0, float))
+                oR = d.oR
+            # the world offset at q0, carried by the body from then on
+            p.append(a.frame_p[fid] + oR[b].T @ np.asarray(world, float).reshape(3))
     return ContactPoints(_unique(names), np.array(body, dtype=np.int64), np.array(p, float).reshape(-1, 3),
                          np.array(radius, float))
 

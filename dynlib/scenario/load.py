@@ -198,9 +198,19 @@ def _check_against_robot(sc):
         problem = key_problem(sc.contacts.model, sorted(given, key=list(type(sc.contacts).model_fields).index))
         if problem is not None:
             raise sc.error(("contacts", problem[0]), problem[1])
-    if sc.contacts is not None and not isinstance(sc.contacts.points, str):
+    if sc.contacts is not None and isinstance(sc.contacts.points, list):
         for i, p in enumerate(sc.contacts.points):
             _frame_check(sc, ("contacts", "points", i, "frame"), p.frame, model, moving=False)
+            if p.offset_world is not None and "offset" in p.model_fields_set:
+                raise sc.error(("contacts", "points", i, "offset_world"),
+                               "give offset (the frame's axes) or offset_world (the world's), not both")
+    elif sc.contacts is not None and not isinstance(sc.contacts.points, str):
+        have = {c[0] for c in model.collisions}
+        for i, link in enumerate(sc.contacts.points.from_collision):
+            _frame_check(sc, ("contacts", "points", "from-collision", i), link, model, moving=False)
+            if link not in have:
+                raise sc.error(("contacts", "points", "from-collision", i),
+                               f"link '{link}' has no <collision> geometry (from-collision takes its spheres and boxes)")
     if sc.contacts is not None and sc.contacts.model in IMPULSE_MODELS and sc.integrator != "semi-implicit":
         raise sc.error("integrator", f"the {sc.contacts.model} contact model steps velocities with impulses "
                                      f"(semi-implicit Euler): set integrator to 'semi-implicit' "

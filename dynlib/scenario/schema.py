@@ -179,11 +179,22 @@ class ContactPoint(_Block):
     frame: str
     """The link or frame that carries the point."""
     offset: Vector3 = (0.0, 0.0, 0.0)
-    """m, in the frame's axes."""
+    """m, in the frame's own (rotated) axes."""
+    offset_world: Optional[Vector3] = None
+    """m, in the world's axes at the initial configuration (instead of offset): e.g. straight
+    down to a toe's sole whatever the frame's orientation."""
     name: Optional[str] = None
     """The column name (contact.<name>.*); default: the frame's."""
     target: Optional[Vector3] = None
     """bilateral: where the point is held, world (default: where it is at t = 0)."""
+
+
+class FromCollision(_Block):
+    """The collision geometry of some links only."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True, populate_by_name=True)
+    from_collision: list[str] = Field(alias="from-collision", min_length=1)
+    """The links whose collision spheres and boxes touch the ground."""
 
 
 class Contacts(_Block):
@@ -220,9 +231,9 @@ class Contacts(_Block):
     """unilateral, relaxed: the projected Gauss–Seidel's sweep limit (default 200)."""
     penetration_correction: Optional[Annotated[float, Field(ge=0, le=1)]] = None
     """unilateral: the fraction β of the penetration corrected per step (default 0.2)."""
-    points: Union[Literal["from-collision"], list[ContactPoint]]
-    """A list of points, or from-collision: the URDF's collision spheres (their lowest point)
-    and boxes (their corners)."""
+    points: Union[Literal["from-collision"], FromCollision, list[ContactPoint]]
+    """A list of points; from-collision: the URDF's collision spheres (their lowest point) and
+    boxes (their corners) on every moving link; or {from-collision: [link, ...]}: those links'."""
 
 
 class Output(_Block):

@@ -136,7 +136,7 @@ def _contact_positions(model, names, contacts, Tb, frame_poses):
     if contacts is not None:
         normal = np.asarray(contacts.get("normal", normal), float)
         normal = normal / np.linalg.norm(normal)
-        pts = contact_points(model, contacts["points"])
+        pts = contact_points(model, contacts["points"], contacts.get("q0"))
         points = {n: (int(b), p, r) for n, b, p, r in zip(pts.names, pts.body, pts.p, pts.radius)}
     elif model.collisions:
         try:

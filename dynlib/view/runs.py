@@ -17,7 +17,10 @@ def scenario_contacts(scenario):
     c = getattr(scenario, "contacts", None)
     if c is None:
         return None
-    return {"points": c.points, "height": c.ground.height, "normal": c.ground.normal}
+    from ..scenario.run import initial_state
+
+    return {"points": c.points, "height": c.ground.height, "normal": c.ground.normal,
+            "q0": initial_state(scenario)[0]}  # where offset_world is measured
 
 
 def result_recording(result, source: str):

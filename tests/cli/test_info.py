@@ -116,3 +116,14 @@ def test_a_urdf_warning_is_printed_once_by_every_command(tmp_path, command):
     assert out.count("triangle") == 1, (r.stdout, r.stderr)
     if command[0] != "info":
         assert "triangle" not in r.stdout
+
+
+def test_no_help_sends_the_reader_to_itself():
+    """`dyn inverse --help` said of --columns "see 'dyn inverse --help'"."""
+    from click.testing import CliRunner
+
+    from cli.main import COMMANDS, dyn
+
+    for name in COMMANDS:
+        text = " ".join(CliRunner().invoke(dyn, [name, "--help"]).output.split())
+        assert f"see 'dyn {name} --help'" not in text, name

@@ -370,14 +370,9 @@ def motion_from_trajectory(model, traj, *, derivatives="auto", window=0.1, polyo
     given = derivatives == "given"
     require_columns(traj, qcols + (dcols if given else []))
     n = model.nv
-    blocks = [(qcols, traj.columns(qcols))]
+    blocks = [(qcols, traj.finite_columns(qcols))]
     if given:
-        blocks += [(dcols[:n], traj.columns(dcols[:n])), (dcols[n:], traj.columns(dcols[n:]))]
-    for names, X in blocks:
-        if not np.isfinite(X).all():
-            k, j = np.argwhere(~np.isfinite(X))[0]
-            raise TrajectoryError(f"value {float(X[k, j])!r} is not finite (NaN or infinite)",
-                                  file=traj.path, column=names[j], **traj.locate(int(k)))
+        blocks += [(dcols[:n], traj.finite_columns(dcols[:n])), (dcols[n:], traj.finite_columns(dcols[n:]))]
     Q = blocks[0][1]
     _check_quaternions(model, traj, qcols, Q)
     t = traj.time

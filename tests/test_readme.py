@@ -70,14 +70,24 @@ def scratch(tmp_path_factory):
     folder = tmp_path_factory.mktemp("readme")
     for sub in ("robots", "scenarios"):
         shutil.copytree(REPO / sub, folder / sub)
+    shim = folder / ".bin" / "python"  # a script, not a symlink: a venv's python must find its venv
+    shim.parent.mkdir()
+    shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
+    shim.chmod(0o755)
+    _SHIMS[:] = [shim.parent]
     return folder
 
 
+_SHIMS = []  # the scratch folder's bin/, holding `python` (set by the scratch fixture)
+
+
 def environment():
+    """This interpreter's environment: `python` in a block is this interpreter (a machine may
+    have only python3), and `dyn`, `dask` are its scripts."""
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
     bindir = Path(sys.executable).parent
-    env["PATH"] = os.pathsep.join([str(bindir), env.get("PATH", "")])
+    env["PATH"] = os.pathsep.join([*map(str, _SHIMS), str(bindir), env.get("PATH", "")])
     env["MPLBACKEND"] = "Agg"
     return env
 

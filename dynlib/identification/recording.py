@@ -103,20 +103,11 @@ def read_recording(model, source, *, derivatives="auto", window=0.1, polyorder=4
     motion = motion_from_trajectory(model, traj, derivatives=derivatives, window=window, polyorder=polyorder,
                                     columns=columns)
     names = list(tcols.values())
-    values = traj.columns(names)
-    bad = np.argwhere(~np.isfinite(values))
-    if bad.size:
-        k, j = bad[0]
-        raise TrajectoryError(f"value {float(values[k, j])!r} is not finite (NaN or infinite)", file=traj.path,
-                              column=names[j], **traj.locate(int(k)))
+    values = traj.finite_columns(names)
     tau = np.zeros((len(traj), model.nv))
     tau[:, list(tcols)] = values
     for frame in frames:
-        w = traj.columns([f"contact.{frame}.{c}" for c in _WRENCH])
-        if not np.all(np.isfinite(w)):
-            k, j = np.argwhere(~np.isfinite(w))[0]
-            raise TrajectoryError("value is not finite (NaN or infinite)", file=traj.path,
-                                  column=f"contact.{frame}.{_WRENCH[j]}", **traj.locate(int(k)))
+        w = traj.finite_columns([f"contact.{frame}.{c}" for c in _WRENCH])
         Jc = frame_jacobian(model, motion.q, frame, "local_world_aligned")
         tau += np.einsum("nrk,nr->nk", Jc, w)
     keep = slice(None)

@@ -203,11 +203,7 @@ def resample(rec: Recording, model, hz) -> Recording:
     from ..trajectory import require_columns
 
     require_columns(traj, qcols)
-    Q = traj.columns(qcols)
-    if not np.isfinite(Q).all():
-        k, j = np.argwhere(~np.isfinite(Q))[0]
-        raise TrajectoryError(f"value {float(Q[k, j])!r} is not finite (NaN or infinite)",
-                              file=traj.path, column=qcols[j], **traj.locate(int(k)))
+    Q = traj.finite_columns(qcols)
     names = [n_ for n_ in traj.names]
     data = np.empty((n, len(names)), order="F")
     where = {c: i for i, c in enumerate(names)}

@@ -114,6 +114,17 @@ class Trajectory:
             return np.ascontiguousarray(self.data[:, idx[0]:idx[0] + len(idx)])
         return np.ascontiguousarray(self.data[:, idx])
 
+    def finite_columns(self, names) -> np.ndarray:
+        """`columns(names)`, or a TrajectoryError at the first NaN or infinite value (row order),
+        naming its column and line (a table a recording reader built holds them as numbers)."""
+        names = list(names)
+        X = self.columns(names)
+        if not np.isfinite(X).all():
+            k, j = np.argwhere(~np.isfinite(X))[0]
+            raise TrajectoryError(f"value {float(X[k, j])!r} is not finite (NaN or infinite)",
+                                  file=self.path, column=names[j], **self.locate(int(k)))
+        return X
+
     @property
     def time(self) -> np.ndarray:
         """The ``time`` column, (N,)."""

@@ -95,11 +95,7 @@ def read_recording(model, source, *, columns=None, topic=None, time_unit=None) -
     _check_known_coordinates(model, traj, ["q"])
     qcols = [f"q.{n}" for n in model.q_names]
     require_columns(traj, qcols)
-    Q = traj.columns(qcols)
-    if not np.isfinite(Q).all():
-        k, j = np.argwhere(~np.isfinite(Q))[0]
-        raise TrajectoryError(f"value {float(Q[k, j])!r} is not finite (NaN or infinite)",
-                              file=traj.path, column=qcols[j], **traj.locate(int(k)))
+    Q = traj.finite_columns(qcols)
     _check_quaternions(model, traj, qcols, Q)
     check_increasing_time(traj)
     forces = {}

@@ -277,15 +277,7 @@ def torque_table(sc):
     names = model.tau_names
 
     def select(p, columns):
-        tau_cols = [n for n in columns if n.startswith("tau.")]
-        if not tau_cols:
-            raise sc.error(key, f"'{p}' has no tau.<joint> column; expected some of "
-                                f"{short(['tau.' + n for n in names])}")
-        for col in tau_cols:
-            if col[4:] not in names:
-                raise sc.error(key, f"'{p}': column '{col}' names no torque coordinate of robot '{model.name}'; "
-                                    f"{closest(col[4:], names)}")
-        return tau_cols
+        return _part_columns(sc, key, p, columns, "tau", names, "torque coordinate")
 
     table = read_table(sc, key, sc.control.file, select)
     tau = np.zeros((len(table), model.nv))
@@ -294,20 +286,28 @@ def torque_table(sc):
     return table.time.copy(), tau
 
 
+def _part_columns(sc, key, p, columns, part, names, what):
+    """The `part`.<name> columns of table `p`: an error at `key` when there are none, or when
+    one names no coordinate of the robot (`what` says which kind)."""
+    found = [n for n in columns if n.startswith(part + ".")]
+    if not found:
+        raise sc.error(key, f"'{p}' has no {part}.<joint> column; expected some of "
+                            f"{short([f'{part}.{n}' for n in names])}")
+    for col in found:
+        name = col[len(part) + 1:]
+        if name not in names:
+            raise sc.error(key, f"'{p}': column '{col}' names no {what} of robot '{sc.model.name}'; "
+                                f"{closest(name, names)}")
+    return found
+
+
 def target_table(sc):
     """(time, Q, V, A) from control.target.file: q.<name> columns (the rest hold the initial q),
     qd./qdd. columns where given, else derivatives of the samples."""
     key, model = ("control", "target", "file"), sc.model
 
     def select(p, columns):
-        qcols = [n for n in columns if n.startswith("q.")]
-        if not qcols:
-            raise sc.error(key, f"'{p}' has no q.<joint> column; expected some of "
-                                f"{short(['q.' + n for n in model.q_names])}")
-        for col in qcols:
-            if col[2:] not in model.q_names:
-                raise sc.error(key, f"'{p}': column '{col}' names no coordinate of robot '{model.name}'; "
-                                    f"{closest(col[2:], model.q_names)}")
+        qcols = _part_columns(sc, key, p, columns, "q", model.q_names, "coordinate")
         return qcols + [f"{d}.{n}" for d in ("qd", "qdd") for n in model.v_names if f"{d}.{n}" in columns]
 
     table = read_table(sc, key, sc.control.target.file, select)

@@ -1,6 +1,6 @@
 """Per-step time of the contact models against MuJoCo: a quadruped standing on four toe spheres.
 
-    python benchmarks/bench_contact_step.py [--steps 20000] [--repeat 5]
+    python benchmarks/bench_contact_step.py [--steps 20000] [--repeat 10]
 
 robots/quadruped.urdf (a1-like: 12 joints, four 0.02 m foot spheres) starts standing
 (scenarios/contact_unilateral_quadruped.yaml: trunk at 0.362287 m, hfe 0.8, kfe -1.6)
@@ -14,7 +14,7 @@ under a PD hold (kp 300, kd 5) at dt = 1 ms, semi-implicit Euler, friction 0.8:
   default solver (Newton, pyramidal cones, 100 iterations), the PD as joint springs
   (stiffness 300 about the same target) and damping 5; and with contacts disabled.
 
-Kernels warm, best of --repeat, wall and CPU time of this process per step. Columns:
+Kernels warm, dyn and MuJoCo runs interleaved, best of --repeat, wall and CPU time of this process per step. Columns:
 per-step time, dyn / MuJoCo (goal, issue 19: <= 1.0 for each contact model), and the
 trunk height after the run (both stand: ~0.36 m). Timings only, never asserted.
 """
@@ -97,20 +97,22 @@ def dyn_run(model, q0, steps, name):
     return float(r.q[-1, 2])
 
 
-def timed(fn, repeat):
-    """(best wall, best CPU) seconds of `repeat` calls, and fn()'s last value."""
-    wall = cpu = np.inf
+def timed(fns, repeat):
+    """[(best wall, best CPU) seconds, last value] of each of fns, called in turn `repeat` times
+    (interleaved, so that a busy machine slows both sides alike)."""
+    best = [[np.inf, np.inf, None] for _ in fns]
     for _ in range(repeat):
-        w0, c0 = time.perf_counter(), time.process_time()
-        out = fn()
-        wall, cpu = min(wall, time.perf_counter() - w0), min(cpu, time.process_time() - c0)
-    return wall, cpu, out
+        for b, fn in zip(best, fns):
+            w0, c0 = time.perf_counter(), time.process_time()
+            b[2] = fn()
+            b[0], b[1] = min(b[0], time.perf_counter() - w0), min(b[1], time.process_time() - c0)
+    return best
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--steps", type=int, default=20_000)
-    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--repeat", type=int, default=10)
     args = ap.parse_args()
     model = dynlib.load(URDF, floating_base=True)
     q0 = np.array(model.q_neutral, dtype=float)
@@ -125,8 +127,8 @@ def main():
     rows = [(None, False)] + [(name, True) for name in MODELS]
     for name, contact in rows:
         dyn_run(model, q0, 10, name)  # compiled (or loaded from the cache) before timing
-        w_d, c_d, z_d = timed(lambda: dyn_run(model, q0, args.steps, name), args.repeat)
-        w_m, c_m, z_m = timed(lambda: mujoco_run(mj, args.steps, contact), args.repeat)
+        (w_d, c_d, z_d), (w_m, c_m, z_m) = timed(
+            [lambda: dyn_run(model, q0, args.steps, name), lambda: mujoco_run(mj, args.steps, contact)], args.repeat)
         print(f"{name or 'none':14s} {1e6 * w_d / args.steps:8.2f} {1e6 * w_m / args.steps:10.2f} "
               f"{w_d / w_m:11.2f} {c_d / c_m:10.2f} {z_d:7.3f} {z_m:9.3f}")
 

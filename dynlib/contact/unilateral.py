@@ -45,7 +45,7 @@ from ..algorithms.kinematics import placements
 from ..algorithms.linalg import ltdl, ltdl_solve
 from ..dynamics import mass_and_bias
 from ..spatial import kernel
-from ..stages import stage
+from ..stages import inline_kernel, stage
 from .points import delassus, point_jacobian, point_position
 
 
@@ -93,7 +93,7 @@ def free_step(m, d, pts, fo, dt, q, v, tau_total, fext, w, tau_h, a):
     return True
 
 
-@kernel
+@inline_kernel  # called per point and sweep: inlined, not a call passing seven arrays
 def pgs_point(D, R, w, target, mu, lam, c):
     """One PGS update of point c: normal impulse, then both tangential ones projected onto the disk of radius
     μ λn. Returns the largest change of its three impulses."""

@@ -7,10 +7,10 @@ end to end until it has the wanted number of rows. Each size runs in its own chi
 process (kernels warm from a short run first) through
 `dynlib.contact_inverse_dynamics(..., over_time=True, smoothing=100)`, with the four
 feet as point contacts (the README's example) and again as 6D contacts. Printed per
-size: wall time (best of --repeat), time per 1000 rows, and the rise of the child's
+size: wall time (best of --repeat), time per 1000 rows (noisy on a busy machine), and the rise of the child's
 peak resident memory (ru_maxrss) above its resident memory just before the call (the
 motion already loaded), per 1000 rows, and its marginal cost (the rise's growth from
-the previous size, per 1000 rows: without the fixed part, batches of 1024 rows).
+the previous size, per 1000 rows: without the fixed part, batches of 256 rows).
 Linear time shows as a flat time per 1000 rows.
 Issue 19: the sparse LU took ~30 MB per 1000 rows; goal <= 4 MB. Timings only, never
 asserted.
@@ -44,12 +44,13 @@ CHILD = textwrap.dedent('''
         with open("/proc/self/statm") as f:
             return int(f.read().split()[1]) * resource.getpagesize() / 2 ** 20
     before = rss()
-    best = np.inf
+    best, peak = np.inf, None
     for _ in range(repeat):
+        r = None
         t0 = time.perf_counter()
         r = run(rows)
         best = min(best, time.perf_counter() - t0)
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        peak = peak or resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # the first call's
     print(json.dumps({"time": best, "mem": peak - before, "sum": float(np.abs(r.wrenches).sum())}))
 ''')
 

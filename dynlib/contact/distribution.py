@@ -105,7 +105,7 @@ def solve_over_time(A, b, weight, guess, mask, smoothing, min_torque):
     return w
 
 
-CHUNK = 1024          # rows per batch of constraint reductions (their SVDs) in solve_over_time
+CHUNK = 256           # rows per batch of constraint reductions (their SVDs) in solve_over_time
 
 
 @kernel

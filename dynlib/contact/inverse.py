@@ -167,7 +167,7 @@ def root_problem(model, q, v, a, frames) -> RootProblem:
     return RootProblem(b, J, A)
 
 
-CHUNK = 1024   # rows per batched kernel call: the Jacobians are (rows, k, 6, nv), too big to keep
+CHUNK = 256    # rows per batched kernel call: the Jacobians are (rows, k, 6, nv), too big to keep
 
 
 def _root_rows(model, q, v, a, frames):

@@ -37,6 +37,8 @@ class ModelArrays(NamedTuple):
     Xtree_p: np.ndarray    # (nb, 3) joint frame in the parent body frame, translation
     S: np.ndarray          # (nv, 6) motion subspace column of each DoF, body frame
     dof_body: np.ndarray   # (nv,) int64, body of each DoF
+    dof_parent: np.ndarray  # (nv,) int64, parent DoF (RBDA §6.3's λ): the joint's previous DoF, else the last
+                            # DoF of the nearest ancestor joint that has any; -1 for none. M's sparsity
     inertia: np.ndarray    # (nb, 6, 6) spatial inertia about the body origin, body frame
     gravity: np.ndarray    # (3,) world frame
     frame_body: np.ndarray  # (nf,) int64, body of each frame (-1: the world)
@@ -68,7 +70,7 @@ class Data(NamedTuple):
     zeros_v: np.ndarray  # (nv,) zeros, never written
     M: np.ndarray    # (nv, nv) joint-space inertia (crba output)
     h: np.ndarray    # (nv,) nonlinear effects / bias torques
-    L: np.ndarray    # (nv, nv) Cholesky factor scratch
+    L: np.ndarray    # (nv, nv) factor scratch: Cholesky's L, or LTDL's L and D (linalg.ltdl)
     BC: np.ndarray   # (nb, 6, 6) Coriolis: composite B(I, v) matrices, world frame
     Sw: np.ndarray   # (nv, 6) CRBA and Coriolis: motion subspace columns, world frame
     dS: np.ndarray   # (nv, 6) Coriolis: their time derivatives v_i x S_k, world frame

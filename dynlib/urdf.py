@@ -469,6 +469,13 @@ def _assemble(rd, order, b_parent, b_code, b_axis, b_R, b_p, b_inertia, b_joint,
             lo, up, ef, ve = b_lim[o]
             lower[iq], upper[iq], effort[iv], vlim[iv] = lo, up, ef, ve
             damping[iv], friction[iv] = b_dyn[o]
+    dof_parent = np.arange(-1, nv - 1, dtype=np.int64)   # within a joint: the previous DoF
+    for k in range(nb):
+        p = parent[k]
+        while p >= 0 and nvj[p] == 0:
+            p = parent[p]
+        if nvj[k]:
+            dof_parent[idx_v[k]] = idx_v[p] + nvj[p] - 1 if p >= 0 else -1
     subtree_end = np.arange(1, nb + 1, dtype=np.int64)
     for i in range(nb - 1, -1, -1):
         if parent[i] >= 0:
@@ -488,7 +495,7 @@ def _assemble(rd, order, b_parent, b_code, b_axis, b_R, b_p, b_inertia, b_joint,
         parent=parent, jtype=jtype, jaxis=np.array([b_axis[o] for o in order]).reshape(nb, 3),
         idx_q=idx_q, idx_v=idx_v, nvj=nvj, subtree_end=subtree_end,
         Xtree_R=np.array([b_R[o] for o in order]).reshape(nb, 3, 3), Xtree_p=np.array([b_p[o] for o in order]).reshape(nb, 3),
-        S=S, dof_body=dof_body, inertia=np.ascontiguousarray(inertia),
+        S=S, dof_body=dof_body, dof_parent=dof_parent, inertia=np.ascontiguousarray(inertia),
         gravity=np.array(gravity, dtype=float).reshape(3),
         frame_body=np.array([new[f[0]] for f in frames], dtype=np.int64),
         frame_R=np.array([f[1] for f in frames]).reshape(-1, 3, 3), frame_p=np.array([f[2] for f in frames]).reshape(-1, 3),

@@ -440,6 +440,53 @@ def test_over_time_satisfies_kkt():
     assert _in_row_space(prob.A, grad) < 1e-10
 
 
+def _dense_over_time(A, b, weight, guess, mask, s, mu):
+    """The over-time problem's KKT system [[μW + s DᵀD, Cᵀ], [C, 0]] built densely on the
+    active entries (C, d: the reduced root equations) and solved by numpy."""
+    n, K = mask.shape
+    C, d, keep = distribution.reduced_constraints(A, b, np.broadcast_to(weight, mask.shape), mask)
+    D = np.zeros(((n + 1) * K, n * K))                      # every entry's differences, zero outside
+    for t in range(n + 1):
+        if t < n:
+            D[t * K:(t + 1) * K, t * K:(t + 1) * K] += np.eye(K)
+        if t > 0:
+            D[t * K:(t + 1) * K, (t - 1) * K:t * K] -= np.eye(K)
+    D = D[K:-K]                                              # interior differences only
+    H = mu * np.diag(np.tile(weight, n)) + s * D.T @ D
+    Cb = np.zeros((6 * n, n * K))
+    for t in range(n):
+        Cb[6 * t:6 * t + 6, t * K:(t + 1) * K] = C[t]
+    on, rows = mask.ravel(), keep.ravel()
+    H, Cb = H[np.ix_(on, on)], Cb[np.ix_(rows, on)]
+    kkt = np.block([[H, Cb.T], [Cb, np.zeros((len(Cb), len(Cb)))]])
+    rhs = np.r_[mu * np.tile(weight, n)[on] * guess.ravel()[on], d.ravel()[rows]]
+    w = np.zeros(n * K)
+    w[on] = np.linalg.solve(kkt, rhs)[:on.sum()]
+    return w.reshape(n, K)
+
+
+@pytest.mark.parametrize("point", [False, True])
+def test_over_time_block_elimination_equals_a_dense_kkt_solve(monkeypatch, point):
+    """Contacts switching on and off, guesses, and chunks of 7 rows (the forward pass
+    carried across chunk boundaries): the block tri-diagonal solve equals a dense solve."""
+    model, motion, prob = _random_problem(9, n=40)
+    monkeypatch.setattr(distribution, "CHUNK", 7)
+    mask = np.ones((40, 4, 6), dtype=bool)
+    if point:
+        mask[:, :, 3:] = False
+    mask[5:16, 0] = False
+    mask[20:22, 3] = False
+    mask[30:, 1] = False
+    mask = mask.reshape(40, 24)
+    weight = np.tile(ci.WEIGHT, 4)
+    guess = np.random.default_rng(9).normal(size=(40, 24)) * 20
+    for s, mu in ((0.0, 1.0), (3.0, 2.0), (500.0, 0.5)):
+        w = distribution.solve_over_time(prob.A, prob.b[:, :6], weight, guess, mask, s, mu)
+        ref = _dense_over_time(prob.A, prob.b[:, :6], weight, np.where(mask, guess, 0.0), mask, s, mu)
+        assert_close(w, ref, 1e-9, f"over time, s = {s}, point = {point}: block elimination vs dense")
+        assert np.all(w[~mask] == 0)
+
+
 def test_over_time_keeps_the_root_equations_at_thousands_of_frames():
     model, motion, _ = _random_problem(7, n=3000)
     r = ci.contact_inverse_dynamics(model, motion, FEET4, over_time=True, smoothing=20.0)

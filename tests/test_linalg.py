@@ -106,3 +106,73 @@ def test_spd_inverse_against_numpy(n, cond):
     assert np.linalg.norm(X - ref) <= 100 * n * EPS * cond * np.linalg.norm(ref)
     assert np.linalg.norm(A @ X - np.eye(n)) <= 100 * n * EPS * cond
     assert np.all(np.isnan(out[n:, :])) and np.all(np.isnan(out[:, n:])), "only the n x n block is written"
+
+
+# ----------------------------------------------------------------------------- LTDL along the tree
+
+def _ltdl_cases():
+    from helpers import random_tree, sample
+
+    for name, floating in (("arm6", False), ("quadruped", True), ("biped", True)):
+        yield sample(name, floating_base=floating)
+    for nb, seed, floating in ((1, 0, False), (7, 1, False), (15, 2, True), (40, 3, True), (40, 4, False)):
+        yield random_tree(nb, seed, floating_base=floating)
+
+
+def test_ltdl_solve_equals_the_dense_cholesky_solve_on_trees():
+    """M of random trees and sample robots at random configurations (with a diagonal added, as
+    implicit joint friction does): the tree-sparse LᵀDL solve equals the dense Cholesky solve,
+    and its factor reproduces M."""
+    import dynlib
+    from dynlib.algorithms.linalg import ltdl, ltdl_solve
+
+    rng = np.random.default_rng(5)
+    for model in _ltdl_cases():
+        par = model.arrays.dof_parent
+        for _ in range(3):
+            M = dynlib.crba(model, dynlib.random_configuration(model, rng)) + np.diag(rng.uniform(0, 0.1, model.nv))
+            LD = np.full_like(M, np.nan)
+            assert ltdl(M, par, LD)
+            L = np.eye(model.nv)
+            for i in range(model.nv):  # the factor lives on the ancestor entries only
+                j = par[i]
+                while j >= 0:
+                    L[i, j] = LD[i, j]
+                    j = par[j]
+            assert np.abs(L.T @ np.diag(np.diag(LD)) @ L - M).max() <= 1e-12 * np.abs(M).max(), model.name
+            Lc = np.zeros_like(M)
+            assert cholesky(M, Lc)
+            for b in (rng.normal(size=model.nv), np.r_[np.zeros(model.nv - 1), 1.0]):
+                x, ref = np.empty(model.nv), np.empty(model.nv)
+                ltdl_solve(LD, par, b, x)
+                cholesky_solve(Lc, b, ref)
+                assert np.abs(x - ref).max() <= 1e-12 * np.abs(ref).max(), model.name
+
+
+def test_ltdl_rejects_a_matrix_that_is_not_positive_definite():
+    from dynlib.algorithms.linalg import ltdl
+    from helpers import sample
+
+    model = sample("arm6")
+    M = np.eye(model.nv)
+    M[2, 2] = -1.0
+    assert not ltdl(M, model.arrays.dof_parent, np.zeros_like(M))
+
+
+def test_dof_parent_is_the_sparsity_of_m():
+    """M[i, j] (j < i) is zero unless DoF j is an ancestor of DoF i in dof_parent."""
+    import dynlib
+    from helpers import random_tree
+
+    model = random_tree(20, 6, floating_base=True)
+    par = model.arrays.dof_parent
+    M = dynlib.crba(model, dynlib.random_configuration(model, np.random.default_rng(6)))
+    for i in range(model.nv):
+        chain, j = set(), par[i]
+        while j >= 0:
+            assert j < i
+            chain.add(j)
+            j = par[j]
+        for j in range(i):
+            if j not in chain:
+                assert M[i, j] == 0.0

@@ -44,6 +44,8 @@ BENCH_SIZES = {  # the benchmark block's scripts at sizes that take seconds, not
     "bench_startup.py": "--repeat 1 --steps 200 --rows 500",
     "bench_identify.py": "--seconds 2",
     "bench_stages.py": "--steps 200 --repeat 1",
+    "bench_contact_id.py": "--rows 300,600",
+    "bench_contact_step.py": "--steps 200 --repeat 1",
 }
 
 pytestmark = [pytest.mark.slow, pytest.mark.readme]

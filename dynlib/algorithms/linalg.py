@@ -1,7 +1,8 @@
 """Small dense linear algebra for the kernels, allocation-free (numba).
 
 Cholesky factorisation and solves for the joint-space inertia M (symmetric
-positive definite), and the inverse of the small SPD blocks of ABA.
+positive definite), the same exploiting the tree's sparsity (LTDL, RBDA §6.3),
+and the inverse of the small SPD blocks of ABA.
 """
 import math
 
@@ -46,6 +47,56 @@ def cholesky_solve(L, b, x):
         for k in range(i + 1, n):
             s -= L[k, i] * x[k]
         x[i] = s / L[i, i]
+
+
+@_jit
+def ltdl(A, dof_parent, LD):
+    """M = Lᵀ D L for the SPD matrix A with the sparsity of a joint-space inertia (RBDA Table 6.3):
+    L unit lower triangular, L[i, j] nonzero only for DoF j an ancestor of DoF i (`dof_parent`
+    chains, -1 ends them). LD gets L below the diagonal, D on it, on those ancestor entries
+    (others stale). O(Σ depth²) against n³/6; no fill-in. Returns False if A is not PD."""
+    n = A.shape[0]
+    for i in range(n):
+        for j in range(i + 1):
+            LD[i, j] = A[i, j]
+    for k in range(n - 1, -1, -1):
+        if not LD[k, k] > 0.0:  # also catches NaN
+            return False
+        i = dof_parent[k]
+        while i >= 0:
+            a = LD[k, i] / LD[k, k]
+            j = i
+            while j >= 0:
+                LD[i, j] -= a * LD[k, j]
+                j = dof_parent[j]
+            LD[k, i] = a
+            i = dof_parent[i]
+    return True
+
+
+@_jit
+def ltdl_solve(LD, dof_parent, b, x):
+    """x = A^-1 b given `ltdl`'s factor LD of A (x may alias b): Lᵀ z = b (leaves to root;
+    zero entries skipped, so a b on one branch costs that branch), y = D⁻¹ z, L x = y."""
+    n = LD.shape[0]
+    for i in range(n):
+        x[i] = b[i]
+    for i in range(n - 1, -1, -1):
+        xi = x[i]
+        if xi != 0.0:
+            j = dof_parent[i]
+            while j >= 0:
+                x[j] -= LD[i, j] * xi
+                j = dof_parent[j]
+    for i in range(n):
+        x[i] /= LD[i, i]
+    for i in range(n):
+        s = x[i]
+        j = dof_parent[i]
+        while j >= 0:
+            s -= LD[i, j] * x[j]
+            j = dof_parent[j]
+        x[i] = s
 
 
 @_jit

@@ -11,8 +11,8 @@ accelerations at zero joint acceleration (from the bias pass of
 
 (Baumgarte stabilisation: the position error obeys ë + kd ė + kp e = 0; gains
 `baumgarte_kp` (1/s²), `baumgarte_kd` (1/s), default ω², 2ω with ω = 100 rad/s).
-It is solved through its Schur complement: a Cholesky of M (``M + dt B`` under
-implicit joint friction), ``a0 = M⁻¹ (τ − h)``, ``Y = M⁻¹ Jcᵀ``, the Delassus
+It is solved through its Schur complement: M (``M + dt B`` under implicit joint
+friction) factorised along the tree as Lᵀ D L (`linalg.ltdl`), ``a0 = M⁻¹ (τ − h)``, ``Y = M⁻¹ Jcᵀ``, the Delassus
 matrix ``D = Jc M⁻¹ Jcᵀ`` (plus ``1e-12 · max diag(D)`` on its diagonal, so
 that redundant points — a box's eight corners — still factor; the forces then
 take the minimum-norm split), ``D λ = γ − Jc a0``, ``a = a0 + Y λ``. λ_c is the
@@ -28,7 +28,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..algorithms.kinematics import motion, placements
-from ..algorithms.linalg import cholesky, cholesky_solve
+from ..algorithms.linalg import cholesky, cholesky_solve, ltdl, ltdl_solve
 from ..dynamics import mass_and_bias
 from ..spatial import kernel
 from ..stages import stage
@@ -82,32 +82,32 @@ def constraint_rows(m, d, p, pts, v, w):
 
 
 @kernel
-def constrained_acceleration(d, w, tau_h, a):
+def constrained_acceleration(m, d, w, tau_h, a):
     """a = a0 + Y λ with D λ = γ − Jc a0, a0 = M⁻¹ (τ − h) (Schur complement of the KKT system); w.force = λ.
     False if M or D is not positive definite."""
-    nv, m = a.shape[0], w.Jc.shape[0]
-    if not cholesky(d.M, d.L):
+    nv, nr = a.shape[0], w.Jc.shape[0]
+    if not ltdl(d.M, m.dof_parent, d.L):
         return False
-    cholesky_solve(d.L, tau_h, a)
-    delassus(d.L, w.Jc, w.Y, w.D)
+    ltdl_solve(d.L, m.dof_parent, tau_h, a)
+    delassus(d.L, m.dof_parent, w.Jc, w.Y, w.D)
     dmax = 0.0
-    for r in range(m):
+    for r in range(nr):
         s = 0.0
         for j in range(nv):
             s += w.Jc[r, j] * a[j]
         w.lam[r] = w.rhs[r] - s
         dmax = max(dmax, w.D[r, r])
-    for r in range(m):
+    for r in range(nr):
         w.D[r, r] += 1e-12 * dmax
     if not cholesky(w.D, w.DL):
         return False
     cholesky_solve(w.DL, w.lam, w.lam)
     for j in range(nv):
         s = 0.0
-        for r in range(m):
+        for r in range(nr):
             s += w.Y[r, j] * w.lam[r]
         a[j] += s
-    for r in range(m):
+    for r in range(nr):
         w.force[r // 3, r % 3] = w.lam[r]
     return True
 
@@ -120,4 +120,4 @@ def bilateral_acceleration(m, d, p, pts, fo, dt, q, v, tau_total, fext, w, tau_h
     placements(m, d, q)
     motion(m, d, v, d.zeros_v, _ZERO6)
     constraint_rows(m, d, p, pts, v, w)
-    return constrained_acceleration(d, w, tau_h, a)
+    return constrained_acceleration(m, d, w, tau_h, a)

@@ -26,9 +26,9 @@ chosen by least squares:
   least-squares problem, ``min μ Σ_t (w_t − g)ᵀ W (w_t − g) + s Σ_t ‖w_t − w_{t−1}‖²``
   (μ = `min_torque`, s = `smoothing`; an inactive contact's wrench counts as zero,
   so loads shift smoothly onto a foot that lands and off one that lifts), root
-  equations at every frame; solved
-  through its KKT matrix with one sparse LU (scipy.sparse.linalg.splu) and one
-  step of iterative refinement. s = 0 gives the per-frame solution. Both
+  equations at every frame; its KKT matrix is block tri-diagonal in time and is
+  solved by block elimination, forward then back over the frames (linear time,
+  memory a few times the output). s = 0 gives the per-frame solution. Both
   solvers are in `dynlib.contact.distribution`.
 - friction (`friction=MU`): per frame, the same objective with the normal force
   nᵀf ≥ 0 and the Coulomb cone ‖f − (nᵀf) n‖ ≤ MU nᵀf (a second-order cone) on
@@ -47,8 +47,8 @@ must allow a contact for it to be active. Inactive contacts get zero wrenches.
 A *point* contact transmits a force only (its moments are zero, e.g. a
 quadruped's foot).
 
-Inputs: q (N, nq), v, a (N, nv) of a model with a free-flyer root. All rows go
-through the compiled batched RNEA and Jacobian kernels in one call each; the
+Inputs: q (N, nq), v, a (N, nv) of a model with a free-flyer root. The rows go
+through the compiled batched RNEA and Jacobian kernels in chunks of CHUNK rows; the
 per-frame solves are batched numpy (an SVD per frame). O(N k²).
 
 This module sets the problem up; the solvers are in `dynlib.contact.distribution`
@@ -165,6 +165,34 @@ def root_problem(model, q, v, a, frames) -> RootProblem:
         J[:, c] = frame_jacobian(model, q, frame, "local_world_aligned")
     A = np.ascontiguousarray(J[:, :, :, :6].transpose(0, 3, 1, 2).reshape(n, 6, 6 * len(frames)))
     return RootProblem(b, J, A)
+
+
+CHUNK = 256    # rows per batched kernel call: the Jacobians are (rows, k, 6, nv), too big to keep
+
+
+def _root_rows(model, q, v, a, frames):
+    """b (N, nv) and A (N, 6, 6k) of `root_problem`, by chunks of rows (their Jacobians dropped)."""
+    v, a = (np.atleast_2d(np.asarray(x, dtype=np.float64)) for x in (v, a))
+    n = q.shape[0]
+    b, A = np.empty((n, model.nv)), np.empty((n, 6, 6 * len(frames)))
+    for t0 in range(0, n, CHUNK):
+        rows = slice(t0, t0 + CHUNK)
+        prob = root_problem(model, q[rows], v[rows], a[rows], frames)
+        b[rows], A[rows] = prob.b, prob.A
+    return b, A
+
+
+def _joint_torques(model, q, b, frames, wrenches):
+    """tau (N, nv) = b − Σ_c J_cᵀ w_c, the Jacobians computed again by chunks of rows."""
+    from ..algorithms.jacobians import frame_jacobian
+
+    tau = b.copy()
+    for t0 in range(0, q.shape[0], CHUNK):
+        rows = slice(t0, t0 + CHUNK)
+        for c, frame in enumerate(frames):
+            tau[rows] -= np.einsum("nrv,nr->nv", frame_jacobian(model, q[rows], frame, "local_world_aligned"),
+                                   wrenches[rows, c])
+    return tau
 
 
 # --------------------------------------------------------------------- the entry point
@@ -320,18 +348,18 @@ def contact_inverse_dynamics(model, motion, contacts, *, guesses=None, over_time
     W = np.tile(weight, k)
     g = g.reshape(n, 6 * k)
 
-    prob = root_problem(model, q, v, a, frames)
-    broot = prob.b[:, :6]
+    b, A = _root_rows(model, q, v, a, frames)
+    broot = b[:, :6]
     feasible = np.ones(n, dtype=bool)
     if over_time:
-        w = solve_over_time(prob.A, broot, W, g, mask, float(smoothing), float(min_torque))
+        w = solve_over_time(A, broot, W, g, mask, float(smoothing), float(min_torque))
     else:
-        w = solve_frames(prob.A, broot, W, g, mask)
+        w = solve_frames(A, broot, W, g, mask)
         if friction is not None:
-            w, feasible, _ = solve_friction(prob.A, broot, W, g, mask, float(friction), nrm, w0=w,
+            w, feasible, _ = solve_friction(A, broot, W, g, mask, float(friction), nrm, w0=w,
                                             progress=progress)
     wr = w.reshape(n, k, 6)
-    tau = prob.b - np.einsum("nkrv,nkr->nv", prob.J, wr)
+    tau = _joint_torques(model, q, b, frames, wr)
     residual = np.linalg.norm(tau[:, :6], axis=1)
     if joint_friction:
         tau += joint_friction_torques(model, np.atleast_2d(np.asarray(v, dtype=np.float64)), friction_smoothing)

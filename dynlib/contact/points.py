@@ -36,7 +36,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..algorithms.linalg import cholesky_solve
+from ..algorithms.linalg import ltdl_solve
 from ..errors import InputError
 from ..spatial import kernel
 
@@ -285,15 +285,22 @@ class ContactSpec(NamedTuple):
 
 
 @_jit
-def delassus(L, Jc, Y, D):
-    """Y rows = M⁻¹ Jc rows (L: Cholesky factor of M), D = Jc M⁻¹ Jcᵀ."""
+def delassus(LD, dof_parent, Jc, Y, D):
+    """Y rows = M⁻¹ Jc rows (LD: `ltdl`'s factor of M), D = Jc M⁻¹ Jcᵀ. Each row of Jc must be zero
+    off the ancestor chain of its last nonzero DoF, as a point's is (its body's path to the root):
+    its products run over that chain."""
     m, nv = Jc.shape
     for r in range(m):
-        cholesky_solve(L, Jc[r], Y[r])
+        ltdl_solve(LD, dof_parent, Jc[r], Y[r])
     for r in range(m):
+        last = nv - 1
+        while last >= 0 and Jc[r, last] == 0.0:
+            last -= 1
         for r2 in range(r + 1):
             s = 0.0
-            for j in range(nv):
+            j = last
+            while j >= 0:
                 s += Jc[r, j] * Y[r2, j]
+                j = dof_parent[j]
             D[r, r2] = s
             D[r2, r] = s

@@ -6,7 +6,7 @@ One step from (q, v) to (q+, v+) (semi-implicit Euler on impulses, Stewart–Tri
 1. free velocity ``v_free = v + dt M⁻¹ (τ − h)`` (M + dt B under implicit joint friction);
 2. per contact point c (`dynlib.contact.points`), the rows of its Jacobian in the
    contact frame (n, t1, t2) — ``Jc`` (3 nc, nv) — and the Delassus matrix
-   ``D = Jc M⁻¹ Jcᵀ`` (Cholesky of M);
+   ``D = Jc M⁻¹ Jcᵀ`` (M factorised as Lᵀ D L along the tree, `linalg.ltdl`);
 3. impulses λ_c = (λn, λt1, λt2) with contact velocities ``u = Jc v_free + D λ``:
 
    - normal: ``λn ≥ 0``, ``u_n ≥ b_c``, ``λn (u_n − b_c) = 0`` (complementarity), with
@@ -42,10 +42,10 @@ rows' targets of step 3 `unilateral_rows`, the solve and step 4 `apply_impulses`
 from typing import NamedTuple
 
 from ..algorithms.kinematics import placements
-from ..algorithms.linalg import cholesky, cholesky_solve
+from ..algorithms.linalg import ltdl, ltdl_solve
 from ..dynamics import mass_and_bias
 from ..spatial import kernel
-from ..stages import stage
+from ..stages import inline_kernel, stage
 from .points import delassus, point_jacobian, point_position
 
 
@@ -77,11 +77,11 @@ def free_step(m, d, pts, fo, dt, q, v, tau_total, fext, w, tau_h, a):
     contact velocities w.u = Jc v and w.u_free = Jc (v + dt a). False if M is not positive definite."""
     mass_and_bias(m, d, fo, q, v, tau_total, fext, tau_h)
     placements(m, d, q)
-    if not cholesky(d.M, d.L):
+    if not ltdl(d.M, m.dof_parent, d.L):
         return False
-    cholesky_solve(d.L, tau_h, a)
+    ltdl_solve(d.L, m.dof_parent, tau_h, a)
     contact_rows(m, d, pts, w)
-    delassus(d.L, w.Jc, w.Y, w.D)
+    delassus(d.L, m.dof_parent, w.Jc, w.Y, w.D)
     for r in range(w.Jc.shape[0]):
         s = 0.0
         u = 0.0
@@ -93,7 +93,7 @@ def free_step(m, d, pts, fo, dt, q, v, tau_total, fext, w, tau_h, a):
     return True
 
 
-@kernel
+@inline_kernel  # called per point and sweep: inlined, not a call passing seven arrays
 def pgs_point(D, R, w, target, mu, lam, c):
     """One PGS update of point c: normal impulse, then both tangential ones projected onto the disk of radius
     μ λn. Returns the largest change of its three impulses."""

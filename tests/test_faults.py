@@ -512,7 +512,7 @@ def _peak(args, cwd):
 def test_the_memory_check_counts_what_a_long_run_allocates(tmp_path, output):
     """`run_bytes` against real runs: the growth of a run's own peak memory (its maximum resident set,
     from wait4) between two step counts, against the growth of the estimate, within 20 % (the old
-    estimate counted 37 % of it). Two sizes, so that what does not grow with the run (the interpreter,
+    estimate counted 44 % of it). Two sizes, so that what does not grow with the run (the interpreter,
     the kernels, the CSV writer's blocks in flight) drops out."""
     from dynlib.scenario import load_scenario
     from dynlib.scenario.run import run_bytes

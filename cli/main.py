@@ -23,6 +23,7 @@ import io
 import os
 import signal
 import sys
+import threading
 
 import click
 
@@ -153,7 +154,11 @@ class _Stopped(Exception):
 
 
 def _handle_signals() -> dict:
-    """Install the handler; returns the handlers it replaced, by signal."""
+    """Install the handler; returns the handlers it replaced, by signal. Off the main thread (dyn's
+    `main` called from a worker thread, a Dask worker), where Python lets no thread set a handler:
+    nothing, and the signals keep whatever the process's main thread chose."""
+    if threading.current_thread() is not threading.main_thread():
+        return {}
     def handler(signum, frame):
         # once: a second signal during the clean-up does not cut it short
         signal.signal(signal.SIGTERM, signal.SIG_IGN)

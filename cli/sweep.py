@@ -22,9 +22,13 @@ Examples:
 \b
 OUTDIR gets one trajectory per variant (<variant>-<hash>.csv) and summary.csv:
 variant, each swept key path, status (ok, diverged, failed), path, final
-energy, energy drift, max contact force, final state, hash, message. A rerun
-skips the variants already done (ok or diverged), so an interrupted sweep
-resumes; failed ones run again. With --scheduler the variants run on a Dask
+energy, energy drift, max contact force, final state, the file's bytes and
+sha256, hash, message. A rerun
+skips the variants already done (ok or diverged, their file verified against
+the size and SHA-256 in its record), so an interrupted sweep resumes; failed
+ones, and ones whose file is missing or changed, run again. OUTDIR is locked
+while a sweep runs in it, and a folder holding a summary.csv that dyn sweep
+did not write is refused. With --scheduler the variants run on a Dask
 cluster ('pip install dyn[dask]'; 'dask scheduler' on one machine, 'dask worker
 tcp://HOST:8786 --nthreads 1 --nworkers N' on each of the others) and the
 files are written here, the same bytes as a local run.""")
@@ -104,6 +108,9 @@ class _Status:
         self.shown = False
 
     def __call__(self, report, variant):
+        if variant is None:  # before the first: the earlier results that are not kept
+            for v, why in report.redo:
+                notice(self.ctx, f"warning: {v.name} runs again: {why}")
         row = None if variant is None else report.rows[variant.index]
         if row is not None and row["status"] != "ok":
             self._clear()

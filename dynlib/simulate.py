@@ -90,6 +90,7 @@ REASONS = {
               "positive definite",
 }
 
+MAX_COUNT = 2 ** 53  # steps and every: 64-bit integers in the kernels, and a float time counts them exactly
 CHUNKED_ABOVE = 20_000  # steps: below this, one compiled call (Ctrl-C waits for it)
 
 
@@ -454,12 +455,14 @@ def simulate(model, q0=None, v0=None, *, dt, steps, integrator="rk4", controller
     dt = float(dt)
     if not (math.isfinite(dt) and dt > 0.0):
         raise InputError(f"dt must be a positive number of seconds, got {dt!r}")
-    if isinstance(steps, bool) or int(steps) != steps or steps < 1:
-        raise InputError(f"steps must be a positive integer, got {steps!r}")
-    steps = int(steps)
-    if isinstance(every, bool) or int(every) != every or every < 1:
-        raise InputError(f"every must be a positive integer, got {every!r}")
-    every = int(every)
+    for name, n in (("steps", steps), ("every", every)):  # counted by the kernels in 64-bit integers
+        try:
+            whole = not isinstance(n, bool) and int(n) == n
+        except (TypeError, ValueError, OverflowError):
+            whole = False
+        if not whole or not 1 <= n <= MAX_COUNT:
+            raise InputError(f"{name} must be a positive integer up to 2**53, got {n!r}")
+    steps, every = int(steps), int(every)
     max_state = float(max_state)
     if not max_state > 0:
         raise InputError(f"max_state must be positive, got {max_state!r}")

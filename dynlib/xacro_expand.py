@@ -130,11 +130,10 @@ def _child():
         path = request["path"]
         _resolve_find(xacro, path, request.get("package_path", ()))
         text = xacro.process_file(path).toxml().encode()
-    except MemoryError:
-        del reserve
-        os._exit(_EXIT_MEMORY)
     except BaseException as exc:  # xacro raises many types (and may call sys.exit): all are its errors
         del reserve
+        if _out_of_memory(exc):  # xacro wraps an expression's MemoryError in its own (empty) message
+            os._exit(_EXIT_MEMORY)
         message = str(exc) or type(exc).__name__
         out.write(json.dumps({"error": message}).encode())
         out.flush()
@@ -142,6 +141,18 @@ def _child():
     out.write(text)
     out.flush()
     os._exit(0)
+
+
+def _out_of_memory(exc) -> bool:
+    """Whether `exc` is a MemoryError or was caused by one (xacro's XacroException keeps it as .exc)."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, MemoryError):
+            return True
+        seen.add(id(exc))
+        inner = getattr(exc, "exc", None)
+        exc = inner if isinstance(inner, BaseException) else (exc.__cause__ or exc.__context__)
+    return False
 
 
 def _resolve_find(xacro, path, package_path):

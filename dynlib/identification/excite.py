@@ -128,6 +128,10 @@ def excitation(model, duration, harmonics=5, *, dt=1e-3, period=None, friction_s
         period = duration / math.ceil(duration / MAX_PERIOD - 1e-9)
     if not (math.isfinite(period) and 0 < period <= duration):
         raise InputError(f"period must be in (0, duration], got {period!r}")
+    if L > period / (2 * dt):  # the samples could not tell the highest harmonic (and its arrays would not fit)
+        raise InputError(f"harmonics {L}: the highest, {L / period:.3g} Hz, is above the Nyquist frequency "
+                         f"{1 / (2 * dt):.3g} Hz of samples every dt = {dt:g} s; give at most "
+                         f"{math.floor(period / (2 * dt))} harmonics, or a smaller dt")
     nv = model.nv
     lo, hi, vmax, emax = _limits(model, margin)
     rng = np.random.default_rng(seed)

@@ -25,6 +25,9 @@ from .schema import (CONTROL_TYPES, ComputedTorqueControl, ConstantControl, CsvC
 ROBOT_SUFFIXES = (".urdf", ".xacro")
 SCENARIO_SUFFIXES = (".yaml", ".yml")
 IMPULSE_MODELS = ("unilateral", "relaxed")  # contact models that step velocities with impulses
+# values that YAML aliases (*name) may add to a scenario beyond the file's own: far more than a
+# scenario reuses, far less than a 'billion laughs' (nine anchors of nine aliases each: 9**9 values)
+MAX_ALIAS_VALUES = 100_000
 
 
 def load_scenario(path, overrides=None, *, origins=None) -> Scenario:
@@ -65,6 +68,8 @@ def _read_yaml(path):
         raise ScenarioError(f"{path}: cannot read: {exc}") from None
     try:
         root = yaml.compose(text, Loader=yaml.SafeLoader)
+        if root is not None:
+            _check_aliases(root, path)
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
@@ -80,6 +85,54 @@ def _read_yaml(path):
     lines = {}
     index_lines(root, (), lines, path)
     return data, lines
+
+
+def _check_aliases(root, path):
+    """ScenarioError when YAML aliases make the document a cycle (an alias inside the node it names)
+    or expand it by more than MAX_ALIAS_VALUES values (each alias counts the whole node it names).
+
+    One depth-first pass over the composed nodes, each node sized once, so a 'billion laughs' is
+    measured in the time its few lines take to read, and a cycle is found instead of a RecursionError.
+    """
+    size, state = {}, {}  # id(node) -> values it expands to; id(node) -> 1 on the current path, 2 sized
+    refs, aliased = {}, {}  # id(node) -> edges to it; id(node) -> node for those reached through an alias
+    stack = [(root, False)]
+    while stack:
+        node, leaving = stack.pop()
+        kids = _children(node)
+        if leaving:
+            size[id(node)] = 1 + sum(size[id(c)] for c in kids)
+            state[id(node)] = 2
+            continue
+        if state.get(id(node)) == 2:
+            continue
+        state[id(node)] = 1
+        stack.append((node, True))
+        for child in kids:
+            if state.get(id(child)) == 1:
+                raise ScenarioError(f"a YAML alias names a node that contains it (the anchor at line "
+                                    f"{child.start_mark.line + 1}); a scenario is a tree, write the value out",
+                                    file=path, line=node.start_mark.line + 1)
+            refs[id(child)] = refs.get(id(child), 0) + 1
+            if refs[id(child)] > 1:
+                aliased[id(child)] = child
+            if state.get(id(child)) != 2:
+                stack.append((child, False))
+    added = size[id(root)] - len(size)
+    if added > MAX_ALIAS_VALUES:
+        biggest = max(aliased.values(), key=lambda n: size[id(n)])
+        raise ScenarioError(f"YAML aliases expand the scenario by {added:.3g} values, more than the "
+                            f"{MAX_ALIAS_VALUES} dyn reads (a 'billion laughs'?); the largest aliased node, "
+                            f"{size[id(biggest)]:.3g} values, is the anchor at line {biggest.start_mark.line + 1}",
+                            file=path, line=biggest.start_mark.line + 1)
+
+
+def _children(node):
+    if isinstance(node, yaml.SequenceNode):
+        return node.value
+    if isinstance(node, yaml.MappingNode):
+        return [x for pair in node.value for x in pair]
+    return []
 
 
 def _set(data, path, value, source):

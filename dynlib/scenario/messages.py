@@ -192,6 +192,8 @@ def _describe(err) -> str:
         return f"must be greater than {ctx.get('gt')}{got}"
     if t == "greater_than_equal":
         return f"must be at least {ctx.get('ge')}{got}"
+    if t == "less_than_equal":
+        return f"must be at most {ctx.get('le')}{got}"
     if t == "finite_number":
         return f"must be a finite number{got}"
     if t in ("too_short", "too_long"):

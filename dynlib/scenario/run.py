@@ -65,11 +65,27 @@ def contacts(sc):
     return None if sc.contacts is None else sc.contacts.model_dump(exclude_none=True)
 
 
-def check_run_size(sc, model, every=None):
-    """A step count that cannot run (beyond 2**53) or whose kept rows cannot fit in this machine's
-    memory is an error at the key that set it (steps, or dt for a duration), not an allocation failure."""
+def run_bytes(sc, model, every=None, energy=None) -> int:
+    """The bytes a run of `sc` allocates for its trajectory, as measured (tests/test_faults.py): the
+    recorded rows (time, q, v, a, tau, the energy when computed), then the written columns
+    (`output.columns`) twice, as the table `SimulationResult.table` stacks and as the Arrow table
+    the writer reads. What does not grow with the run (the interpreter, the kernels, the CSV
+    writer's blocks in flight) is not counted, nor are contact forces (their points are known only
+    to the run)."""
     steps, every = sc.n_steps, every or sc.output.every
-    need = (steps // every + 1) * (1 + model.nq + 4 * model.nv + 3) * 8
+    energy = ("energy" in sc.output.columns) if energy is None else bool(energy)
+    recorded = 1 + model.nq + 3 * model.nv + (3 if energy else 0)
+    width = {"q": model.nq, "qd": model.nv, "qdd": model.nv, "tau": model.nv, "energy": 3}
+    written = 1 + sum(width.get(part, 0) for part in sc.output.columns)
+    return (steps // every + 1) * (recorded + 2 * written) * 8
+
+
+def check_run_size(sc, model, every=None, energy=None):
+    """A step count that cannot run (beyond 2**53) or whose trajectory cannot fit in this machine's
+    memory (`run_bytes`) is an error at the key that set it (steps, or dt for a duration), not an
+    allocation failure."""
+    steps, every = sc.n_steps, every or sc.output.every
+    need = run_bytes(sc, model, every, energy)
     try:
         memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     except (AttributeError, ValueError, OSError):
@@ -98,7 +114,7 @@ def run(sc: Scenario, *, initial=None, every=None, energy=None, progress=None):
 
     model = sc.model
     every = sc.output.every if every is None else every
-    check_run_size(sc, model, every)
+    check_run_size(sc, model, every, energy)
     q0, v0 = initial_state(sc) if initial is None else initial
     try:
         return simulate(model, q0, v0, dt=sc.dt, steps=sc.n_steps, integrator=sc.integrator,

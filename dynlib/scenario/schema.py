@@ -24,6 +24,8 @@ PositiveFloat = Annotated[float, Field(gt=0, allow_inf_nan=False)]
 NonNegativeFloat = Annotated[float, Field(ge=0, allow_inf_nan=False)]
 Finite = Annotated[float, Field(allow_inf_nan=False)]
 PositiveInt = Annotated[int, Field(gt=0)]
+MAX_COUNT = 2 ** 53  # counts the kernels take as 64-bit integers (and a float counts exactly)
+Count = Annotated[int, Field(gt=0, le=MAX_COUNT)]
 Vector3 = tuple[Finite, Finite, Finite]
 ByName = dict[str, Finite]
 Values = Union[ByName, list[Finite]]           # {name: number} or the whole vector
@@ -227,7 +229,7 @@ class Contacts(_Block):
     """bilateral: Baumgarte velocity gain, 1/s (default 200)."""
     tolerance: Optional[PositiveFloat] = None
     """unilateral, relaxed: the projected Gauss–Seidel's relative tolerance (default 1e-8)."""
-    max_iterations: Optional[PositiveInt] = None
+    max_iterations: Optional[Count] = None
     """unilateral, relaxed: the projected Gauss–Seidel's sweep limit (default 200)."""
     penetration_correction: Optional[Annotated[float, Field(ge=0, le=1)]] = None
     """unilateral: the fraction β of the penetration corrected per step (default 0.2)."""
@@ -241,7 +243,7 @@ class Output(_Block):
 
     path: Optional[str] = None
     """.csv or .parquet, relative to the scenario; absent or '-': standard output (-o overrides)."""
-    every: PositiveInt = 1
+    every: Count = 1
     """Keep one row in every."""
     columns: list[Literal["q", "qd", "qdd", "tau", "energy", "contact"]] = ["q", "qd", "qdd", "tau"]
     """The column groups written (contact: contact.<name>.* and penetration.<name>)."""
@@ -250,7 +252,7 @@ class Output(_Block):
 class SweepRandom(_Block):
     """Random variants: count samples of the ranges."""
 
-    count: PositiveInt
+    count: Count
     """The number of variants."""
     seed: int = 0
     """The random generator's seed (the same seed gives the same variants)."""

@@ -23,16 +23,23 @@ Outputs in OUTDIR:
 - ``<variant>-<hash16>.csv`` (or ``.parquet``): the variant's trajectory, the
   scenario's ``output.columns`` (a diverged variant: up to its last finite state);
 - ``.dyn-sweep/<hash>.json``: one record per finished variant (status, metrics,
-  the file it wrote), written after the trajectory; both atomically;
-- ``summary.csv``: one row per variant in variant order (`summary_columns`).
+  the file it wrote, its size and SHA-256), written after the trajectory; both
+  atomically, each file and its folder fsync'ed before the next step;
+- ``summary.csv``: one row per variant in variant order (`summary_columns`);
+- ``.dyn-sweep/manifest``: the folder is dyn sweep's; ``.dyn-sweep/lock``:
+  locked (flock) by the sweep running in it, with its pid. A folder holding a
+  summary.csv (or variant files) but no ``.dyn-sweep`` is refused, and so is a
+  folder another sweep is writing (`records.claim`).
 
 The hash keys a variant by what determines its result: the validated scenario
 (``model_dump``) without ``sweep`` and ``output.path``, with each file it reads
 (the robot, CSV tables) replaced by the SHA-256 of its content. It does not
 depend on where the files are, on the variant's position in the sweep, or on
 the machine. A rerun skips every variant whose record says ok or diverged and
-whose trajectory is still there (a diverged variant diverges again); failed
-variants and variants without a record (an interrupted run) run again.
+whose trajectory is still there with the size and SHA-256 its record gives (a
+diverged variant diverges again); failed variants, variants without a record
+(an interrupted run) and variants whose file is missing, truncated or changed
+run again (`SweepReport.redo` says which, and why).
 
 `summary.csv` is rewritten, atomically, at most once a second while the sweep
 runs, on Ctrl-C, and at the end, with a row for every variant that has a record
@@ -55,12 +62,12 @@ from typing import Callable, Optional
 from ..errors import InputError, SweepFailed
 from .backends import Dask, Local
 from .plan import SweepPlan, Variant, grid_points, key_path, plan_sweep, random_points, variant_key
-from .records import (FORMATS, RECORDS, SUMMARY, Summary, SweepReport, default_format, finished_record, store,
-                      summary_columns, summary_row, summary_text, variants_csv)
+from .records import (FORMATS, MANIFEST, RECORDS, SUMMARY, Summary, SweepReport, check_record, claim,
+                      default_format, store, summary_columns, summary_row, summary_text, variants_csv)
 from .worker import Task, max_contact_force, run_variant, warm
 
-__all__ = ["RECORDS", "SUMMARY", "SweepFailed", "SweepPlan", "SweepReport", "Task", "Variant", "grid_points",
-           "key_path", "max_contact_force", "plan_sweep", "random_points", "run_sweep", "run_variant",
+__all__ = ["MANIFEST", "RECORDS", "SUMMARY", "SweepFailed", "SweepPlan", "SweepReport", "Task", "Variant",
+           "grid_points", "key_path", "max_contact_force", "plan_sweep", "random_points", "run_sweep", "run_variant",
            "summary_columns", "summary_text", "variant_key", "variants_csv", "warm"]
 
 
@@ -73,8 +80,10 @@ def run_sweep(plan: SweepPlan, outdir, *, workers=None, scheduler=None, fmt=None
     (default: the extension of the scenario's output.path, else csv).
     progress(report, variant): called after each variant (its summary row is
     ``report.rows[variant.index]``), and once with variant None before the
-    first, once the variants done by an earlier run are counted. Ctrl-C stops the workers, writes
-    the summary of the variants done so far and re-raises KeyboardInterrupt.
+    first, once the variants done by an earlier run are counted (and ``report.redo`` lists those
+    whose earlier result is not kept). Ctrl-C stops the workers, writes the summary of the variants
+    done so far and re-raises KeyboardInterrupt. InputError when `outdir` holds files dyn sweep did
+    not write, or another sweep is writing into it (`records.claim`).
     """
     fmt = fmt or default_format(plan.base)
     if fmt not in FORMATS:
@@ -82,14 +91,17 @@ def run_sweep(plan: SweepPlan, outdir, *, workers=None, scheduler=None, fmt=None
     outdir = Path(outdir)
     if outdir.exists() and not outdir.is_dir():
         raise InputError(f"{outdir}: exists and is not a folder; expected the sweep's output folder")
-    try:
-        (outdir / RECORDS).mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise InputError(f"{outdir}: cannot create the output folder: {exc.strerror or exc}") from None
+    with claim(outdir, plan.source):
+        return _run(plan, outdir, workers, scheduler, fmt, progress)
+
+
+def _run(plan, outdir, workers, scheduler, fmt, progress):
     report = SweepReport(plan, outdir)
     tasks, by_key = [], {}
     for v in plan.variants:
-        record = finished_record(outdir, v.key, fmt)
+        record, problem = check_record(outdir, v.key, fmt)
+        if problem is not None:
+            report.redo.append((v, problem))
         if record is not None:
             report.rows[v.index] = summary_row(v, record)
             report.skipped += 1

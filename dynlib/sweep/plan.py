@@ -21,6 +21,7 @@ from ..scenario import as_path, load_scenario
 HASH_SCHEME = 1                    # bump when the hashed content changes meaning
 # never swept: they belong to the sweep itself
 RESERVED = (("sweep",), ("output", "path"))
+MAX_VARIANTS = 1_000_000           # each is validated, run and gets a file: more is a mistake
 
 
 @dataclasses.dataclass(frozen=True)
@@ -83,6 +84,12 @@ def plan_sweep(path) -> SweepPlan:
             except ValueError as exc:
                 raise base.error(where, str(exc)) from None
 
+    n = math.prod(len(v) for v in sw.grid.values()) * (sw.random.count if ranges else 1)
+    if n > MAX_VARIANTS:
+        key = ("sweep", "random", "count") if ranges and sw.random.count > MAX_VARIANTS else ("sweep",)
+        raise base.error(key, f"{n:.3g} variants ({' x '.join(str(len(v)) for v in sw.grid.values()) or '1'}"
+                              f"{f' x {sw.random.count}' if ranges else ''}), more than the {MAX_VARIANTS} a sweep "
+                              "runs; split the sweep, or sweep fewer values")
     grid = grid_points(sw.grid)
     samples = random_points(ranges, sw.random.count, sw.random.seed) if ranges else [{}]
     points = [{**g, **s} for g in grid for s in samples]

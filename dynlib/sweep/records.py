@@ -1,26 +1,44 @@
 """What a sweep leaves in OUTDIR: the per-variant records (.dyn-sweep/<hash>.json), the
-trajectories, summary.csv; and `SweepReport`, what a run did.
+trajectories, summary.csv, the folder's manifest and lock; and `SweepReport`, what a run did.
 
-A record is written after its trajectory, both atomically; `finished_record` is the
-record of a variant a rerun skips. summary.csv is rewritten (`Summary`) at most
-once every SUMMARY_EVERY seconds and at the end, only when its content changes.
+A record is written after its trajectory, both atomically and durably (file and
+folder fsync'ed before the rename is relied on), and holds the trajectory's
+size and SHA-256; `check_record` is the record of a variant a rerun skips, its
+file verified against them (a truncated, emptied or changed file is run again).
+summary.csv is rewritten (`Summary`) at most once every SUMMARY_EVERY seconds
+and at the end, only when its content changes.
+
+`claim(outdir)` makes OUTDIR the sweep's, for the length of the run: a folder
+that holds a summary.csv, an index.html or variant files but no ``.dyn-sweep``
+was not made by dyn sweep and is refused (its files are not dyn's to
+overwrite); ``.dyn-sweep/manifest`` marks the folder as dyn's; an
+exclusive lock (``fcntl.flock`` on ``.dyn-sweep/lock``, which names the
+holder's pid) keeps a second sweep out while one runs.
 """
 from __future__ import annotations
 
 import contextlib
 import csv
 import dataclasses
+import datetime
+import hashlib
 import io
 import json
+import os
+import re
 import time
 from pathlib import Path
 from typing import Optional
 
-from ..errors import SweepFailed
+from ..errors import InputError, SweepFailed
 from .plan import SweepPlan, cell
 
 SUMMARY = "summary.csv"
 RECORDS = ".dyn-sweep"
+MANIFEST = "manifest"              # in RECORDS (JSON; not .json, the records are): the folder is dyn sweep's
+LOCK = "lock"                      # in RECORDS: flock'ed by the sweep writing the folder; its pid
+# files of these names in a folder without RECORDS were not written by dyn sweep
+_OURS = re.compile(r"summary\.csv|index\.html|v\d+-[0-9a-f]{16}\.(csv|parquet|html)")
 STATUSES = ("ok", "diverged", "failed")  # of a variant, in summary.csv
 DONE = ("ok", "diverged")          # statuses a rerun keeps
 FORMATS = ("csv", "parquet")
@@ -36,6 +54,7 @@ class SweepReport:
     rows: dict = dataclasses.field(default_factory=dict)    # variant index -> summary row
     skipped: int = 0                                         # already done by an earlier run
     ran: int = 0
+    redo: list = dataclasses.field(default_factory=list)     # (variant, why its earlier result is not kept)
 
     @property
     def total(self) -> int:
@@ -89,15 +108,42 @@ def _read_record(outdir, key) -> Optional[dict]:
     return record if isinstance(record, dict) and record.get("key") == key else None
 
 
-def finished_record(outdir, key, fmt) -> Optional[dict]:
-    """The record of a variant done by an earlier run (ok or diverged, its file there, same format)."""
+def check_record(outdir, key, fmt) -> tuple:
+    """(record, problem) of a variant done by an earlier run: (record, None) when it is done (ok or
+    diverged, same format, its file there with the size and SHA-256 its record gives);
+    (None, why) when a done record's file does not match; (None, None) when there is no done record."""
     record = _read_record(outdir, key)
     if record is None or record.get("status") not in DONE:
-        return None
+        return None, None
     path = record.get("path")
-    if path and (Path(path).suffix != f".{fmt}" or not (Path(outdir) / path).is_file()):
-        return None
-    return record
+    if not path:  # diverged before its first row: no file
+        return record, None
+    if Path(path).suffix != f".{fmt}":
+        return None, None
+    file = Path(outdir) / path
+    if not file.is_file():
+        return None, f"its trajectory {path} is missing"
+    if not isinstance(record.get("bytes"), int) or not isinstance(record.get("sha256"), str):
+        return None, f"its record has no size and SHA-256 of {path} (an older dyn) to verify it with"
+    size = file.stat().st_size
+    if size != record["bytes"]:
+        return None, f"its trajectory {path} is {size} bytes, its record says {record['bytes']}"
+    if file_sha256(file) != record["sha256"]:
+        return None, f"its trajectory {path} has changed (its SHA-256 is not the one in its record)"
+    return record, None
+
+
+def finished_record(outdir, key, fmt) -> Optional[dict]:
+    """The record of a variant done by an earlier run, its file verified (`check_record`); else None."""
+    return check_record(outdir, key, fmt)[0]
+
+
+def file_sha256(path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
 
 
 def _latest(outdir, key, fmt) -> Optional[dict]:
@@ -109,17 +155,21 @@ def _latest(outdir, key, fmt) -> Optional[dict]:
 
 
 def store(outdir, task, outcome, fmt, source) -> dict:
-    """Write the variant's trajectory, then its record (both atomically); return the record."""
+    """Write the variant's trajectory, then its record (both atomically, file and folder fsync'ed, so
+    that a record on disk means its trajectory is whole); return the record."""
     from ..trajectory import atomic_output, write_trajectory
 
-    path = None
+    path, size, digest = None, None, None
     if outcome["data"] is not None:
         path = f"{task.name}-{task.key[:16]}.{fmt}"
-        write_trajectory(Path(outdir) / path, outcome["names"], outcome["data"], source=source)
+        file = Path(outdir) / path
+        write_trajectory(file, outcome["names"], outcome["data"], source=source, durable=True)
+        size, digest = file.stat().st_size, file_sha256(file)
     record = {"key": task.key, "variant": task.name, "status": outcome["status"], "path": path,
+              "bytes": size, "sha256": digest,
               "metrics": outcome["metrics"], "message": outcome["message"],
               "seconds": outcome["seconds"], "worker": outcome["worker"]}
-    with atomic_output(_record_path(outdir, task.key)) as tmp:
+    with atomic_output(_record_path(outdir, task.key), durable=True) as tmp:
         Path(tmp).write_text(json.dumps(record, indent=1) + "\n")
     return record
 
@@ -127,6 +177,8 @@ def store(outdir, task, outcome, fmt, source) -> dict:
 def summary_row(variant, record) -> dict:
     row = {"variant": variant.name, **variant.params, "status": record["status"], "path": record["path"] or ""}
     row.update(record["metrics"])
+    row["bytes"] = record.get("bytes")
+    row["sha256"] = record.get("sha256")
     row["hash"] = variant.key[:16]
     row["message"] = record["message"]
     return row
@@ -134,13 +186,13 @@ def summary_row(variant, record) -> dict:
 
 def summary_columns(plan: SweepPlan, rows) -> list:
     """variant, the swept key paths, status, path, energy.final, the other metrics (first seen, variant
-    order), hash, message."""
+    order), bytes and sha256 (of the trajectory file), hash (of the variant), message."""
     head = ["variant", *plan.parameters, "status", "path"]
+    tail = ["bytes", "sha256", "hash", "message"]
     cols = dict.fromkeys(head + ["energy.final"])
     for row in rows:
-        cols.update(dict.fromkeys(k for k in row if k not in ("hash", "message")))
-    return list(cols) + ["hash", "message"]
-
+        cols.update(dict.fromkeys(k for k in row if k not in tail))
+    return list(cols) + tail
 
 
 def summary_text(plan: SweepPlan, rows) -> str:
@@ -198,7 +250,87 @@ class Summary:
             if path.read_text() == text:
                 self.last = time.monotonic()
                 return
-        with atomic_output(path) as tmp:
+        with atomic_output(path, durable=True) as tmp:
             Path(tmp).write_text(text)
         self.last = time.monotonic()
 
+
+
+# ------------------------------------------------------------------ the folder: dyn's, one sweep at a time
+
+class Claim:
+    """OUTDIR held by this sweep: the lock file's descriptor (flock'ed) until `release`."""
+
+    def __init__(self, fd):
+        self.fd = fd
+
+    def release(self):
+        if self.fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(self.fd)  # closing the last descriptor releases the flock
+            self.fd = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.release()
+
+
+def claim(outdir, source=None) -> Claim:
+    """Make `outdir` this sweep's (see the module docstring): InputError when it holds files that dyn
+    sweep did not write, or when another sweep holds it; else the folder is made if needed, locked,
+    and marked with its manifest."""
+    outdir = Path(outdir)
+    records = outdir / RECORDS
+    if outdir.is_dir() and not records.is_dir():
+        with os.scandir(outdir) as entries:
+            foreign = sorted(e.name for e in entries if _OURS.fullmatch(e.name))
+        if foreign:
+            raise InputError(f"{outdir}: holds {foreign[0]}, which dyn sweep did not write (the folder has no "
+                             f"{RECORDS}/{MANIFEST}); give a new or empty folder, or the folder of an earlier "
+                             "dyn sweep")
+    try:
+        records.mkdir(parents=True, exist_ok=True)
+        fd = os.open(records / LOCK, os.O_RDWR | os.O_CREAT, 0o666)
+    except OSError as exc:
+        raise InputError(f"{outdir}: cannot create the output folder: {exc.strerror or exc}") from None
+    held = Claim(fd)
+    try:
+        _lock(fd, outdir)
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()}\n".encode())
+        if not (records / MANIFEST).is_file():
+            _write_manifest(records / MANIFEST, source)
+    except BaseException:
+        held.release()
+        raise
+    return held
+
+
+def _lock(fd, outdir):
+    try:
+        import fcntl
+    except ImportError:  # no flock (Windows): unlocked
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.lseek(fd, 0, os.SEEK_SET)
+        pid = os.read(fd, 64).decode(errors="replace").strip() or "unknown"
+        raise InputError(f"{outdir}: another dyn sweep (pid {pid}) is writing into this folder; wait for it "
+                         "to end, or give another folder") from None
+    except OSError:  # a file system without locks: unlocked
+        return
+
+
+def _write_manifest(path, source):
+    from .. import __version__
+    from ..output import atomic_output
+
+    manifest = {"dyn-sweep": 1, "written by": f"dyn {__version__}",
+                "scenario": None if source is None else str(source),
+                "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+                "note": "this folder's summary.csv, trajectories and records are written by dyn sweep"}
+    with atomic_output(path, durable=True) as tmp:
+        Path(tmp).write_text(json.dumps(manifest, indent=1) + "\n")

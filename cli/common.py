@@ -163,8 +163,8 @@ def compile_notice(ctx):
 def compile_progress(ctx):
     """On a terminal (and not with -q), a line on standard error redrawn as numba compiles:
     kernels compiled / kernels started, and the seconds so far. A kernel's callees start
-    while it is typed, so the count started reaches the total early on; the line is
-    finished when the command ends."""
+    while it is typed, so the count started soon nears the total; the line is finished
+    when every kernel started is compiled (a later compile draws a new one)."""
     if (ctx.obj or {}).get("quiet") or not sys.stderr.isatty():
         return
     import time
@@ -186,12 +186,10 @@ def compile_progress(ctx):
 
         def draw(self):
             click.echo(f"\rdyn: kernels compiled {self.done}/{self.started}, {time.monotonic() - self.t0:.0f} s\x1b[K",
-                       err=True, nl=False)
+                       err=True, nl=self.done == self.started)
 
         def close(self):
             event.unregister("numba:compile", self)
-            if self.started:
-                click.echo("", err=True)
 
     progress = Progress()
     event.register("numba:compile", progress)

@@ -63,7 +63,7 @@ def run(model, n_rows, kernel, *args, lead=()):
     """
     m = model.arrays
     k = 1 if n_rows < 2 * MIN_BLOCK else min(threads(), n_rows // MIN_BLOCK)
-    if k == 1:  # (the common single call: nothing else to decide)
+    if k == 1:  # (nothing else to decide)
         rest = [a[0] if type(a) is tuple else a for a in args]
         return [(0, entry(model, kernel, lead, rest)(*lead, m, model.workspace, *rest))]
 
@@ -76,6 +76,12 @@ def run(model, n_rows, kernel, *args, lead=()):
     rest = [pool.submit(block, bounds[i], bounds[i + 1]) for i in range(1, k)]
     first = block(bounds[0], bounds[1])  # the calling thread takes a block too
     return [(0, first)] + [(int(bounds[i]), f.result()) for i, f in zip(range(1, k), rest)]
+
+
+def call(model, kernel, *args):
+    """``kernel(model.arrays, workspace, *args)`` in the calling thread, through the entry
+    (the public wrappers' single calls)."""
+    return entry(model, kernel, (), args)(model.arrays, model.workspace, *args)
 
 
 def entry(model, kernel, lead, rest):

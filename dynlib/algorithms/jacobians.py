@@ -100,6 +100,11 @@ def _jacobian_dot_v_batch(m, d, Q, V, fid, ref, out):
 
 def frame_jacobian(model, q, frame, reference="local_world_aligned"):
     """The (6, nv) Jacobian of a frame, linear rows first; (N, 6, nv) for a batch."""
+    if _args.plain(q, model.nq):  # one call: the kernel, no batch
+        fid, ref = _args.frame(model, frame), _args.reference(reference)
+        J = np.empty((6, model.nv))
+        parallel.call(model, jacobian_kernel, q, fid, ref, J)
+        return J
     (Q,), batched, n = _args.vectors(model, q=(q, model.nq))
     fid, ref = _args.frame(model, frame), _args.reference(reference)
     out = np.empty((n, 6, model.nv))

@@ -71,7 +71,7 @@ def rnea(model, q, v, a, f_ext=None):
         tau = np.empty(nv)
         parallel.call(model, rnea_kernel, q, v, a, _args.no_forces(model)[0], model.arrays.gravity, tau)
         return tau
-    (Q, V, A), batched, n = _args.vectors(model, q=(q, model.nq), v=(v, model.nv), a=(a, model.nv))
+    (Q, V, A), batched, n = _args.vectors(model, q=(q, nq), v=(v, nv), a=(a, nv))
     return _run(model, Q, V, A, f_ext, batched, n)
 
 

@@ -1,12 +1,16 @@
 """Start-up time and peak memory of whole `dyn` commands, one run, warm caches.
 
-    python benchmarks/bench_startup.py [--repeat 5] [--steps 100000] [--rows 200000]
+    python benchmarks/bench_startup.py [--repeat 5] [--steps 100000] [--rows 200000] [--first-run]
 
 (e) `dyn --help` against `python -c "import numpy"` (goal of issue #10: ratio <= 2),
-    and a 10-step `dyn simulate` (kernels loaded from numba's cache);
+    and a 10-step `dyn simulate` (kernels loaded from numba's cache) against
+    `python -c "import pinocchio"` (goal of issue #19: ratio <= 2);
 (f) peak resident memory (ru_maxrss of the child) of `dyn simulate` with --steps and
-    of `dyn inverse` on --rows rows, CSV in and out.
+    of `dyn inverse` on --rows rows, CSV in and out;
+(g) with --first-run: the 10-step `dyn simulate` on a fresh install, every kernel
+    compiled (an empty DYN_CACHE_DIR; goal of issue #19: <= 30 s). Minutes, so not by default.
 """
+import os
 import argparse
 import subprocess
 import sys
@@ -26,8 +30,8 @@ def peak_mb(cmd):
     return int(out.stdout.strip()) / 1024.0
 
 
-def run(cmd):
-    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT)
+def run(cmd, env=None):
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT, env=env)
 
 
 def main():
@@ -35,16 +39,25 @@ def main():
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--steps", type=int, default=100_000)
     ap.add_argument("--rows", type=int, default=200_000)
+    ap.add_argument("--first-run", action="store_true", help="also time a run that compiles every kernel")
     args = ap.parse_args()
     arm6 = str(ROOT / "robots" / "arm6.urdf")
     run(DYN + ["simulate", arm6, "--steps", "10"])  # warm the caches
     t_numpy = best_of(lambda: run([sys.executable, "-c", "import numpy"]), args.repeat)
     t_help = best_of(lambda: run(DYN + ["--help"]), args.repeat)
+    t_pin = best_of(lambda: run([sys.executable, "-c", "import pinocchio"]), args.repeat)
     t_sim10 = best_of(lambda: run(DYN + ["simulate", arm6, "--steps", "10"]), args.repeat)
     print(f"start-up, best of {args.repeat}:")
     print(f"  python -c 'import numpy'        {t_numpy:.3f} s")
     print(f"  dyn --help                      {t_help:.3f} s   ratio {t_help / t_numpy:.2f} (goal <= 2)")
-    print(f"  dyn simulate arm6 --steps 10    {t_sim10:.3f} s")
+    print(f"  python -c 'import pinocchio'    {t_pin:.3f} s")
+    print(f"  dyn simulate arm6 --steps 10    {t_sim10:.3f} s   ratio {t_sim10 / t_pin:.2f} to import pinocchio "
+          "(goal <= 2)")
+    if args.first_run:
+        with tempfile.TemporaryDirectory() as cache:
+            env = dict(os.environ, DYN_CACHE_DIR=cache)
+            t_first = best_of(lambda: run(DYN + ["simulate", arm6, "--steps", "10"], env), 1)
+        print(f"  the same, first run (empty DYN_CACHE_DIR, every kernel compiled)   {t_first:.1f} s (goal <= 30 s)")
     with tempfile.TemporaryDirectory() as tmp:
         traj = Path(tmp) / "traj.csv"
         sim = DYN + ["simulate", arm6, "--steps", str(args.rows - 1), "--no-joint-friction", "-o", str(traj)]

@@ -154,9 +154,46 @@ def compile_notice(ctx):
             notice(ctx, "compiling the dynamics kernels (first run only; later runs load them from the cache)…")
         else:
             notice(ctx, "compiling the dynamics kernels (no writable kernel cache: every run compiles them)…")
+        compile_progress(ctx)
 
     if not cache_is_warm() and not on_first_compile(say):
         say()
+
+
+def compile_progress(ctx):
+    """On a terminal (and not with -q), a line on standard error redrawn as numba compiles:
+    kernels compiled / kernels started, and the seconds so far. A kernel's callees start
+    while it is typed, so the count started soon nears the total; the line is finished
+    when every kernel started is compiled (a later compile draws a new one)."""
+    if (ctx.obj or {}).get("quiet") or not sys.stderr.isatty():
+        return
+    import time
+
+    from numba.core import event
+
+    class Progress(event.Listener):
+        def __init__(self):
+            self.started = self.done = 0
+            self.t0 = time.monotonic()
+
+        def on_start(self, ev):
+            self.started += 1
+            self.draw()
+
+        def on_end(self, ev):
+            self.done += 1
+            self.draw()
+
+        def draw(self):
+            click.echo(f"\rdyn: kernels compiled {self.done}/{self.started}, {time.monotonic() - self.t0:.0f} s\x1b[K",
+                       err=True, nl=self.done == self.started)
+
+        def close(self):
+            event.unregister("numba:compile", self)
+
+    progress = Progress()
+    event.register("numba:compile", progress)
+    ctx.find_root().call_on_close(progress.close)
 
 
 def show_progress(ctx, no_progress):

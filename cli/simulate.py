@@ -11,9 +11,8 @@ from pathlib import Path
 
 import click
 
-from .common import (Overrides, check_outputs, compile_notice, floating_base_option, gravity_option, model_warnings,
-                     notice,
-                     output_option, progress_option, run_options, show_progress, vector_option)
+from .common import (Overrides, check_outputs, compile_notice, compile_progress, floating_base_option, gravity_option,
+                     model_warnings, notice, output_option, progress_option, run_options, show_progress, vector_option)
 
 PARTS = ("q", "qd", "qdd", "tau", "energy", "contact")
 
@@ -98,6 +97,7 @@ def simulate(ctx, source, steps, duration, dt, integrator, q0, qd0, tau, tau_csv
 
     if cache_is_warm() and not loop_is_cached():
         notice(ctx, "compiling the simulation loop (first run only; later runs load it from the cache)…")
+        compile_progress(ctx)
     else:
         compile_notice(ctx)
     bar = _Progress(show_progress(ctx, no_progress))

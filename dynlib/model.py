@@ -170,8 +170,8 @@ class Model:
     def frame_id(self, name: str) -> int:
         """Index of a frame (a URDF link) by name; InputError with the closest names."""
         try:
-            return self.frame_names.index(name)
-        except ValueError:
+            return self._frame_index[name]
+        except (KeyError, TypeError):
             raise InputError(f"robot '{self.name}' has no frame (link) '{name}'; {closest(name, self.frame_names)}") from None
 
     def joint_id(self, name: str) -> int:
@@ -195,9 +195,22 @@ class Model:
     def _local(self) -> threading.local:
         return threading.local()
 
+    @functools.cached_property
+    def _frame_index(self) -> dict:
+        """Frame name -> index (the first, should two links share a name)."""
+        index = {}
+        for i, name in enumerate(self.frame_names):
+            index.setdefault(name, i)
+        return index
+
+    @functools.cached_property
+    def entries(self) -> dict:
+        """The compiled kernels' entries for this model's argument types (see dynlib.parallel)."""
+        return {}
+
     def __getstate__(self):
-        # the per-thread workspaces stay behind (a thread-local cannot be pickled)
-        return {k: v for k, v in self.__dict__.items() if k != "_local"}
+        # the per-thread workspaces and the compiled entries stay behind (neither can be pickled)
+        return {k: v for k, v in self.__dict__.items() if k not in ("_local", "entries", "_frame_index")}
 
     def create_data(self) -> Data:
         nb, nv = self.nb, self.nv

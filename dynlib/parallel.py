@@ -10,6 +10,15 @@ large batch into one block of rows per thread; each thread works in its own
 whatever the number of threads. A batch is split only when every block gets at
 least `MIN_BLOCK` rows: below that, handing work to another thread costs more
 than it saves.
+
+A block runs in the calling thread through the kernel's compiled entry for the
+model (`entry`), not through numba's dispatcher: the dispatcher works out the
+numba type of every argument on every call, and for the two NamedTuples
+(`model.arrays`, the workspace: about 40 arrays) it does so in Python, about
+6 us, several times the work of one RNEA on a 7-DoF arm. Their types are fixed
+for a model, so the entry (numba's compiled wrapper for these argument types)
+is looked up once per model, kernel and types of the other arguments (numba's
+own fingerprint of them, one call in C) and kept with the model.
 """
 import os
 import threading
@@ -54,8 +63,9 @@ def run(model, n_rows, kernel, *args, lead=()):
     """
     m = model.arrays
     k = 1 if n_rows < 2 * MIN_BLOCK else min(threads(), n_rows // MIN_BLOCK)
-    if k == 1:  # (the common single call: nothing else to decide)
-        return [(0, kernel(*lead, m, model.workspace, *[a[0] if type(a) is tuple else a for a in args]))]
+    if k == 1:  # (nothing else to decide)
+        rest = [a[0] if type(a) is tuple else a for a in args]
+        return [(0, entry(model, kernel, lead, rest)(*lead, m, model.workspace, *rest))]
 
     def block(start, stop):
         cut = [(a[0][start:stop] if a[0].shape[0] == n_rows else a[0]) if type(a) is tuple else a for a in args]
@@ -66,6 +76,51 @@ def run(model, n_rows, kernel, *args, lead=()):
     rest = [pool.submit(block, bounds[i], bounds[i + 1]) for i in range(1, k)]
     first = block(bounds[0], bounds[1])  # the calling thread takes a block too
     return [(0, first)] + [(int(bounds[i]), f.result()) for i, f in zip(range(1, k), rest)]
+
+
+def call(model, kernel, *args):
+    """``kernel(model.arrays, workspace, *args)`` in the calling thread, through the entry
+    (the public wrappers' single calls)."""
+    return entry(model, kernel, (), args)(model.arrays, model.workspace, *args)
+
+
+def entry(model, kernel, lead, rest):
+    """The callable that runs ``kernel(*lead, model.arrays, workspace, *rest)``: numba's
+    compiled entry for these argument types when the kernel has one, else the kernel."""
+    try:
+        key = (kernel, _fingerprint((*lead, *rest)))
+    except (ValueError, TypeError, NotImplementedError):  # an argument numba fingerprints only in Python
+        return kernel
+    entries = model.entries
+    found = entries.get(key)
+    if found is None:
+        found = entries[key] = _compiled_entry(kernel, (*lead, model.arrays, model.workspace, *rest))
+    return found
+
+
+def _fingerprint(args):
+    """numba's fingerprint of the arguments' types (imported here: the CSV writer imports
+    this module, and it needs no numba)."""
+    global _fingerprint
+    from numba._dispatcher import compute_fingerprint
+
+    _fingerprint = compute_fingerprint
+    return compute_fingerprint(args)
+
+
+def _compiled_entry(kernel, args):
+    """numba's wrapper of the overload of `kernel` for the types of `args` (compiled or
+    loaded from the cache here when needed), or the kernel itself when it is not a plain
+    numba dispatcher or the overload is not found (both work the same, one more slowly)."""
+    try:
+        sig = tuple(kernel.typeof_pyval(a) for a in args)
+        found = kernel.overloads.get(sig)
+        if found is None:
+            kernel.compile(sig)
+            found = kernel.overloads.get(sig)
+        return kernel if found is None else found.entry_point
+    except Exception:  # noqa: BLE001 (not a numba dispatcher, or an argument numba cannot type: it raises when called)
+        return kernel
 
 
 def _forget_pool():

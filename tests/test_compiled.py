@@ -8,6 +8,7 @@ warm cache, so that only the kernel a test is about gets compiled.
 """
 import ctypes
 import errno
+import io
 import json
 import os
 import pwd
@@ -418,6 +419,41 @@ def test_the_compile_notice_does_not_follow_numbas_cache_folder(tmp_path, refere
                                 env_with(DYN_CACHE_DIR=warm_copy, NUMBA_CACHE_DIR=numba_dir))
     assert code == 0 and "compiling" not in err, err
     assert report["stats"]["saved"] == 0 and list(numba_dir.iterdir()) == []
+
+
+class Terminal(io.StringIO):
+    def isatty(self):
+        return True
+
+
+@pytest.mark.parametrize("terminal, quiet", [(True, False), (False, False), (True, True)])
+def test_the_compile_progress_line_counts_numbas_compiles_on_a_terminal_until_the_command_ends(
+        monkeypatch, terminal, quiet):
+    import click
+
+    from cli.common import compile_progress
+
+    err = Terminal() if terminal else io.StringIO()
+    monkeypatch.setattr(sys, "stderr", err)
+
+    def outer(x):
+        return inner(x) + 1
+
+    inner = numba.njit(lambda x: 2 * x)
+    with click.Context(click.Command("simulate"), obj={"quiet": quiet}) as ctx:
+        compile_progress(ctx)
+        assert numba.njit(outer)(1.0) == 3.0  # two kernels: outer, and inner while outer is typed
+    text = err.getvalue()
+    if not terminal or quiet:
+        assert text == ""
+        return
+    lines = text.split("\n")
+    draws = [d for d in lines[0].split("\r") if d]
+    assert [d.split(",")[0] for d in draws] == ["dyn: kernels compiled 0/1", "dyn: kernels compiled 0/2",
+                                               "dyn: kernels compiled 1/2", "dyn: kernels compiled 2/2"]
+    assert lines[1:] == [""]  # the line is finished once every kernel started is compiled
+    numba.njit(lambda x: x)(1.0)  # after the command: nothing more
+    assert err.getvalue() == text
 
 
 @pytest.mark.slow

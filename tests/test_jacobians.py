@@ -12,7 +12,7 @@ from hypothesis import given
 
 import dynlib
 from dynlib.errors import InputError
-from helpers import SQRT_EPS, adjoint, assert_close, basis, few, random_state, sample, se3_log, seeds
+from helpers import SQRT_EPS, adjoint, assert_close, basis, erd_path, few, random_state, sample, se3_log, seeds
 
 REFERENCES = ("local", "world", "local_world_aligned")
 FD_TOL = SQRT_EPS
@@ -77,6 +77,47 @@ def test_references_are_related_by_the_frame_placement(model, seed):
         vl, wl = np.split(J["local"] @ v, 2)
         classical = adjoint(R, np.zeros(3)) @ (jdv["local"] + np.concatenate([np.cross(wl, vl), np.zeros(3)]))
         assert_close(jdv["local_world_aligned"], classical, 1e-10, "Jdot v lwa = R (a + w x v)")
+
+
+def world_jacobian_from_every_placement(model, q, fid):
+    """J (WORLD) assembled from the world placements of every body (frame_placement's full
+    pass), column k = oMj.act(S_k) for the DoFs of the bodies from the frame's to the root."""
+    a = model.arrays
+    J = np.zeros((6, model.nv))
+    j = a.frame_body[fid]
+    while j >= 0:
+        link = model.frame_id(model.body_links[j])
+        assert a.frame_body[link] == j
+        bMf = np.eye(4)
+        bMf[:3, :3], bMf[:3, 3] = a.frame_R[link], a.frame_p[link]
+        T = dynlib.frame_placement(model, q, link) @ np.linalg.inv(bMf)  # oMj = oMf fMj
+        R, p = T[:3, :3], T[:3, 3]
+        for k in range(a.idx_v[j], a.idx_v[j] + a.nvj[j]):
+            w = R @ a.S[k, 3:]
+            J[:3, k], J[3:, k] = R @ a.S[k, :3] + np.cross(p, w), w
+        j = a.parent[j]
+    return J
+
+
+def check_path_jacobians(model, seed):
+    rng = np.random.default_rng(seed)
+    q, _, _ = random_state(model, rng)
+    other, _, _ = random_state(model, rng)
+    for f in moving_frames(model):
+        expected = world_jacobian_from_every_placement(model, q, f)
+        dynlib.frame_placement(model, other, f)  # the workspace holds every body's placement at another q
+        assert_close(dynlib.frame_jacobian(model, q, f, "world"), expected, 1e-12,
+                     "J from the path's placements vs from every placement", model.frame_names[f])
+
+
+def test_jacobian_from_the_path_equals_the_one_from_every_body(model):
+    """frame_jacobian computes only the placements of the bodies on the frame's path to the
+    root: the same J as from every body's placements, whatever the workspace held before."""
+    check_path_jacobians(model, 5)
+
+
+def test_jacobian_from_the_path_on_talos():
+    check_path_jacobians(dynlib.load(erd_path("talos_data/robots/talos_reduced.urdf"), floating_base=True), 6)
 
 
 def test_frames_fixed_to_the_world_do_not_move():

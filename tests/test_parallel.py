@@ -170,3 +170,82 @@ def test_a_forked_child_gets_its_own_pool(monkeypatch):
     if child.is_alive():  # hung on the parent's threadless pool
         child.kill()
     assert child.exitcode == 0 and queue.get(timeout=5)
+
+
+def _single_calls(model, q, v, a, frame):
+    return {
+        "rnea": lambda: dynlib.rnea(model, q, v, a),
+        "rnea f_ext": lambda: dynlib.rnea(model, q, v, a, f_ext=np.ones((model.nb, 6))),
+        "nonlinear_effects": lambda: dynlib.nonlinear_effects(model, q, v),
+        "gravity_torques": lambda: dynlib.gravity_torques(model, q),
+        "aba": lambda: dynlib.aba(model, q, v, a),
+        "crba": lambda: dynlib.crba(model, q),
+        "forward crba": lambda: dynlib.forward_dynamics(model, q, v, a, method="crba"),
+        "coriolis": lambda: dynlib.coriolis_matrix(model, q, v),
+        "jacobian": lambda: dynlib.frame_jacobian(model, q, frame),
+        "jacobian_dot_v": lambda: dynlib.frame_jacobian_dot_times_v(model, q, v, frame),
+        "placement": lambda: dynlib.frame_placement(model, q, frame),
+        "kinetic": lambda: dynlib.kinetic_energy(model, q, v),
+    }
+
+
+@pytest.mark.parametrize("robot, floating", [("arm7", False), ("quadruped", True)])
+def test_single_calls_through_the_compiled_entry_equal_numba_dispatch_and_the_batch(robot, floating, monkeypatch):
+    """A single call runs numba's compiled entry for the model (not the dispatcher): the same
+    numbers as the dispatcher, bit for bit, and as the row of a batch."""
+    model = sample(robot, floating)
+    Q, V, A = _batch(model, 3, seed=7)
+    frame = model.frame_names[-1]
+    fast = {name: fn() for name, fn in _single_calls(model, Q[1], V[1], A[1], frame).items()}
+    entries = [e for e in model.entries.values()]
+    assert entries and not any(hasattr(e, "py_func") for e in entries)  # numba's entries, not dispatchers
+    batch = {name: fn() for name, fn in _single_calls(model, Q, V, A, frame).items()}
+    monkeypatch.setattr(parallel, "entry", lambda model, kernel, lead, rest: kernel)
+    other = pickle.loads(pickle.dumps(model))  # a fresh workspace, no entries
+    slow = {name: fn() for name, fn in _single_calls(other, Q[1], V[1], A[1], frame).items()}
+    assert not other.entries
+    for name in fast:
+        for x, y, z in zip(*(r if isinstance(r, tuple) else (r,) for r in (fast[name], slow[name], batch[name]))):
+            assert np.array_equal(x, y), f"{robot}: {name}: the entry and numba's dispatch differ"
+            assert np.array_equal(x, z[1]), f"{robot}: {name}: the single call and row 1 of the batch differ"
+
+
+def test_an_entry_is_kept_per_model_kernel_and_argument_types():
+    """Arguments of other numba types (a read-only array) get an entry of their own, with
+    the right results; a model made from another (other gravity) has entries of its own.
+    (A kernel of the test's own, uncached, so that the suite's kernel cache keeps only dyn's overloads.)"""
+    numba = pytest.importorskip("numba")
+
+    @numba.njit
+    def kernel(m, d, rows, out):
+        for n in range(rows.shape[0]):
+            out[n] = rows[n, 0] * m.gravity[2]
+
+    model = sample("pendulum")
+    rows, out = np.array([[2.0]]), np.empty(1)
+    ro = rows.copy()
+    ro.flags.writeable = False
+    own = lambda m: [k for k in m.entries if k[0] is kernel]  # noqa: E731
+    parallel.run(model, 1, kernel, (rows,), (out,))
+    assert out[0] == 2.0 * model.arrays.gravity[2] and len(own(model)) == 1
+    assert not hasattr(model.entries[own(model)[0]], "py_func")  # numba's entry, not the dispatcher
+    parallel.run(model, 1, kernel, (ro,), (out,))
+    assert out[0] == 2.0 * model.arrays.gravity[2] and len(own(model)) == 2
+    parallel.run(model, 1, kernel, (rows,), (out,))
+    assert len(own(model)) == 2
+    moon = model.with_gravity([0, 0, -1.62])
+    assert not own(moon)
+    parallel.run(moon, 1, kernel, (rows,), (out,))
+    assert out[0] == 2.0 * -1.62 and len(own(moon)) == 1
+
+
+def test_arguments_numba_cannot_fingerprint_use_the_kernel_as_it_is():
+    model = sample("pendulum")
+    seen = []
+
+    def kernel(m, d, label, rows):
+        seen.append(label)
+
+    parallel.run(model, 1, kernel, "a label", (np.zeros((1, 1)),))
+    parallel.run(model, 1, kernel, "another", (np.zeros((1, 1)),))
+    assert seen == ["a label", "another"]

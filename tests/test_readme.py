@@ -36,7 +36,7 @@ REPO = Path(__file__).resolve().parents[1]
 DOCS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.S | re.M)
 BENCH_SIZES = {  # the benchmark block's scripts at sizes that take seconds, not minutes
-    "bench_kernels.py": "--rows 300",
+    "bench_kernels.py": "--rows 300 --calls 200",
     "bench_simulate.py": "--steps 300 --repeat 1 --command-steps 100",
     "bench_inverse.py": "--rows 2000 --repeat 1",
     "bench_sweep.py": "--variants 2 --variant-seconds 0.05 --workers 1 --repeat 1",

@@ -95,10 +95,16 @@ def check_dynamics(model):
 def aba(model, q, v, tau, f_ext=None):
     """Forward dynamics by the articulated-body algorithm: the accelerations a (nv,)."""
     check_dynamics(model)
-    (Q, V, T), batched, n = _args.vectors(model, q=(q, model.nq), v=(v, model.nv), tau=(tau, model.nv))
-    F = _args.external_forces(model, f_ext, n, batched)
-    out = np.empty((n, model.nv))
-    parallel.run(model, n, aba_batch, (Q,), (V,), (T,), (F,), model.arrays.gravity, (out,))
+    nq, nv = model.nq, model.nv
+    if f_ext is None and _args.plain(q, nq, v, nv, tau, nv):  # one call: one row, no checks again
+        Q, V, T, batched, n = q.reshape(1, nq), v.reshape(1, nv), tau.reshape(1, nv), False, 1
+        out = np.empty((1, nv))
+        parallel.call(model, aba_batch, Q, V, T, _args.no_forces(model), model.arrays.gravity, out)
+    else:
+        (Q, V, T), batched, n = _args.vectors(model, q=(q, nq), v=(v, nv), tau=(tau, nv))
+        F = _args.external_forces(model, f_ext, n, batched)
+        out = np.empty((n, nv))
+        parallel.run(model, n, aba_batch, (Q,), (V,), (T,), (F,), model.arrays.gravity, (out,))
     if not _args.all_finite(out):
         row = int(np.argwhere(~np.isfinite(out))[0, 0])
         raise NumericalError(f"robot '{model.name}': the mass matrix is singular at "

@@ -4,7 +4,9 @@ For each DoF k on the path from the frame's body to the root, the column is the
 world-axes spatial velocity at the world origin ``oMj.act(S_k)`` (Pinocchio's
 WORLD reference); the frame's origin velocity in world axes gives
 LOCAL_WORLD_ALIGNED ``(v_O + w x p_f, w)`` and rotating that into the frame gives
-LOCAL (Pinocchio's meanings; linear rows first). O(depth).
+LOCAL (Pinocchio's meanings; linear rows first). Only the placements of the
+bodies on that path are computed (`path_placements`, Pinocchio's support of the
+joint), so the Jacobian costs O(depth), not O(n).
 
 ``J̇v`` is ``d/dt(J(q)) v``, the acceleration of the frame at zero joint
 acceleration and without gravity: the spatial acceleration (LOCAL), its world
@@ -16,7 +18,7 @@ import numpy as np
 from ..spatial import kernel, act_inv_motion, act_motion, matvec3, matvec3_t, pose, vec6
 from .. import parallel
 from . import _args
-from .kinematics import frame_transform, motion, placements
+from .kinematics import frame_transform, motion, path_placements, placements
 
 _jit = kernel  # no reference counting, numpy error model (see dynlib.spatial)
 WORLD, LOCAL, LOCAL_WORLD_ALIGNED = 0, 1, 2
@@ -24,7 +26,7 @@ WORLD, LOCAL, LOCAL_WORLD_ALIGNED = 0, 1, 2
 
 @_jit
 def jacobian_kernel(m, d, q, fid, ref, Jout):
-    placements(m, d, q)
+    path_placements(m, d, q, m.frame_body[fid])
     R, p = frame_transform(m, d, fid)
     for r in range(6):
         for k in range(Jout.shape[1]):
@@ -98,6 +100,11 @@ def _jacobian_dot_v_batch(m, d, Q, V, fid, ref, out):
 
 def frame_jacobian(model, q, frame, reference="local_world_aligned"):
     """The (6, nv) Jacobian of a frame, linear rows first; (N, 6, nv) for a batch."""
+    if _args.plain(q, model.nq):  # one call: the kernel, no batch
+        fid, ref = _args.frame(model, frame), _args.reference(reference)
+        J = np.empty((6, model.nv))
+        parallel.call(model, jacobian_kernel, q, fid, ref, J)
+        return J
     (Q,), batched, n = _args.vectors(model, q=(q, model.nq))
     fid, ref = _args.frame(model, frame), _args.reference(reference)
     out = np.empty((n, 6, model.nv))

@@ -5,7 +5,8 @@ RBDA §4.4 / Pinocchio ``forwardKinematics``. For each body i (in order):
 ``v_i = liMi^-1 v_parent + S_i v``, ``a_i = liMi^-1 a_parent + S_i a + v_i x (S_i v)``
 (body frame, linear first; ``cJ = 0`` for every joint of dynlib.joints).
 Outputs go to ``Data.lR, lp`` (`joint_placements`), ``Data.oR, op`` (`placements`
-does both) and ``Data.v, a`` (`motion`). O(n).
+does both; `path_placements` only for one body and its ancestors) and ``Data.v, a``
+(`motion`). O(n).
 
 Public: `frame_placement(model, q, frame)` -> (4, 4) homogeneous transform in the world.
 """
@@ -36,6 +37,22 @@ def placements(m, d, q):
         liMi = pose(d.lR, d.lp, i)
         pa = m.parent[i]
         store_pose(d.oR, d.op, i, liMi if pa < 0 else compose(pose(d.oR, d.op, pa), liMi))
+
+
+@_jit
+def path_placements(m, d, q, b):
+    """Pass: liMi and oMi of body b and its ancestors only (the path from the root to b).
+
+    Body i is on that path when b is in i's subtree, ``i <= b < subtree_end[i]``;
+    the other bodies' placements in Data are left as they were. O(b).
+    """
+    for i in range(b + 1):
+        if b < m.subtree_end[i]:
+            XJ = J.jcalc(m.jtype[i], m.jaxis, i, q, m.idx_q[i])
+            liMi = compose(pose(m.Xtree_R, m.Xtree_p, i), XJ)
+            store_pose(d.lR, d.lp, i, liMi)
+            pa = m.parent[i]
+            store_pose(d.oR, d.op, i, liMi if pa < 0 else compose(pose(d.oR, d.op, pa), liMi))
 
 
 @_jit

@@ -66,7 +66,12 @@ def rnea(model, q, v, a, f_ext=None):
     f_ext (nb, 6): external wrenches on the bodies, body frame, linear first.
     Every argument may carry a leading batch dimension N.
     """
-    (Q, V, A), batched, n = _args.vectors(model, q=(q, model.nq), v=(v, model.nv), a=(a, model.nv))
+    nq, nv = model.nq, model.nv
+    if f_ext is None and _args.plain(q, nq, v, nv, a, nv):  # one call: the kernel, no batch
+        tau = np.empty(nv)
+        parallel.call(model, rnea_kernel, q, v, a, _args.no_forces(model)[0], model.arrays.gravity, tau)
+        return tau
+    (Q, V, A), batched, n = _args.vectors(model, q=(q, nq), v=(v, nv), a=(a, nv))
     return _run(model, Q, V, A, f_ext, batched, n)
 
 

@@ -151,8 +151,10 @@ def implicit_diagonal(fo, v, diag):
     for k in range(v.shape[0]):
         diag[k] = fo.gain_m[k]
         if fo.implicit_dt > 0.0:
-            sech2 = 1.0 - math.tanh(v[k] / fo.eps) ** 2
-            diag[k] += fo.implicit_dt * (fo.damping[k] + fo.friction[k] / fo.eps * sech2)
+            b = fo.damping[k]
+            if fo.friction[k] != 0.0:
+                b += fo.friction[k] / fo.eps * (1.0 - math.tanh(v[k] / fo.eps) ** 2)
+            diag[k] += fo.implicit_dt * b
 
 
 @inline_kernel

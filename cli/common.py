@@ -23,6 +23,20 @@ def gravity_option(f):
                         help="Gravity in the world frame, m/s^2 [default: 0,0,-9.81].")(f)
 
 
+def armature_option(f):
+    return click.option("--armature", multiple=True, metavar="JOINT=KG_M2",
+                        help="Rotor inertia of a joint, added to the mass matrix's diagonal (MuJoCo's and "
+                             "Pinocchio's armature); repeat for more joints [default: none, or the scenario's].")(f)
+
+
+def armature_values(values) -> dict:
+    """('elbow=0.1', 'wrist_1=0.02') -> {'elbow': 0.1, 'wrist_1': 0.02} (--armature)."""
+    given = vector_option(values, "--armature")
+    if isinstance(given, list):
+        raise click.BadParameter(f"{values[0]!r}: expected JOINT=VALUE", param_hint="--armature")
+    return given
+
+
 def output_option(f):
     return click.option("-o", "--output", metavar="PATH", default=None,
                         help="Output file (.csv or .parquet); '-' or absent: standard output.")(f)
@@ -120,15 +134,19 @@ def notice(ctx, message):
         click.echo(f"dyn: {message}", err=True)
 
 
-def load_robot(ctx, path, floating_base=False, gravity=None, *, warn=True, package_path=()):
-    """dynlib.load with the command's options; its warnings go to standard error (unless
-    `warn` is False: `dyn info` lists them in its output)."""
+def load_robot(ctx, path, floating_base=False, gravity=None, *, warn=True, package_path=(), armature=()):
+    """dynlib.load with the command's options (`armature`: the --armature values); its warnings go to
+    standard error (unless `warn` is False: `dyn info` lists them in its output)."""
     import dynlib
 
     g = None if gravity is None else parse_vector(gravity, 3, "--gravity")
+    rotors = armature_values(armature) if armature else None
     model = dynlib.load(path, floating_base=bool(floating_base), package_path=tuple(package_path))
     if g is not None:
         model = model.with_gravity(g)
+    if rotors:
+        with naming("--armature"):
+            model = model.with_armature(rotors)
     if warn:
         model_warnings(ctx, model)
     return model
@@ -244,11 +262,13 @@ class Overrides:
                 for name, v in given.items():
                     self.put(key + (name,), v, label)
 
-    def robot(self, floating_base, gravity):
+    def robot(self, floating_base, gravity, armature=()):
         if floating_base:
             self.put("floating_base", True, "--floating-base")
         if gravity is not None:
             self.put("gravity", parse_vector(gravity, 3, "--gravity"), "--gravity")
+        for joint, value in (armature_values(armature) if armature else {}).items():
+            self.put(("armature", joint), value, "--armature")
 
     def load(self, source):
         from dynlib.scenario import load_scenario

@@ -3,8 +3,8 @@ import json
 
 import click
 
-from .common import (Overrides, check_outputs, compile_notice, floating_base_option, gravity_option, model_warnings,
-                     notice, run_options)
+from .common import (Overrides, armature_option, check_outputs, compile_notice, floating_base_option, gravity_option,
+                     model_warnings, notice, run_options)
 
 
 @click.command(epilog="""\b
@@ -39,9 +39,10 @@ force the work-energy balance cannot account for).""")
 @click.option("--plot", "plot_path", metavar="FILE.png", default=None, help="Figure of the energies and the drift.")
 @floating_base_option
 @gravity_option
+@armature_option
 @click.pass_context
 def energy_check(ctx, source, duration, dt, integrator, q0, qd0, seed, tolerance, report_path, plot_path,
-                 floating_base, gravity):
+                 floating_base, gravity, armature):
     """Check ROBOT (.urdf/.xacro) or SCENARIO (.yaml): energy drift, FD∘ID, mass matrix, Coriolis skew."""
     from dynlib.checks import energy_check as run_checks
 
@@ -54,7 +55,7 @@ def energy_check(ctx, source, duration, dt, integrator, q0, qd0, seed, tolerance
     o.put_if("dt", dt, "--dt")
     o.put_if("integrator", integrator, "--integrator")
     o.initial_state(q0, qd0)
-    o.robot(floating_base, gravity)
+    o.robot(floating_base, gravity, armature)
     scenario = o.load(source)
     model_warnings(ctx, scenario.model)
     check_outputs((report_path, "report", "--report"), (plot_path, "figure", "--plot"),

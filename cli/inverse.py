@@ -1,9 +1,9 @@
 """`dyn inverse ROBOT TRAJ`: the motor torques behind a recorded trajectory (inverse dynamics)."""
 import click
 
-from .common import (check_outputs, compile_notice, derivative_options, floating_base_option, gravity_option,
-                     load_robot, naming, notice, output_option, read_motion, recording_options, robot_argument,
-                     write_motion)
+from .common import (armature_option, check_outputs, compile_notice, derivative_options, floating_base_option,
+                     gravity_option, load_robot, naming, notice, output_option, read_motion, recording_options,
+                     robot_argument, write_motion)
 
 
 @click.command(epilog="""\b
@@ -44,11 +44,12 @@ map that contradicts them is an error.""")
 @output_option
 @floating_base_option
 @gravity_option
+@armature_option
 @derivative_options
 @recording_options
 @click.option("--keep-columns", is_flag=True, help="Also write the input's columns (its tau.* are replaced).")
 @click.pass_context
-def inverse(ctx, robot, traj, output, floating_base, gravity, derivatives, window, polyorder,
+def inverse(ctx, robot, traj, output, floating_base, gravity, armature, derivatives, window, polyorder,
             no_joint_friction, friction_smoothing, column_map, topic, time_unit, resample, absolute_time,
             keep_columns):
     """The motor torques tau.* that produce the motion in TRAJ ('-': standard input).
@@ -65,7 +66,7 @@ def inverse(ctx, robot, traj, output, floating_base, gravity, derivatives, windo
     with naming("--columns"):
         columns = parse_column_map(column_map) if column_map else None
     check_outputs((output, "trajectory", "-o/--output"), inputs=(robot, traj))
-    model = load_robot(ctx, robot, floating_base, gravity)
+    model = load_robot(ctx, robot, floating_base, gravity, armature=armature)
     rec = read_motion(ctx, model, traj, columns, topic, time_unit, resample)
     compile_notice(ctx)
     result = inverse_dynamics_trajectory(

@@ -23,8 +23,12 @@ generalized force, then turns them into an acceleration:
     implicit, as MuJoCo does for joint damping, it is backward Euler on the
     friction term inside each stage: stable at any dt, first-order accurate in
     the friction term only; the rigid-body part keeps the scheme's order.
-    A recorded row holds the explicit acceleration ``ABA(q, v, tau_total, fext)``
-    (`recorded_acceleration`), so that inverse dynamics on the rows gives back tau;
+    ``dt B`` is diagonal in joint space, like a rotor's inertia (armature): the
+    ABA solves ``(M + diag(dt B)) a = tau_total - h`` with ``D_k = S_k^T IA S_k +
+    armature_k + (dt B)_k`` (`dynlib.algorithms.aba`), in O(n) like the explicit
+    step, without forming M. A recorded row holds the explicit acceleration
+    ``ABA(q, v, tau_total, fext)`` (`recorded_acceleration`), so that inverse
+    dynamics on the rows gives back tau;
   - the contact models that constrain the motion (`dynlib.contact.bilateral`,
     `unilateral`, `relaxed`) are the other kernels of this stage.
 
@@ -36,8 +40,11 @@ the bias (backward Euler in the gains, as MuJoCo's implicit actuator damping),
 so stiff gains on light links are stable at any dt. `applied_torque` then
 makes the recorded motor torque the one applied, ``M a + h = tau_applied``.
 
-`mass_and_bias` is their shared prelude: ``M`` by CRBA (plus ``dt B`` when
-``Forces.implicit_dt > 0``), ``h`` by RNEA, ``tau_h = tau_total - h``.
+`implicit_diagonal` is the one home of that diagonal, ``dt B + gain_m`` (nv,),
+for both paths: the ABA of `ImplicitFriction`, and `mass_and_bias`, the dense
+prelude of the contact stages that need M itself (`dynlib.contact.bilateral`,
+`unilateral`, `relaxed`): ``M`` by CRBA plus the diagonal, ``h`` by RNEA,
+``tau_h = tau_total - h - gain_v v``.
 """
 from __future__ import annotations
 
@@ -49,7 +56,6 @@ import numpy as np
 from .algorithms.aba import aba_kernel
 from .algorithms.crba import crba_kernel
 from .algorithms.kinematics import placements
-from .algorithms.linalg import cholesky, cholesky_solve
 from .algorithms.rnea import rnea_kernel
 from .spatial import kernel
 from .stages import inline_kernel, stage
@@ -80,7 +86,8 @@ class Free(NamedTuple):
 
 
 class ImplicitFriction(NamedTuple):
-    """Acceleration stage: (M + dt B) a = tau_total - h, joint friction linearly implicit (dt: Forces.implicit_dt)."""
+    """Acceleration stage: (M + dt B) a = tau_total - h by the ABA, joint friction linearly implicit (dt:
+    Forces.implicit_dt), and implicit PD gains (Forces.gain_m, gain_v)."""
 
 
 @kernel
@@ -137,24 +144,28 @@ def external_wrenches(m, d, p, pts, fo, t, q, v, w, fext):
 # ------------------------------------------------------------------ forward dynamics
 
 @kernel
-def add_friction_jacobian(M, fo, v):
-    """M += dt B, B = diag(damping + friction/eps (1 - tanh²(v/eps))), dt = fo.implicit_dt: the joint
-    friction's (negated) velocity Jacobian; (M + dt B) a = ... is friction taken linearly implicit."""
+def implicit_diagonal(fo, v, diag):
+    """diag (nv,) = dt B + gain_m, dt = fo.implicit_dt (0: joint friction explicit): the joint-space diagonal
+    of the implicit step, B = diag(damping + friction/eps (1 - tanh²(v/eps))) the joint friction's (negated)
+    velocity Jacobian, gain_m = dt kd + dt² kp of implicit PD gains."""
     for k in range(v.shape[0]):
-        sech2 = 1.0 - math.tanh(v[k] / fo.eps) ** 2
-        M[k, k] += fo.implicit_dt * (fo.damping[k] + fo.friction[k] / fo.eps * sech2)
+        diag[k] = fo.gain_m[k]
+        if fo.implicit_dt > 0.0:
+            b = fo.damping[k]
+            if fo.friction[k] != 0.0:
+                b += fo.friction[k] / fo.eps * (1.0 - math.tanh(v[k] / fo.eps) ** 2)
+            diag[k] += fo.implicit_dt * b
 
 
 @inline_kernel
 def mass_and_bias(m, d, fo, q, v, tau_total, fext, tau_h):
-    """d.M = M(q) (+ dt B under implicit joint friction, + diag(gain_m) under implicit PD gains),
-    d.h = RNEA(q, v, 0, fext), tau_h = tau_total - h - gain_v v."""
+    """d.M = M(q) + diag(dt B + gain_m) (`implicit_diagonal`, in d.diag), d.h = RNEA(q, v, 0, fext),
+    tau_h = tau_total - h - gain_v v."""
     crba_kernel(m, d, q, d.M)
-    if fo.implicit_dt > 0.0:
-        add_friction_jacobian(d.M, fo, v)
+    implicit_diagonal(fo, v, d.diag)
     rnea_kernel(m, d, q, v, d.zeros_v, fext, m.gravity, d.h)
     for k in range(v.shape[0]):
-        d.M[k, k] += fo.gain_m[k]
+        d.M[k, k] += d.diag[k]
         tau_h[k] = tau_total[k] - d.h[k] - fo.gain_v[k] * v[k]
 
 
@@ -171,17 +182,22 @@ def applied_torque(fo, v, a, tau, tau_total):
 @stage("acceleration", Free)
 def free_acceleration(m, d, p, pts, fo, dt, q, v, tau_total, fext, w, tau_h, a):
     """a = ABA(q, v, tau_total, fext)."""
-    aba_kernel(m, d, q, v, tau_total, fext, m.gravity, a)
+    aba_kernel(m, d, q, v, tau_total, fext, m.gravity, d.zeros_v, a)
     return True
 
 
 @stage("acceleration", ImplicitFriction)
 def implicit_friction_acceleration(m, d, p, pts, fo, dt, q, v, tau_total, fext, w, tau_h, a):
-    """a = (M + dt B)^-1 (tau_total - h) by Cholesky; False if M + dt B is not positive definite."""
-    mass_and_bias(m, d, fo, q, v, tau_total, fext, tau_h)
-    if not cholesky(d.M, d.L):
-        return False
-    cholesky_solve(d.L, tau_h, a)
+    """(M + diag(dt B + gain_m)) a = tau_total - gain_v v - h by one ABA with that diagonal on D_k, O(n);
+    False if a pivot D_k is not positive (M plus the diagonal not positive definite)."""
+    implicit_diagonal(fo, v, d.diag)
+    for k in range(v.shape[0]):
+        tau_h[k] = tau_total[k] - fo.gain_v[k] * v[k]
+    aba_kernel(m, d, q, v, tau_h, fext, m.gravity, d.diag, a)
+    for i in range(m.parent.shape[0]):
+        for j in range(m.nvj[i]):
+            if not (0.0 < d.Dinv[i, j, j] < math.inf):
+                return False
     return True
 
 
@@ -194,4 +210,4 @@ def stage_acceleration(m, d, p, q, v, tau_total, fext, a, out):
 @stage("recorded_acceleration", ImplicitFriction)
 def explicit_acceleration(m, d, p, q, v, tau_total, fext, a, out):
     """out = ABA(q, v, tau_total, fext): the model's acceleration at the state, not the implicit stage's."""
-    aba_kernel(m, d, q, v, tau_total, fext, m.gravity, out)
+    aba_kernel(m, d, q, v, tau_total, fext, m.gravity, d.zeros_v, out)

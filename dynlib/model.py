@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import math
 import threading
 from typing import NamedTuple
 
@@ -46,6 +47,7 @@ class ModelArrays(NamedTuple):
     frame_p: np.ndarray    # (nf, 3) frame placement in its body, translation
     damping: np.ndarray    # (nv,) viscous joint friction (URDF <dynamics damping>)
     friction: np.ndarray   # (nv,) Coulomb joint friction (URDF <dynamics friction>)
+    armature: np.ndarray   # (nv,) rotor inertia on M's diagonal (not in URDF: Model.with_armature; zeros)
 
 
 class Data(NamedTuple):
@@ -68,12 +70,23 @@ class Data(NamedTuple):
     R3: np.ndarray   # (3, 3) scratch rotation
     p3: np.ndarray   # (3,) scratch translation
     zeros_v: np.ndarray  # (nv,) zeros, never written
+    diag: np.ndarray  # (nv,) ABA and mass_and_bias: the implicit step's joint-space diagonal (dynlib.dynamics)
     M: np.ndarray    # (nv, nv) joint-space inertia (crba output)
     h: np.ndarray    # (nv,) nonlinear effects / bias torques
     L: np.ndarray    # (nv, nv) factor scratch: Cholesky's L, or LTDL's L and D (linalg.ltdl)
     BC: np.ndarray   # (nb, 6, 6) Coriolis: composite B(I, v) matrices, world frame
     Sw: np.ndarray   # (nv, 6) CRBA and Coriolis: motion subspace columns, world frame
     dS: np.ndarray   # (nv, 6) Coriolis: their time derivatives v_i x S_k, world frame
+
+
+def _armature_value(value, what) -> float:
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        x = math.nan
+    if not (math.isfinite(x) and x >= 0.0):
+        raise InputError(f"{what} must be a finite number >= 0 (kg m^2), got {value!r}")
+    return x
 
 
 class Shape(NamedTuple):
@@ -161,6 +174,28 @@ class Model:
             raise InputError(f"gravity must be three finite numbers, got {gravity!r}")
         return dataclasses.replace(self, arrays=self.arrays._replace(gravity=g.copy()))
 
+    def with_armature(self, armature) -> "Model":
+        """The same robot with rotor inertia on each DoF: ``M(q) + diag(armature)`` everywhere (CRBA, ABA,
+        RNEA's ``armature a``, the kinetic energy's ``1/2 armature v^2``), as MuJoCo's MJCF ``armature`` and
+        Pinocchio's ``model.armature``. `armature`: one number for every DoF, nv numbers, or
+        {joint name: value} (each of the joint's DoFs; the others zero); kg m^2 (kg for a prismatic
+        joint), finite and >= 0."""
+        if isinstance(armature, dict):
+            arm = np.zeros(self.nv)
+            for joint, value in armature.items():
+                i = self.joint_id(joint)
+                iv = int(self.arrays.idx_v[i])
+                arm[iv:iv + int(self.arrays.nvj[i])] = _armature_value(value, f"armature of joint '{joint}'")
+        else:
+            try:
+                arm = np.broadcast_to(np.asarray(armature, dtype=float), (self.nv,)).copy()
+            except (TypeError, ValueError):
+                raise InputError(f"armature must be one number, {self.nv} numbers or {{joint: value}} "
+                                 f"for robot '{self.name}', got {armature!r}") from None
+            for k in range(self.nv):
+                _armature_value(arm[k], f"armature of '{self.v_names[k]}'")
+        return dataclasses.replace(self, arrays=self.arrays._replace(armature=arm))
+
     def without_joint_friction(self) -> "Model":
         """The same robot with URDF damping and friction set to zero."""
         z = np.zeros(self.nv)
@@ -219,7 +254,7 @@ class Model:
             v=np.zeros((nb, 6)), a=np.zeros((nb, 6)), f=np.zeros((nb, 6)), c=np.zeros((nb, 6)),
             IC=np.zeros((nb, 6, 6)), U=np.zeros((nv, 6)), Dinv=np.zeros((nb, 6, 6)), u=np.zeros(nv),
             tmp6=np.zeros((4, 6)), X6=np.zeros((2, 6, 6)), R3=np.zeros((3, 3)), p3=np.zeros(3),
-            zeros_v=np.zeros(nv), M=np.zeros((nv, nv)), h=np.zeros(nv), L=np.zeros((nv, nv)),
+            zeros_v=np.zeros(nv), diag=np.zeros(nv), M=np.zeros((nv, nv)), h=np.zeros(nv), L=np.zeros((nv, nv)),
             BC=np.zeros((nb, 6, 6)), Sw=np.zeros((nv, 6)), dS=np.zeros((nv, 6)),
         )
 
@@ -238,6 +273,7 @@ class Model:
                 "idx_q": iq, "idx_v": iv, "body_mass": float(a.inertia[i, 0, 0]),
                 "lower": [float(x) for x in self.lower[iq:iq + nqi]], "upper": [float(x) for x in self.upper[iq:iq + nqi]],
                 "damping": [float(x) for x in a.damping[iv:iv + nvi]], "friction": [float(x) for x in a.friction[iv:iv + nvi]],
+                "armature": [float(x) for x in a.armature[iv:iv + nvi]],
             })
         frames = [{"name": n, "joint": "world" if a.frame_body[k] < 0 else self.joint_names[a.frame_body[k]],
                    "mass": dict(self.link_masses)[n]} for k, n in enumerate(self.frame_names)]

@@ -28,7 +28,8 @@ One step, from state k to k + 1 (`_run`, compiled):
    c. ``body_forces``: the body wrenches f_ext: external wrenches (`dynamics.external_wrenches`),
       plus the contact forces for soft contact (`contact.soft.soft_forces`);
    d. ``acceleration``: a from (q_s, v_s, tau_total, f_ext): the ABA (`dynamics.Free`),
-      ``(M + dt B) a = tau_total - h`` under implicit joint friction (`dynamics.ImplicitFriction`),
+      ``(M + dt B) a = tau_total - h`` under implicit joint friction and PD gains, one ABA with the
+      diagonal dt B on each pivot D_k, O(n) (`dynamics.ImplicitFriction`),
       the KKT system of bilateral contact (`contact.bilateral`), or one time step with
       contact impulses (`contact.unilateral`, `contact.relaxed`; semi-implicit Euler only,
       whose acceleration is then ``(v+ − v)/dt``);

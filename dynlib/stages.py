@@ -12,7 +12,8 @@ stage                        parameter types (the kernel each one picks)   modul
 ``joint_forces`` (fixed)     `Forces`: joint friction                      `dynlib.dynamics`
 ``body_forces``              `ExternalWrenches`; `SoftParams` (wrenches    `dynlib.dynamics`,
                              and soft contact forces)                      `dynlib.contact.soft`
-``acceleration``             `Free` (ABA), `ImplicitFriction`,             `dynlib.dynamics`,
+``acceleration``             `Free` (ABA), `ImplicitFriction` (ABA with a  `dynlib.dynamics`,
+                             joint-space diagonal),
                              `BilateralParams`, `UnilateralParams`,        `dynlib.contact.*`
                              `RelaxedParams`
 =========================== ============================================= ==================================

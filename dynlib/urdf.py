@@ -499,7 +499,7 @@ def _assemble(rd, order, b_parent, b_code, b_axis, b_R, b_p, b_inertia, b_joint,
         gravity=np.array(gravity, dtype=float).reshape(3),
         frame_body=np.array([new[f[0]] for f in frames], dtype=np.int64),
         frame_R=np.array([f[1] for f in frames]).reshape(-1, 3, 3), frame_p=np.array([f[2] for f in frames]).reshape(-1, 3),
-        damping=damping, friction=friction,
+        damping=damping, friction=friction, armature=np.zeros(len(v_names)),
     )
     collisions = tuple((lk.name, kind, params, R, p) for lk in (rd.links[n] for n in frame_names)
                        for kind, params, R, p in lk.collisions)

@@ -160,6 +160,11 @@ def random_state(model, rng, scale: float = 1.0):
     return q, rng.uniform(-1, 1, model.nv), rng.uniform(-1, 1, model.nv)
 
 
+def with_armature(model, rng):
+    """The model with a random rotor inertia (armature) in [0.01, 0.2] on each DoF."""
+    return model.with_armature(rng.uniform(0.01, 0.2, model.nv))
+
+
 def rel_err(actual, ref) -> float:
     """max |actual - ref| / max(1, max |ref|)."""
     actual, ref = np.asarray(actual, dtype=float), np.asarray(ref, dtype=float)

@@ -9,7 +9,7 @@ from hypothesis import given
 
 import dynlib
 from dynlib.errors import DynError, InputError, ModelError
-from helpers import assert_close, few, random_state, sample, seeds
+from helpers import assert_close, few, random_state, sample, seeds, with_armature
 
 TOL = 1e-10
 
@@ -128,3 +128,18 @@ def test_bad_arguments_name_the_argument():
         dynlib.aba(model, np.tile(q, (2, 1)), np.zeros((2, 18)), np.zeros((3, 18)))
     with pytest.raises(InputError, match=r"^f_ext must have shape \(13, 6\)"):
         dynlib.aba(model, q, v, v, np.zeros((13, 3)))
+
+
+@few()
+@given(seed=seeds())
+def test_aba_inverts_rnea_with_armature(model, seed):
+    """Rotor inertias on D_k (ABA) and armature a in RNEA: still each other's inverse, and aba = M^-1 (tau - h)
+    with M from CRBA (armature on its diagonal)."""
+    rng = np.random.default_rng(seed)
+    model = with_armature(model, rng)
+    q, v, a = random_state(model, rng)
+    f_ext = rng.uniform(-5, 5, (model.nb, 6))
+    assert_close(dynlib.aba(model, q, v, dynlib.rnea(model, q, v, a, f_ext), f_ext), a, TOL, "aba(rnea(a)) = a, armature")
+    tau = rng.uniform(-5, 5, model.nv)
+    expected = np.linalg.solve(dynlib.crba(model, q), tau - dynlib.nonlinear_effects(model, q, v))
+    assert_close(dynlib.aba(model, q, v, tau), expected, 1e-9, "aba = M^-1 (tau - h), armature")

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 import dynlib
 from dynlib.errors import InputError
-from helpers import assert_close, basis, few, random_state, sample, seeds
+from helpers import assert_close, basis, few, random_state, sample, seeds, with_armature
 
 TOL = 1e-10
 
@@ -123,3 +123,18 @@ def test_bad_arguments_name_the_argument():
         dynlib.crba(model, [0, 0, 0, np.inf, 0, 0, 0])
     with pytest.raises(InputError, match=r"^q must have shape"):
         dynlib.crba(model, np.zeros((2, 2, 7)))
+
+
+@few()
+@given(seed=seeds())
+def test_armature_is_on_the_diagonal_and_in_the_rnea_columns(model, seed):
+    """crba(armature) = crba + diag(armature), and its columns are still rnea(e_j) - g."""
+    rng = np.random.default_rng(seed)
+    arm = with_armature(model, rng)
+    q, _, _ = random_state(model, rng)
+    M = dynlib.crba(arm, q)
+    assert_close(M, dynlib.crba(model, q) + np.diag(arm.arrays.armature), 1e-14, "M + diag(armature)")
+    g = dynlib.gravity_torques(arm, q)
+    zero = np.zeros(model.nv)
+    expected = np.column_stack([dynlib.rnea(arm, q, zero, basis(model.nv, j)) - g for j in range(model.nv)])
+    assert_close(M, expected, TOL, "crba columns = rnea(e_j) - g, armature")

@@ -10,7 +10,7 @@ from hypothesis import given
 
 import dynlib
 from dynlib.errors import InputError
-from helpers import SQRT_EPS, assert_close, basis, few, random_state, sample, seeds
+from helpers import SQRT_EPS, assert_close, basis, few, random_state, sample, seeds, with_armature
 
 TOL = 1e-10
 
@@ -114,3 +114,25 @@ def test_bad_arguments_name_the_argument():
         dynlib.potential_energy(model, [0.0])
     with pytest.raises(InputError, match=r"^q has a non-finite value"):
         dynlib.potential_energy(model, [np.inf, 0])
+
+
+@few()
+@given(seed=seeds())
+def test_kinetic_energy_with_armature_is_half_v_M_v(model, seed):
+    """The rotors' ½ armature v² is in the kinetic energy, so KE = ½ vᵀ M v with CRBA's M (armature included)
+    and the power balance dE/dt = vᵀ tau along aba holds with armature too."""
+    rng = np.random.default_rng(seed)
+    model = with_armature(model, rng)
+    q, v, _ = random_state(model, rng)
+    assert_close(dynlib.kinetic_energy(model, q, v), 0.5 * v @ dynlib.crba(model, q) @ v, TOL, "KE = v M v / 2, armature")
+    tau = rng.uniform(-5, 5, model.nv)
+    a = dynlib.aba(model, q, v, tau)
+
+    def energy(t):
+        qt = dynlib.integrate(model, q, t * v + 0.5 * t * t * a)
+        return dynlib.kinetic_energy(model, qt, v + t * a) + dynlib.potential_energy(model, qt)
+
+    h = 1e-4
+    power = (energy(h) - energy(-h)) / (2 * h)
+    scale = max(1.0, abs(dynlib.kinetic_energy(model, q, v)), float(np.abs(tau).sum()))
+    assert_close(power / scale, v @ tau / scale, 1e-6, "dE/dt = v tau (FD), armature")

@@ -303,3 +303,16 @@ def test_bad_options():
         inverse_dynamics_trajectory(ARM, traj, derivatives="spline")
     with pytest.raises(InputError, match="friction smoothing must be a positive number"):
         inverse_dynamics_trajectory(ARM, traj, friction_smoothing=0.0)
+
+
+def test_round_trip_with_armature_gives_back_the_applied_torques():
+    """Rotor inertias: inverse dynamics (rnea's armature a) is the exact inverse of the forward run (aba's D_k)."""
+    model = ARM.with_armature([0.05, 0.05, 0.02, 0.01, 0.01, 0.005])
+    amp = np.array([20.0, 60.0, 25.0, 3.0, 2.0, 1.0])
+    t, Q, V, A, T = forward_run(model, lambda s: amp * np.sin(30 * s + np.arange(6)), np.full(6, 0.2),
+                                steps=1000, dt=1e-4, eps=0.1)
+    assert np.abs(V).max() > 0.5
+    tau = torques(inverse_dynamics_trajectory(model, trajectory(model, t, Q, V, A), friction_smoothing=0.1))
+    assert_close(tau, T, 1e-9, "aba -> inverse round trip, arm6 with armature")
+    without = torques(inverse_dynamics_trajectory(ARM, trajectory(ARM, t, Q, V, A), friction_smoothing=0.1))
+    assert_close(tau - without, model.arrays.armature * A, 1e-9, "the rotors' armature a")

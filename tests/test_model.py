@@ -10,6 +10,7 @@ workspace.
 """
 import dataclasses
 import pickle
+import re
 import threading
 
 import numpy as np
@@ -193,7 +194,7 @@ def test_create_data_has_every_buffer_at_its_stated_shape():
     shapes = {"oR": (nb, 3, 3), "op": (nb, 3), "lR": (nb, 3, 3), "lp": (nb, 3), "v": (nb, 6), "a": (nb, 6),
               "f": (nb, 6), "c": (nb, 6), "IC": (nb, 6, 6), "U": (nv, 6), "Dinv": (nb, 6, 6), "u": (nv,),
               "tmp6": (4, 6), "X6": (2, 6, 6), "R3": (3, 3), "p3": (3,), "zeros_v": (nv,), "M": (nv, nv),
-              "h": (nv,), "L": (nv, nv), "BC": (nb, 6, 6), "Sw": (nv, 6), "dS": (nv, 6)}
+              "h": (nv,), "diag": (nv,), "L": (nv, nv), "BC": (nb, 6, 6), "Sw": (nv, 6), "dS": (nv, 6)}
     d = m.create_data()
     assert set(Data._fields) == set(shapes)
     for name, shape in shapes.items():
@@ -212,3 +213,29 @@ def test_summary_lists_each_joint_with_its_coordinates():
     assert sum((j["v"] for j in s["joints"]), []) == list(m.v_names)
     assert s["joints"][0]["parent"] == "world" and s["joints"][0]["type"] == m.joint_types[0]
     assert {f["name"] for f in s["frames"]} == set(m.frame_names)
+
+
+def test_with_armature_sets_the_rotor_inertias_only():
+    m = sample("arm6")
+    assert np.all(m.arrays.armature == 0) and m.arrays.armature.shape == (m.nv,)
+    by_joint = m.with_armature({"elbow": 0.2, "wrist_3": 0.01})
+    assert np.array_equal(by_joint.arrays.armature, [0, 0, 0.2, 0, 0, 0.01])
+    assert np.array_equal(m.with_armature(0.5).arrays.armature, np.full(6, 0.5))
+    assert np.array_equal(m.with_armature(np.arange(6.0)).arrays.armature, np.arange(6.0))
+    assert np.all(m.arrays.armature == 0)  # the original is unchanged
+    assert by_joint.arrays.damping is m.arrays.damping and by_joint.joint_names == m.joint_names
+    quad = sample("quadruped", True).with_armature({"root": 1.0})
+    assert np.array_equal(quad.arrays.armature[:6], np.ones(6)) and np.all(quad.arrays.armature[6:] == 0)
+    assert by_joint.summary()["joints"][2]["armature"] == [0.2]
+
+
+@pytest.mark.parametrize("armature, message", [
+    ({"elbw": 1.0}, "no moving joint 'elbw'"),
+    ({"elbow": -1.0}, "armature of joint 'elbow' must be a finite number >= 0"),
+    ([1.0, 2.0], "armature must be one number, 6 numbers or {joint: value}"),
+    (np.full(6, np.inf), "armature of 'shoulder_pan' must be a finite number >= 0"),
+    ("heavy", "armature must be one number"),
+])
+def test_bad_armature_is_an_input_error(armature, message):
+    with pytest.raises(InputError, match=re.escape(message)):
+        sample("arm6").with_armature(armature)

@@ -155,6 +155,28 @@ def test_energies(robot):
                      "potential_energy")
 
 
+def test_armature(robot):
+    """Rotor inertias (Pinocchio's model.armature): crba adds them to the diagonal, rnea adds armature a,
+    aba inverts it (Pinocchio 3+ conventions, dynlib's too). The kinetic energy is ½ vᵀ M v with Pinocchio's
+    M: its own computeKineticEnergy (4.1) adds ½ armature v² for the axis-aligned joints (JointModelRX, ...)
+    only, not for JointModelRevoluteUnaligned (anymal_c, random trees), which ½ vᵀ M v does not follow."""
+    P = robot.P
+    arm = np.linspace(0.01, 0.2, robot.m.nv)
+    m = robot.m.with_armature(arm)
+    pm = robot.pm.copy()
+    pm.armature = P.v(arm)
+    pd = pm.createData()
+    for (q, v, a, f), (qp, vp, ap) in robot.pin_states():
+        Mp = pin.crba(pm, pd, qp)
+        assert_close(dynlib.crba(m, q), P.mat(np.triu(Mp) + np.triu(Mp, 1).T), TOL, "crba armature")
+        assert_close(dynlib.rnea(m, q, v, a), P.v_back(pin.rnea(pm, pd, qp, vp, ap)), TOL, "rnea armature")
+        tau = dynlib.rnea(m, q, v, np.zeros(m.nv)) + np.linspace(-3, 3, m.nv)
+        assert_close(dynlib.aba(m, q, v, tau, f), P.v_back(pin.aba(pm, pd, qp, vp, P.v(tau), P.fext(f))), TOL,
+                     "aba armature f_ext")
+        assert_close(dynlib.kinetic_energy(m, q, v), 0.5 * vp @ (np.triu(Mp) + np.triu(Mp, 1).T) @ vp, TOL,
+                     "kinetic armature")
+
+
 REFS = {"world": pin.WORLD, "local": pin.LOCAL, "local_world_aligned": pin.LOCAL_WORLD_ALIGNED}
 
 

@@ -10,7 +10,7 @@ from hypothesis import given
 
 import dynlib
 from dynlib.errors import InputError
-from helpers import assert_close, body_jacobian, few, random_state, sample, seeds
+from helpers import assert_close, body_jacobian, few, random_state, sample, seeds, with_armature
 
 TOL = 1e-10
 
@@ -131,3 +131,15 @@ def test_bad_arguments_name_the_argument():
         dynlib.nonlinear_effects(model, q, [np.nan] * 6)
     with pytest.raises(InputError, match=r"^q has a non-finite value at row 1, index 0"):
         dynlib.gravity_torques(model, [np.zeros(6), [np.nan] + [0] * 5])
+
+
+@few()
+@given(seed=seeds())
+def test_armature_adds_armature_times_acceleration_only(model, seed):
+    """Pinocchio's convention: rnea = M a + h with armature on M's diagonal; h and g do not change."""
+    rng = np.random.default_rng(seed)
+    arm = with_armature(model, rng)
+    q, v, a = random_state(model, rng)
+    assert_close(dynlib.rnea(arm, q, v, a), dynlib.rnea(model, q, v, a) + arm.arrays.armature * a, TOL,
+                 "rnea + armature a")
+    assert_close(dynlib.nonlinear_effects(arm, q, v), dynlib.nonlinear_effects(model, q, v), TOL, "h unchanged")

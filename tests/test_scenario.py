@@ -288,3 +288,25 @@ def test_combinations_that_cannot_run_are_errors_at_load(tmp_path):
     assert load_scenario(write(tmp_path, BASE + "integrator: semi-implicit\n" + contact)).contacts is not None
     err = error_of(tmp_path, BASE.replace("[q, qd, energy]", "[q, contact]"))
     assert (err.line, err.key) == (15, "output.columns") and "need a 'contacts:' block" in err.message
+
+
+def test_armature_by_joint(tmp_path):
+    sc = load_scenario(write(tmp_path, BASE + "armature: {elbow: 0.2, wrist_3: 0.01}\n"))
+    assert np.array_equal(sc.model.arrays.armature, [0, 0, 0.2, 0, 0, 0.01])
+    assert np.all(load_scenario(write(tmp_path, BASE)).model.arrays.armature == 0)
+    err = error_of(tmp_path, BASE + "armature: {elbw: 0.1}\n")
+    assert err.key == "armature.elbw" and "did you mean 'elbow'?" in err.message and err.line == 16
+    assert error_of(tmp_path, BASE + "armature: {elbow: -1}\n").key == "armature.elbow"
+
+
+@pytest.mark.parametrize("extra", ["", "control: {type: pd, kp: 20, kd: 1}\n"])
+def test_energy_check_counts_the_armature(tmp_path, extra):
+    """dyn energy-check with rotor inertias: free motion conserves the energy, and under a PD the
+    work-energy balance (rnea's armature a against the kinetic energy's ½ armature v²) holds."""
+    from dynlib.checks import energy_check
+
+    text = (f"dyn: 1\nrobot: {ROBOTS_DIR / 'arm6.urdf'}\nduration: 0.3\nintegrator: rk4\n"
+            "joint_friction: none\ninitial:\n  qd: [1, -1, 1, 2, 2, 2]\n"
+            "armature: {shoulder_pan: 0.3, elbow: 0.1, wrist_3: 0.02}\n" + extra)
+    report = energy_check(load_scenario(write(tmp_path, text)), tolerance=1e-6)
+    assert report.passed, report.as_dict()

@@ -15,6 +15,14 @@ RBDA Table 7.1 (body frame, linear first), three passes, O(n):
 Eliminating DoF by DoF is block Gaussian elimination of D = S^T IA S, the same
 Ia, pa and qdd as with D^-1, without inverting D. Gravity enters as the world's
 acceleration (-g, 0). Inputs q (nq,), v, tau (nv,), f_ext (nb, 6); output a (nv,).
+
+A joint-space diagonal enters D_k = S_k^T IA S_k + armature_k + diag_k (the rotor
+inertia of a 1-DoF joint, RBDA §9.3; Pinocchio's ``model.armature``): the kernel
+solves (M + diag(armature + diag)) a = tau + J^T f_ext - h, still O(n). ``diag``
+(nv,) is the kernel's argument for the terms that are no part of the model: the
+implicit joint damping and PD gains of a simulation step (`dynlib.dynamics`); the
+public `aba` passes zeros.
+
 Afterwards Data.U[k], u[k] hold U_k, u_k and Data.Dinv[i, j, j] holds 1 / D_k
 (k the j-th DoF of joint i); Data.lR, lp the joint placements, but not the world
 placements Data.oR, op (`kinematics.placements` computes those).
@@ -33,7 +41,7 @@ _jit = kernel  # no reference counting, numpy error model (see dynlib.spatial)
 
 
 @_jit
-def aba_kernel(m, d, q, v, tau, fext, gravity, qdd):
+def aba_kernel(m, d, q, v, tau, fext, gravity, diag, qdd):
     nb = m.parent.shape[0]
     # pass 1: forward, joint placements, velocities, bias terms c and pA, articulated inertias IA = I
     joint_placements(m, d, q)
@@ -47,14 +55,14 @@ def aba_kernel(m, d, q, v, tau, fext, gravity, qdd):
         for r in range(6):
             for c in range(6):
                 d.IC[i, r, c] = m.inertia[i, r, c]
-    # pass 2: backward, each DoF eliminated from (IA, pA); Ia and pa = pA + Ia c to the parent
+    # pass 2: backward, each DoF eliminated from (IA, pA), D_k with the diagonal; Ia, pa = pA + Ia c to the parent
     for i in range(nb - 1, -1, -1):
         iv = m.idx_v[i]
         pA = vec6(d.f, i)
         for k in range(iv + m.nvj[i] - 1, iv - 1, -1):
             Sk = vec6(m.S, k)
             Uk = inertia_times(d.IC, i, Sk)
-            Dinv = 1.0 / dot6(Sk, Uk)
+            Dinv = 1.0 / (dot6(Sk, Uk) + m.armature[k] + diag[k])
             uk = tau[k] - dot6(Sk, pA)
             store6(d.U, k, Uk)
             d.u[k] = uk
@@ -81,7 +89,7 @@ def aba_kernel(m, d, q, v, tau, fext, gravity, qdd):
 @_jit
 def aba_batch(m, d, Q, V, TAU, F, gravity, out):
     for n in range(Q.shape[0]):
-        aba_kernel(m, d, Q[n], V[n], TAU[n], F[n if F.shape[0] > 1 else 0], gravity, out[n])
+        aba_kernel(m, d, Q[n], V[n], TAU[n], F[n if F.shape[0] > 1 else 0], gravity, d.zeros_v, out[n])
 
 
 def check_dynamics(model):

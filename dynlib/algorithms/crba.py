@@ -5,7 +5,8 @@ inertias ``IC_parent += liMi.act(IC_i)`` backward in body frames, and for each
 DoF k of body i the force ``F = oMi.act(IC_i S_k)`` in the world frame gives the
 row/column entries ``M[k, l] = M[l, k] = oS_l . F`` for the DoFs l of i and its
 ancestors, with ``oS_l = oMj.act(S_l)`` (Data.Sw). In the world frame F needs
-no carrying up the chain. Input q (nq,); output M (nv, nv), symmetric.
+no carrying up the chain. The model's armature (rotor inertia) is added to the
+diagonal, as in Pinocchio. Input q (nq,); output M (nv, nv), symmetric.
 O(n d) with d the tree depth.
 """
 import numpy as np
@@ -48,6 +49,9 @@ def crba_kernel(m, d, q, M):
         pa = m.parent[i]
         if pa >= 0:
             act_rigid_inertia(pose(d.lR, d.lp, i), d.IC, i, d.IC, pa)
+    # the rotor inertias on the diagonal
+    for k in range(nv):
+        M[k, k] += m.armature[k]
 
 
 @_jit

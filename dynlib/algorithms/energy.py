@@ -1,7 +1,8 @@
 """Kinetic and potential energy.
 
-``T = 1/2 sum_i v_i^T I_i v_i`` (body frame) and ``U = -sum_i m_i g^T c_i`` with
-c_i the body's centre of mass in the world (zero at the world origin, as in
+``T = 1/2 sum_i v_i^T I_i v_i + 1/2 sum_k armature_k v_k^2`` (body frame, plus the
+rotors' share, so that ``T = 1/2 v^T M v`` with M from `crba`, as in Pinocchio) and
+``U = -sum_i m_i g^T c_i`` with c_i the body's centre of mass in the world (zero at the world origin, as in
 Pinocchio; links fixed to the world do not count). O(n).
 """
 import numpy as np
@@ -25,6 +26,8 @@ def kinetic_kernel(m, d, q, v):
     for i in range(m.parent.shape[0]):
         vi = vec6(d.v, i)
         T += 0.5 * dot6(vi, rigid_inertia_times(m.inertia, i, vi))
+    for k in range(v.shape[0]):
+        T += 0.5 * m.armature[k] * v[k] * v[k]
     return T
 
 

@@ -2,7 +2,9 @@
 
 RBDA Table 5.1 (body frame, linear first). Gravity enters as the world's
 spatial acceleration ``(-g, 0)``. Inputs q (nq,), v, a (nv,), f_ext (nb, 6)
-wrenches on each body in its frame; output tau (nv,). O(n). Leaves the joint
+wrenches on each body in its frame; output tau (nv,), with the rotor inertias'
+``armature a`` (Pinocchio's convention: the exact inverse of `aba`, and
+``rnea(q, v, 0) = h`` unchanged). O(n). Leaves the joint
 placements, body velocities, accelerations and forces in Data.lR, lp, v, a, f
 (not the world placements Data.oR, op: `kinematics.placements` computes those).
 
@@ -35,11 +37,11 @@ def rnea_kernel(m, d, q, v, a, fext, gravity, tau):
         Ia = rigid_inertia_times(m.inertia, i, vec6(d.a, i))
         Iv = rigid_inertia_times(m.inertia, i, vi)
         store6(d.f, i, sub6(add6(Ia, cross_force(vi, Iv)), vec6(fext, i)))
-    # pass 2: backward, joint torques and force propagation
+    # pass 2: backward, joint torques (with the rotor's armature a) and force propagation
     for i in range(nb - 1, -1, -1):
         fi = vec6(d.f, i)
         for k in range(m.idx_v[i], m.idx_v[i] + m.nvj[i]):
-            tau[k] = dot6(vec6(m.S, k), fi)
+            tau[k] = dot6(vec6(m.S, k), fi) + m.armature[k] * a[k]
         pa = m.parent[i]
         if pa >= 0:
             add_to6(d.f, pa, act_force(pose(d.lR, d.lp, i), fi))

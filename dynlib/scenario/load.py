@@ -195,6 +195,12 @@ def _build_model(sc):
             if ov.friction is not None:
                 friction[iv:iv + n] = ov.friction
         model = dataclasses.replace(model, arrays=model.arrays._replace(damping=damping, friction=friction))
+    for joint in sc.armature:
+        if joint not in model.joint_names:
+            raise sc.error(("armature", joint),
+                           f"robot '{model.name}' has no moving joint '{joint}'; {closest(joint, model.joint_names)}")
+    if sc.armature:
+        model = model.with_armature(sc.armature)
     return model
 
 

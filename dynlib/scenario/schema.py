@@ -294,6 +294,9 @@ class Scenario(_Block):
     """The controller, chosen by its type."""
     joint_friction: Union[Literal["from-urdf", "none"], dict[str, FrictionOverride]] = "from-urdf"
     """The URDF's joint damping and Coulomb friction, none, or {joint: override}."""
+    armature: dict[str, NonNegativeFloat] = {}
+    """{joint: rotor inertia} added to the mass matrix's diagonal, kg·m² (kg for a prismatic joint), as
+    MuJoCo's and Pinocchio's armature (URDF has none; default: zero)."""
     friction_smoothing: PositiveFloat = 1e-3
     """ε of the Coulomb term friction · tanh(q̇ / ε), rad/s or m/s."""
     friction_integration: Literal["implicit", "explicit"] = "implicit"
@@ -345,7 +348,7 @@ class Scenario(_Block):
 
     @property
     def model(self):
-        """The robot as the scenario sets it up (floating base, gravity, friction overrides)."""
+        """The robot as the scenario sets it up (floating base, gravity, friction overrides, armature)."""
         if self._model is None:
             raise ScenarioError("this scenario was not loaded with dynlib.scenario.load_scenario, "
                                 "which builds its robot model")

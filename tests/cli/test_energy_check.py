@@ -98,3 +98,11 @@ def test_a_fixed_step_too_large_exits_1_naming_the_step_and_the_integrator(erd_p
                                                        if line.startswith("energy_drift fails")]
     # the step it names does pass
     assert dyn("energy-check", erd_path(KINOVA), "--dt", s["passing_dt"], "--integrator", "rk4").returncode == 0
+
+
+def test_armature_option_reaches_the_run_and_energy_is_still_conserved(tmp_path):
+    report = tmp_path / "r.json"
+    r = dyn("energy-check", ROBOTS_DIR / "arm6.urdf", "--armature", "shoulder_pan=0.5", "--armature", "elbow=0.2",
+            "--report", report)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert json.loads(report.read_text())["passed"] is True

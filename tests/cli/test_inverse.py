@@ -159,6 +159,20 @@ def test_simulate_piped_into_inverse_gives_back_the_applied_torques(tmp_path):
     assert_close(out.columns(tau_columns(ARM)), np.tile(tau, (2001, 1)), 1e-6, "simulate | inverse")
 
 
+def test_simulate_and_inverse_with_the_same_armature_give_back_the_torques(tmp_path):
+    """--armature on both ends: rotor inertias in the forward run (ABA) and back in the torques (RNEA)."""
+    tau = [5.0, -20.0, 8.0, 0.5, -0.2, 0.1]
+    rotors = ["--armature", "shoulder_pan=0.3", "--armature", "elbow=0.1", "--armature", "wrist_3=0.01"]
+    sim = run("simulate", ARM6, "--steps", 300, "--tau", ",".join(map(str, tau)), *rotors, "-o", tmp_path / "s.csv")
+    assert sim.exit_code == 0, sim.output
+    assert run("inverse", ARM6, tmp_path / "s.csv", *rotors, "-o", tmp_path / "tau.csv").exit_code == 0
+    assert_close(read_trajectory(tmp_path / "tau.csv").columns(tau_columns(ARM)), np.tile(tau, (301, 1)), 1e-6,
+                 "simulate | inverse, armature")
+    assert run("inverse", ARM6, tmp_path / "s.csv", "-o", tmp_path / "bare.csv").exit_code == 0
+    bare = read_trajectory(tmp_path / "bare.csv").columns(tau_columns(ARM))
+    assert np.abs(bare[:, 0] - tau[0]).max() > 1e-3  # without the rotors, the torques are not given back
+
+
 # -- errors: one line, exit 2, no output file --------------------------------------------
 
 def assert_fails(tmp_path, args, message):
@@ -216,6 +230,9 @@ def test_bad_column_map_and_options(tmp_path):
     assert_fails(tmp_path, [ARM6, tmp_path / "t.csv", "--derivatives", "savgol", "--polyorder", "1"],
                  "polyorder must be at least 2")
     assert_fails(tmp_path, [ARM6, tmp_path / "t.csv", "--derivatives", "spline"], "Invalid value for '--derivatives'")
+    assert_fails(tmp_path, [ARM6, tmp_path / "t.csv", "--armature", "elbw=0.1"], "did you mean 'elbow'")
+    assert_fails(tmp_path, [ARM6, tmp_path / "t.csv", "--armature", "elbow=-1"], "must be a finite number >= 0")
+    assert_fails(tmp_path, [ARM6, tmp_path / "t.csv", "--armature", "0.1"], "expected JOINT=VALUE")
 
 
 def test_failure_leaves_an_existing_output_untouched(tmp_path):

@@ -156,6 +156,8 @@ def test_divergence_writes_the_finite_rows_and_exits_1(tmp_path):
     (("--columns", "q,qdot"), "--columns"),
     (("--gravity", "0,0"), "--gravity"),
     (("--tau-csv", "missing.csv"), "missing.csv"),
+    (("--armature", "elbw=0.1"), "--armature: robot 'arm6' has no moving joint 'elbw'; did you mean 'elbow'?"),
+    (("--armature", "elbow=-1"), "--armature"),
 ])
 def test_bad_options_exit_2_with_one_line(tmp_path, args, message):
     out = tmp_path / "never.csv"

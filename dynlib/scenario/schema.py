@@ -9,7 +9,10 @@ and a pickled scenario (a sweep's worker) needs no file.
 """
 from __future__ import annotations
 
+import ast
+import inspect
 import math
+from functools import lru_cache
 from pathlib import Path
 from typing import Annotated, Any, Literal, Optional, Union
 
@@ -34,8 +37,40 @@ Gains = Union[NonNegativeFloat, dict[str, NonNegativeFloat], list[NonNegativeFlo
 
 class _Block(BaseModel):
     # an unknown key is an error; the attribute docstrings below are the descriptions of
-    # `dyn schema` and of docs/scenarios.md (generated from this file)
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    # `dyn schema` and of docs/scenarios.md (generated from this file). They are read by
+    # `_attribute_docstrings`, not by pydantic's use_attribute_docstrings: that one looks for
+    # each class's source with inspect.getmodule, a walk over every loaded module (~0.1 s of
+    # every `dyn simulate`). The validators are built at first use (defer_build), after the
+    # descriptions are set.
+    model_config = ConfigDict(extra="forbid", defer_build=True)
+
+    @classmethod
+    def __pydantic_init_subclass__(cls, **kwargs):
+        super().__pydantic_init_subclass__(**kwargs)
+        docs = _attribute_docstrings().get(cls.__name__, {})
+        for name, field in cls.__pydantic_fields__.items():
+            if field.description is None and name in docs:
+                field.description = docs[name]
+
+
+@lru_cache(maxsize=None)
+def _attribute_docstrings() -> dict:
+    """{class name: {field: docstring}} of the classes of this file: the string literal right
+    after an annotated attribute, cleaned as `inspect.cleandoc` does (pydantic's rule)."""
+    try:
+        tree = ast.parse(Path(__file__).read_text(encoding="utf-8"))
+    except OSError:  # no source installed: no descriptions, as with pydantic's own reading
+        return {}
+    docs = {}
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef):
+            attrs = docs[node.name] = {}
+            for before, stmt in zip(node.body, node.body[1:]):
+                if (isinstance(before, ast.AnnAssign) and isinstance(before.target, ast.Name)
+                        and isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant)
+                        and isinstance(stmt.value.value, str)):
+                    attrs[before.target.id] = inspect.cleandoc(stmt.value.value)
+    return docs
 
 
 # ------------------------------------------------------------------ controllers
@@ -194,7 +229,7 @@ class ContactPoint(_Block):
 class FromCollision(_Block):
     """The collision geometry of some links only."""
 
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True, populate_by_name=True)
+    model_config = ConfigDict(extra="forbid", defer_build=True, populate_by_name=True)
     from_collision: list[str] = Field(alias="from-collision", min_length=1)
     """The links whose collision spheres and boxes touch the ground."""
 

@@ -59,7 +59,11 @@ def sweep(ctx, scenario, outdir, workers, scheduler, fmt, dry_run, view, no_prog
         raise click.UsageError("give either --workers (local processes) or --scheduler (a Dask cluster), not both")
     if not dry_run:
         check_outputs((outdir, "folder", "-o/--output"), inputs=(scenario,))
-    plan = plan_sweep(scenario)
+    planning = _Planning(ctx, show_progress(ctx, no_progress))
+    try:
+        plan = plan_sweep(scenario, progress=planning)
+    finally:
+        planning.close()
     model_warnings(ctx, plan.base.model)
     if dry_run:
         _list(ctx, plan, outdir, fmt)
@@ -97,6 +101,27 @@ def _list(ctx, plan, outdir, fmt):
 
     click.echo(variants_csv(plan, outdir, fmt), nl=False)
     notice(ctx, f"{len(plan)} variants ({plan.shape})")
+
+
+class _Planning:
+    """progress(done, total) of the planning: a status line on a terminal, at most ten times a second."""
+
+    def __init__(self, ctx, live):
+        self.live = live
+        self.shown = False
+        self.last = 0.0
+
+    def __call__(self, done, total):
+        import time
+
+        if self.live and (time.monotonic() - self.last > 0.1 or done == total):
+            click.echo(f"\rdyn: sweep: {done}/{total} variants checked\033[K", err=True, nl=False)
+            self.shown, self.last = True, time.monotonic()
+
+    def close(self):
+        if self.shown:
+            click.echo("\r\033[K", err=True, nl=False)
+            self.shown = False
 
 
 class _Status:

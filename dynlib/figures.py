@@ -5,7 +5,9 @@ partial PNG behind. The format follows the extension (png, pdf, svg).
 """
 from __future__ import annotations
 
+import contextlib
 import fnmatch
+import warnings
 
 import numpy as np
 
@@ -32,10 +34,27 @@ def _check_path(path):
         raise InputError(f"{path}: figure files must end in {', '.join(FIGURE_FORMATS)}")
 
 
-def energy_figure(series, path, title=""):
-    """Kinetic, potential and total energy against time, and the relative drift (log axis)."""
+def _save(fig, path):
+    """fig to `path`, atomically, without matplotlib's glyph warnings (`glyphs_quiet`)."""
     from .output import atomic_output
 
+    with atomic_output(path) as tmp, glyphs_quiet():
+        fig.savefig(tmp, dpi=110)
+
+
+@contextlib.contextmanager
+def glyphs_quiet():
+    """A context in which a character no installed font has (a CJK or Arabic file, robot or joint
+    name where only DejaVu Sans is installed) is drawn as a box without matplotlib's warning per
+    character ("Glyph … missing from font(s)"): the figure is still right, and the names are in
+    the file and on the command line."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="Glyph .* missing from font", category=UserWarning)
+        yield
+
+
+def energy_figure(series, path, title=""):
+    """Kinetic, potential and total energy against time, and the relative drift (log axis)."""
     _check_path(path)
     plt = _pyplot()
     t = series["time"]
@@ -54,8 +73,7 @@ def energy_figure(series, path, title=""):
     ax2.set_ylabel("relative drift |E(t) - E(0)| / scale")
     ax2.set_xlabel("time [s]")
     ax2.grid(True, which="both", alpha=0.3)
-    with atomic_output(path) as tmp:
-        fig.savefig(tmp, dpi=110)
+    _save(fig, path)
     plt.close(fig)
 
 
@@ -77,8 +95,6 @@ def trajectory_figure(traj, patterns, path, title=None, joint_types=None):
     q [m], tau [N·m], ...). `joint_types` ({joint: type}) gives the units of one-coordinate
     columns (see `dynlib.columns.unit`); without it they are labelled "rad or m". The default
     title says what is plotted and from where (the file's name, or standard input)."""
-    from .output import atomic_output
-
     _check_path(path)
     cols = select_columns(traj.names, patterns or list(DEFAULT_COLUMNS), file=traj.path)
     groups = {}
@@ -96,8 +112,7 @@ def trajectory_figure(traj, patterns, path, title=None, joint_types=None):
         ax.legend(loc="best", fontsize="small", ncol=max(1, len(members) // 8))
     axes[-1, 0].set_xlabel("time [s]")
     axes[0, 0].set_title(default_title(traj, groups) if title is None else title)
-    with atomic_output(path) as tmp:
-        fig.savefig(tmp, dpi=110)
+    _save(fig, path)
     plt.close(fig)
 
 

@@ -36,6 +36,13 @@ from .spatial import spatial_inertia, transform_inertia
 
 SUPPORTED = ("revolute", "continuous", "prismatic", "fixed", "floating", "planar")
 GRAVITY = (0.0, 0.0, -9.81)
+# the largest magnitude read as physical for a mass (kg), an inertia (kg m^2), an origin (m), a
+# damping or a friction: larger values are refused at their line (a mass of 1e308 overflows the
+# dynamics at step 0: m g alone is inf). At 1e9 the dynamics stay far from float64's overflow (a
+# moment m l^2 of 1e27, its products in the algorithms 1e54), and real robots far below it:
+# example-robot-data's largest are 116 kg, 9.2 kg m^2, 1.6 m and a damping of 2e4, a ship's engine
+# is 2e6 kg. Joint limits are not bounded: 1e16 is a common way to write "no limit" (iris.urdf).
+MAX_MAGNITUDE = 1e9
 _CODE = {"revolute": J.REVOLUTE, "continuous": J.REVOLUTE, "prismatic": J.PRISMATIC,
          "floating": J.FREEFLYER, "planar": J.PLANAR}
 
@@ -81,12 +88,21 @@ class _Reader:
     def number(self, el, attr, default=None):
         return float(self.floats(el, attr, 1, None if default is None else [default])[0])
 
+    def bounded(self, el, attr, vals, what):
+        """`vals` (read from el's `attr`) when every magnitude is at most MAX_MAGNITUDE, else URDFError."""
+        big = float(np.max(np.abs(vals)))
+        if big > MAX_MAGNITUDE:
+            raise self.error(el, f"{what}<{el.tag} {attr}=\"{el.get(attr)}\">: {big:.3g} is beyond {MAX_MAGNITUDE:.0e} "
+                                 f"(SI units), larger than any physical robot (the dynamics would overflow)")
+        return vals
+
     def origin(self, el):
         """(R, p) of an element's <origin> child (identity when absent)."""
         o = el.find("origin")
         if o is None:
             return np.eye(3), np.zeros(3)
-        xyz = self.floats(o, "xyz", 3, [0, 0, 0])
+        owner = f"{el.tag} '{el.get('name')}': " if el.get("name") else ""
+        xyz = self.bounded(o, "xyz", self.floats(o, "xyz", 3, [0, 0, 0]), owner)
         rpy = self.floats(o, "rpy", 3, [0, 0, 0])
         return rpy_to_rot(*rpy), xyz
 
@@ -149,13 +165,14 @@ def _read_link(rd: _Reader, el) -> _Link:
         m_el = inertial.find("mass")
         if m_el is None:
             raise rd.error(inertial, f"link '{lk.name}': <inertial> needs a <mass value=…>")
-        mass = rd.number(m_el, "value")
+        mass = float(rd.bounded(m_el, "value", rd.number(m_el, "value"), f"link '{lk.name}': "))
         if mass < 0:
             raise rd.error(m_el, f"link '{lk.name}': mass {mass} is negative, expected a mass >= 0 kg")
         i_el = inertial.find("inertia")
         if i_el is None:
             raise rd.error(inertial, f"link '{lk.name}': <inertial> needs an <inertia ixx=… ixy=… ixz=… iyy=… iyz=… izz=…>")
-        v = {k: rd.number(i_el, k, 0.0) for k in ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")}
+        v = {k: float(rd.bounded(i_el, k, rd.number(i_el, k, 0.0), f"link '{lk.name}': "))
+             for k in ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")}
         I = np.array([[v["ixx"], v["ixy"], v["ixz"]], [v["ixy"], v["iyy"], v["iyz"]], [v["ixz"], v["iyz"], v["izz"]]])
         ev = np.linalg.eigvalsh(I)
         scale = max(1.0, float(np.abs(ev).max()))
@@ -258,11 +275,14 @@ def _read_joint(rd: _Reader, el, links) -> _Joint:
     jt.R, jt.p = rd.origin(el)
     ax_el = el.find("axis")
     jt.axis = np.array([1.0, 0.0, 0.0]) if ax_el is None else rd.floats(ax_el, "xyz", 3, [1, 0, 0])
-    n = float(np.linalg.norm(jt.axis))
-    if jt.type in ("revolute", "continuous", "prismatic", "planar") and n < 1e-12:
+    # a direction: scaled by its largest component before the norm, which then neither overflows
+    # (0 1e308 1e308 is the direction 0 1 1) nor underflows
+    s = float(np.max(np.abs(jt.axis)))
+    if jt.type in ("revolute", "continuous", "prismatic", "planar") and s < 1e-12:
         raise rd.error(ax_el, f"joint '{jt.name}': <axis xyz=\"{ax_el.get('xyz')}\"> is not a direction, expected a non-zero vector")
-    if n > 0:
-        jt.axis = jt.axis / n
+    if s > 0:
+        u = jt.axis / s
+        jt.axis = u / np.linalg.norm(u)
     jt.lower, jt.upper, jt.effort, jt.velocity = -np.inf, np.inf, np.inf, np.inf
     lim = el.find("limit")
     if lim is not None:
@@ -276,8 +296,8 @@ def _read_joint(rd: _Reader, el, links) -> _Joint:
     jt.damping = jt.friction = 0.0
     dyn = el.find("dynamics")
     if dyn is not None:
-        jt.damping = rd.number(dyn, "damping", 0.0)
-        jt.friction = rd.number(dyn, "friction", 0.0)
+        jt.damping = float(rd.bounded(dyn, "damping", rd.number(dyn, "damping", 0.0), f"joint '{jt.name}': "))
+        jt.friction = float(rd.bounded(dyn, "friction", rd.number(dyn, "friction", 0.0), f"joint '{jt.name}': "))
         if jt.damping < 0 or jt.friction < 0:
             raise rd.error(dyn, f"joint '{jt.name}': damping and friction must be >= 0, got {jt.damping}, {jt.friction}")
     jt.mimic = None

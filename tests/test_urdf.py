@@ -179,6 +179,17 @@ BAD = {
     "bad-limits": (chain(link("c"), joint("j3", "b", "c", "revolute", '<axis xyz="1 0 0"/><limit lower="1" upper="-1" effort="1" velocity="1"/>')),
                    "lower limit"),
     "negative-damping": (chain(link("c"), joint("j3", "b", "c", "revolute", '<axis xyz="1 0 0"/><dynamics damping="-1"/>')), "damping"),
+    # beyond MAX_MAGNITUDE (1e9 in SI units): the dynamics would overflow (a mass of 1e308 diverged at step 0)
+    "huge-mass": (chain(link("c", '<inertial><mass value="1e308"/><inertia ixx="1" iyy="1" izz="1"/></inertial>'),
+                        joint("j3", "b", "c")), "link 'c': <mass value=\"1e308\">: 1e+308 is beyond 1e+09"),
+    "huge-inertia": (chain(link("c", '<inertial><mass value="1"/><inertia ixx="2e9" iyy="2e9" izz="2e9"/></inertial>'),
+                           joint("j3", "b", "c")), "link 'c': <inertia ixx=\"2e9\">: 2e+09 is beyond 1e+09"),
+    "huge-origin": (chain(link("c"), joint("j3", "b", "c", "revolute", '<origin xyz="0 -1e10 0"/><axis xyz="1 0 0"/>')),
+                    "joint 'j3': <origin xyz=\"0 -1e10 0\">: 1e+10 is beyond 1e+09"),
+    "huge-com": (chain(link("c", '<inertial><origin xyz="1e300 0 0"/><mass value="1"/><inertia ixx="1" iyy="1" izz="1"/>'
+                                 '</inertial>'), joint("j3", "b", "c")), "<origin xyz=\"1e300 0 0\">: 1e+300 is beyond"),
+    "huge-damping": (chain(link("c"), joint("j3", "b", "c", "revolute", '<axis xyz="1 0 0"/><dynamics damping="1e200"/>')),
+                     "joint 'j3': <dynamics damping=\"1e200\">: 1e+200 is beyond"),
 }
 
 
@@ -191,6 +202,21 @@ def test_bad_urdf_gives_one_line_with_file_and_line(tmp_path, case):
     assert msg.startswith(str(tmp_path / "r.urdf") + ":")
     if case != "no-links":
         assert msg.split(":")[1].isdigit(), msg  # the line number
+
+
+@pytest.mark.filterwarnings("error")  # no numpy overflow warning
+def test_an_axis_with_huge_components_is_its_direction(tmp_path):
+    """<axis xyz="0 1e308 1e308">: its norm overflows (numpy warned "overflow encountered" and the
+    simulation diverged at step 0); scaled by its largest component first, it is the direction 0 1 1.
+    Joint limits of 1e16 ("no limit", example-robot-data's iris.urdf) are not bounded."""
+    limit = '<limit lower="-1e16" upper="1e16" effort="1e30" velocity="1e30"/>'
+    huge = dynlib.load(write(tmp_path, chain().replace('<axis xyz="0 0 1"/>', f'<axis xyz="0 1e308 1e308"/>{limit}', 1)))
+    unit = dynlib.load(write(tmp_path, chain().replace('<axis xyz="0 0 1"/>', '<axis xyz="0 1 1"/>', 1), "u.urdf"))
+    np.testing.assert_allclose(huge.arrays.jaxis[0], [0, 0.5 ** 0.5, 0.5 ** 0.5], rtol=1e-15)
+    assert np.array_equal(huge.arrays.S, unit.arrays.S)
+    assert huge.upper[0] == 1e16
+    q = np.full(huge.nq, 0.3)
+    np.testing.assert_allclose(dynlib.rnea(huge, q, q, q), dynlib.rnea(unit, q, q, q), rtol=1e-14)
 
 
 @pytest.mark.parametrize("content,expected", [

@@ -28,6 +28,7 @@ def fit_figure(result, path, atomic=True):
     `atomic_output` unless `atomic` is False (the caller's own temporary file)."""
     import contextlib
 
+    from ..figures import glyphs_quiet
     from ..trajectory import atomic_output
 
     check_path(path)
@@ -60,6 +61,6 @@ def fit_figure(result, path, atomic=True):
     for ax in axes[-1]:
         ax.set_xlabel("time [s]")
     fig.suptitle(f"{result.model.name}: measured and predicted torque [N·m or N], {which} recording {rec.path}")
-    with (atomic_output(path) if atomic else contextlib.nullcontext(path)) as tmp:
+    with (atomic_output(path) if atomic else contextlib.nullcontext(path)) as tmp, glyphs_quiet():
         fig.savefig(tmp, dpi=100)
     plt.close(fig)

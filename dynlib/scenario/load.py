@@ -11,6 +11,7 @@ read (`table`), so that a file is read once.
 """
 from __future__ import annotations
 
+import copy
 import dataclasses
 from pathlib import Path
 
@@ -30,23 +31,34 @@ IMPULSE_MODELS = ("unilateral", "relaxed")  # contact models that step velocitie
 MAX_ALIAS_VALUES = 100_000
 
 
-def load_scenario(path, overrides=None, *, origins=None) -> Scenario:
+def load_scenario(path, overrides=None, *, origins=None, cache=None) -> Scenario:
     """Read and validate a scenario (.yaml) or a robot (.urdf/.xacro, every default).
 
     `overrides`: {key path: value}, applied before validation (``"steps"`` drops
     ``duration`` and the reverse). `origins`: {key path: label} naming where an
     override came from (``{"initial.q": "--q0"}``), used instead of file:line in
-    error messages about it.
+    error messages about it. `cache`: a dict the caller keeps across calls on the same files
+    (`dyn sweep` loads every variant of one scenario): the YAML is read and each robot loaded once.
     """
     path = str(path)
     suffix = "".join(Path(path).suffixes[-1:]).lower()
     if suffix in SCENARIO_SUFFIXES:
-        data, lines = _read_yaml(path)
+        if cache is None:
+            data, lines = _read_yaml(path)
+        else:
+            if ("yaml", path) not in cache:
+                cache[("yaml", path)] = _read_yaml(path)
+            data, lines = cache[("yaml", path)]
+            data = copy.deepcopy(data)  # the overrides change it
         source = path
     elif suffix in ROBOT_SUFFIXES or path == "-":
         data, lines, source = {"dyn": 1, "robot": path}, {}, None
     else:
         raise ScenarioError(f"{path}: expected a scenario (.yaml, .yml) or a robot (.urdf, .xacro)")
+    return _validate(source, data, lines, overrides, origins, cache)
+
+
+def _validate(source, data, lines, overrides, origins, cache) -> Scenario:
     for key, value in dict(overrides or {}).items():
         _set(data, as_path(key), value, source)
     where = Where(source, lines, {as_path(k): v for k, v in dict(origins or {}).items()})
@@ -55,7 +67,7 @@ def load_scenario(path, overrides=None, *, origins=None) -> Scenario:
     except ValidationError as exc:
         raise convert(exc, data, where, root=Scenario, tags=CONTROL_TYPES) from None
     sc._where = where
-    _check_against_robot(sc)
+    _check_against_robot(sc, cache)
     return sc
 
 
@@ -166,18 +178,22 @@ def _set(data, path, value, source):
 
 # ====================================================== checks against the robot
 
-def _build_model(sc):
+def _build_model(sc, cache=None):
     from ..urdf import load
 
     robot = sc.robot if sc.source is None else str(sc.resolve(sc.robot))
     if robot != "-" and not Path(robot).is_file():
         raise sc.error("robot", f"robot file '{robot}' not found")
+    key = ("robot", robot, sc.floating_base)
     try:
-        model = load(robot, floating_base=sc.floating_base)
+        model = cache[key] if cache is not None and key in cache and robot != "-" else \
+            load(robot, floating_base=sc.floating_base)
     except DynError as exc:
         if sc.source is None:
             raise
         raise sc.error("robot", f"cannot load the robot: {exc}") from None
+    if cache is not None:
+        cache[key] = model
     if sc.gravity is not None:
         model = model.with_gravity(sc.gravity)
     if sc.joint_friction == "none":
@@ -221,10 +237,10 @@ def _frame_check(sc, key, frame, model, *, moving=True):
                             "choose a link of a moving body")
 
 
-def _check_against_robot(sc):
+def _check_against_robot(sc, cache=None):
     if sc.duration is not None and sc.steps is not None:
         raise sc.error("duration", "give either 'duration' or 'steps', not both")
-    sc._model = model = _build_model(sc)
+    sc._model = model = _build_model(sc, cache)
     _names_check(sc, ("initial", "q"), sc.initial.q, model.q_names, "coordinate", model)
     _names_check(sc, ("initial", "qd"), sc.initial.qd, model.v_names, "velocity coordinate", model)
     c = sc.control

@@ -53,8 +53,9 @@ class SweepPlan:
         return len(self.variants)
 
 
-def plan_sweep(path) -> SweepPlan:
-    """Read a scenario with a `sweep:` block and validate every variant (ScenarioError on bad input)."""
+def plan_sweep(path, progress=None) -> SweepPlan:
+    """Read a scenario with a `sweep:` block and validate every variant (ScenarioError on bad input).
+    `progress(done, total)` is called after each variant is validated."""
     path = str(path)
     base = load_scenario(path)
     if base.source is None:
@@ -97,12 +98,14 @@ def plan_sweep(path) -> SweepPlan:
     labels = {paths[key]: base.error(("sweep", "grid", key), "").location for key in sw.grid}
     labels.update({paths[key]: base.error(("sweep", "random", "ranges", key), "").location for key in ranges})
     width = max(3, len(str(len(points) - 1)))
-    hashes, variants = {}, []
+    hashes, variants, cache = {}, [], {}
     for i, point in enumerate(points):
         name = f"v{i:0{width}d}"
-        sc = _load_variant(path, base, name, point, paths, labels)
+        sc = _load_variant(path, base, name, point, paths, labels, cache)
         key = variant_key(sc, hashes)
         variants.append(Variant(i, name, _resolved_params(sc, point, paths), sc, key))
+        if progress is not None:
+            progress(i + 1, len(points))
 
     sizes = [str(len(v)) for v in sw.grid.values()]
     shape = " x ".join(sizes) + " grid" if sizes else ""
@@ -192,10 +195,11 @@ def random_points(ranges: dict, count: int, seed: int) -> list:
     return points
 
 
-def _load_variant(path, base, name, point, paths, labels):
-    """load_scenario with the point as overrides; errors name the sweep entry (or the variant)."""
+def _load_variant(path, base, name, point, paths, labels, cache):
+    """load_scenario with the point as overrides (the YAML read and each robot loaded once, `cache`);
+    errors name the sweep entry (or the variant)."""
     try:
-        return load_scenario(path, {paths[k]: v for k, v in point.items()}, origins=labels)
+        return load_scenario(path, {paths[k]: v for k, v in point.items()}, origins=labels, cache=cache)
     except ScenarioError as exc:
         if any(str(exc).startswith(label) for label in labels.values()):
             raise

@@ -195,7 +195,8 @@ def test_ctrl_c_stops_the_workers_keeps_finished_variants_and_a_rerun_resumes(tm
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
         deadline = time.monotonic() + 300
-        while not list((out / RECORDS).glob("*.json")):
+        # a record, not its temporary file (.<key>.<token>.tmp.json, renamed onto it once whole)
+        while not list((out / RECORDS).glob("[!.]*.json")):
             assert p.poll() is None and time.monotonic() < deadline, "no variant finished"
             time.sleep(0.05)
         os.killpg(p.pid, signal.SIGINT)
@@ -211,7 +212,7 @@ def test_ctrl_c_stops_the_workers_keeps_finished_variants_and_a_rerun_resumes(tm
         time.sleep(0.1)
     # no temporary files; the summary lists exactly the variants recorded
     assert not [f for f in os.listdir(out) if f.startswith(".") and f != RECORDS]
-    done = len(list((out / RECORDS).glob("*.json")))
+    done = len(list((out / RECORDS).glob("[!.]*.json")))
     assert 1 <= done < 4
     assert len(rows((out / SUMMARY).read_text())) == done
     # the rerun runs the others only

@@ -790,7 +790,7 @@ def test_a_non_physical_magnitude_in_a_urdf_is_one_line_at_its_line(tmp_path, ol
 
 
 def test_a_bad_row_early_in_a_large_csv_is_refused_in_memory_about_the_file_size(tmp_path):
-    """A bad value at row 10 of a 60 MB CSV: dyn inverse's peak memory (wait4) grows by about the
+    """A bad value at row 10 of a 60 MB CSV: dyn inverse's peak memory (`measured`) grows by about the
     file's size over that of a 20-row file with the same bad row (measured: 1.0x for a bad value,
     1.4x for a row of text, at 230 MB; the issue saw 9x), not more than twice it."""
     header = "time," + ",".join(f"{p}.{j}" for p in ("q", "qd", "qdd") for j in
@@ -806,7 +806,7 @@ def test_a_bad_row_early_in_a_large_csv_is_refused_in_memory_about_the_file_size
             f.write(block)
     peaks = []
     for path in (small, large):
-        code, _, stderr, usage = wait4(start("inverse", ARM6, path, "-o", tmp_path / "tau.csv"))
+        code, _, stderr, usage = measured("inverse", ARM6, path, "-o", tmp_path / "tau.csv")
         assert code == 2, stderr
         assert one_line_error(stderr) == f"dyn: error: {path}:11: column 'time': 'x' is not a number"
         peaks.append(usage.ru_maxrss * 1024)

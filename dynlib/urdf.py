@@ -96,6 +96,10 @@ class _Reader:
                                  f"(SI units), larger than any physical robot (the dynamics would overflow)")
         return vals
 
+    def bounded_number(self, el, attr, owner, default=None):
+        """`number` of el's `attr`, at most MAX_MAGNITUDE in magnitude (`bounded`)."""
+        return float(self.bounded(el, attr, self.number(el, attr, default), owner))
+
     def origin(self, el):
         """(R, p) of an element's <origin> child (identity when absent)."""
         o = el.find("origin")
@@ -165,13 +169,13 @@ def _read_link(rd: _Reader, el) -> _Link:
         m_el = inertial.find("mass")
         if m_el is None:
             raise rd.error(inertial, f"link '{lk.name}': <inertial> needs a <mass value=…>")
-        mass = float(rd.bounded(m_el, "value", rd.number(m_el, "value"), f"link '{lk.name}': "))
+        mass = rd.bounded_number(m_el, "value", f"link '{lk.name}': ")
         if mass < 0:
             raise rd.error(m_el, f"link '{lk.name}': mass {mass} is negative, expected a mass >= 0 kg")
         i_el = inertial.find("inertia")
         if i_el is None:
             raise rd.error(inertial, f"link '{lk.name}': <inertial> needs an <inertia ixx=… ixy=… ixz=… iyy=… iyz=… izz=…>")
-        v = {k: float(rd.bounded(i_el, k, rd.number(i_el, k, 0.0), f"link '{lk.name}': "))
+        v = {k: rd.bounded_number(i_el, k, f"link '{lk.name}': ", 0.0)
              for k in ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")}
         I = np.array([[v["ixx"], v["ixy"], v["ixz"]], [v["ixy"], v["iyy"], v["iyz"]], [v["ixz"], v["iyz"], v["izz"]]])
         ev = np.linalg.eigvalsh(I)
@@ -296,8 +300,8 @@ def _read_joint(rd: _Reader, el, links) -> _Joint:
     jt.damping = jt.friction = 0.0
     dyn = el.find("dynamics")
     if dyn is not None:
-        jt.damping = float(rd.bounded(dyn, "damping", rd.number(dyn, "damping", 0.0), f"joint '{jt.name}': "))
-        jt.friction = float(rd.bounded(dyn, "friction", rd.number(dyn, "friction", 0.0), f"joint '{jt.name}': "))
+        jt.damping = rd.bounded_number(dyn, "damping", f"joint '{jt.name}': ", 0.0)
+        jt.friction = rd.bounded_number(dyn, "friction", f"joint '{jt.name}': ", 0.0)
         if jt.damping < 0 or jt.friction < 0:
             raise rd.error(dyn, f"joint '{jt.name}': damping and friction must be >= 0, got {jt.damping}, {jt.friction}")
     jt.mimic = None

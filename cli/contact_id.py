@@ -3,7 +3,7 @@ import math
 
 import click
 
-from .common import (check_outputs, check_value, compile_notice, derivative_options, gravity_option, load_robot,
+from .common import (armature_option, check_outputs, check_value, compile_notice, derivative_options, gravity_option, load_robot,
                      naming, notice, output_option, progress_option, read_motion, recording_options, robot_argument,
                      show_progress, write_motion)
 
@@ -71,20 +71,20 @@ effort.* with residual.<joint> = effort - tau.""")
               help="Normal forces >= 0 and forces in the Coulomb cone of coefficient MU (ground normal +z).")
 @output_option
 @gravity_option
+@armature_option
 @derivative_options
 @recording_options
 @click.option("--floating-base", is_flag=True, hidden=True, help="Implied: contact-id always has a free-flyer root.")
 @progress_option
 @click.pass_context
 def contact_id(ctx, robot, traj, contacts, point_contacts, guesses, over_time, smoothing, min_torque, friction,
-               output, gravity, derivatives, window, polyorder, column_map, no_joint_friction, friction_smoothing,
+               output, gravity, armature, derivatives, window, polyorder, column_map, no_joint_friction, friction_smoothing,
                topic, time_unit, resample, absolute_time, floating_base, no_progress):
     """Torques and ground-contact wrenches of the floating-base motion in TRAJ ('-': standard input).
 
     The root's six coordinates are unactuated: what holds the body up comes
     through the contact frames, not through an imaginary crane on the root.
     """
-    import dynlib
     from dynlib.contact.inverse import contact_inverse_dynamics
     from dynlib.derivatives import parse_column_map
 
@@ -102,9 +102,9 @@ def contact_id(ctx, robot, traj, contacts, point_contacts, guesses, over_time, s
     with naming("--columns"):
         columns = parse_column_map(column_map) if column_map else None
     check_outputs((output, "trajectory", "-o/--output"), inputs=(robot, traj))
-    model = load_robot(ctx, robot, False, gravity)
-    if not model.has_floating_base:
-        model = dynlib.load(robot, floating_base=True).with_gravity(model.gravity)
+    model = load_robot(ctx, robot, False, gravity, armature=armature)
+    if not model.has_floating_base:  # the same options on the robot with a free-flyer root (warned once)
+        model = load_robot(ctx, robot, True, gravity, warn=False, armature=armature)
     with naming("--contact"):  # the options' own mistakes, named by option, before the file is read
         contacts = [parse_contact(text) for text in contacts]
         frames = [model.frame_names[model.frame_id(f)] for f in dict.fromkeys(c.frame for c in contacts)]

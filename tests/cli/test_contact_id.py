@@ -94,16 +94,23 @@ def test_options_reach_the_library(tmp_path):
          {"over_time": True, "smoothing": 50.0, "min_torque": 2.0}),
         (["--friction", "0.5", "--point-contacts"], {"friction": 0.5, "point": True}),
         (["--no-joint-friction", "--gravity", "0,0,-9"], {"joint_friction": False}),
+        (["--armature", "lf_kfe=0.05", "--armature", "rh_hfe=0.02"], {}),
     ]
     for k, (args, kw) in enumerate(cases):
         out = tmp_path / f"{k}.csv"
         r = run("contact-id", QUADRUPED, SAMPLE, *feet(*args), "-o", out)
         assert r.exit_code == 0, r.output
         model = QUAD.with_gravity([0, 0, -9]) if "--gravity" in args else QUAD
+        if "--armature" in args:
+            model = model.with_armature({"lf_kfe": 0.05, "rh_hfe": 0.02})
         names, data = contact_inverse_dynamics(model, traj, list(FEET), **kw).table(model)
         got = read_trajectory(out)
         assert got.names == names and np.array_equal(got.data, data), args
     assert "friction.feasible" in read_trajectory(tmp_path / "2.csv").names
+    # the rotors are not lost on the way to the free-flyer model: without them the knee's torque differs
+    names, bare = contact_inverse_dynamics(QUAD, traj, list(FEET)).table(QUAD)
+    knee = names.index("tau.lf_kfe")
+    assert np.abs(bare[:, knee] - read_trajectory(tmp_path / "4.csv").column("tau.lf_kfe")).max() > 1e-3
 
 
 def test_time_windows(tmp_path):
@@ -182,6 +189,7 @@ def test_adds_the_free_flyer_root_and_takes_a_urdf_floating_joint(tmp_path):
     (["--contact", "lf_foot", "--over-time", "--friction", "0.5"], "cannot be combined with --over-time"),
     (["--contact", "lf_foot", "--derivatives", "given", "--columns", "qd=v_{joint}"], "v_root.vx"),
     (["--contact", "lf_foot", "--friction", "-1"], "friction coefficient must be"),
+    (["--contact", "lf_foot", "--armature", "lf_kef=0.1"], "--armature: robot 'quadruped' has no moving joint 'lf_kef'"),
 ])
 def test_errors_are_one_line_exit_2_no_output(tmp_path, args, message):
     out = tmp_path / "out.csv"

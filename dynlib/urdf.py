@@ -100,6 +100,13 @@ class _Reader:
         """`number` of el's `attr`, at most MAX_MAGNITUDE in magnitude (`bounded`)."""
         return float(self.bounded(el, attr, self.number(el, attr, default), owner))
 
+    def size(self, el, attr, n, owner):
+        """n sizes (m) of el's `attr` as a tuple: each >= 0 and at most MAX_MAGNITUDE, else URDFError."""
+        vals = self.bounded(el, attr, self.floats(el, attr, n), owner)
+        if np.any(vals < 0):
+            raise self.error(el, f"{owner}<{el.tag} {attr}=\"{el.get(attr)}\">: a size must be >= 0")
+        return tuple(float(x) for x in vals)
+
     def origin(self, el):
         """(R, p) of an element's <origin> child (identity when absent)."""
         o = el.find("origin")
@@ -196,10 +203,10 @@ def _read_link(rd: _Reader, el) -> _Link:
             continue
         g = geom[0]
         R, p = rd.origin(col)
-        if g.tag == "sphere":
-            lk.collisions.append(("sphere", (rd.number(g, "radius"),), R, p))
-        elif g.tag == "box":
-            lk.collisions.append(("box", tuple(rd.floats(g, "size", 3)), R, p))
+        if g.tag in ("sphere", "box"):  # contact points (dynlib.contact.points): sizes >= 0, bounded
+            size = rd.size(g, "radius" if g.tag == "sphere" else "size", 1 if g.tag == "sphere" else 3,
+                           f"link '{lk.name}': ")
+            lk.collisions.append((g.tag, size, R, p))
     lk.visuals = [s for s in (_read_shape(rd, lk.name, v, True) for v in el.findall("visual")) if s]
     lk.collision_shapes = [s for s in (_read_shape(rd, lk.name, c, False) for c in el.findall("collision")) if s]
     return lk

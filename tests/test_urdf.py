@@ -188,6 +188,12 @@ BAD = {
                     "joint 'j3': <origin xyz=\"0 -1e10 0\">: 1e+10 is beyond 1e+09"),
     "huge-com": (chain(link("c", '<inertial><origin xyz="1e300 0 0"/><mass value="1"/><inertia ixx="1" iyy="1" izz="1"/>'
                                  '</inertial>'), joint("j3", "b", "c")), "<origin xyz=\"1e300 0 0\">: 1e+300 is beyond"),
+    "huge-radius": (chain(link("c", INERTIAL + '<collision><geometry><sphere radius="1e300"/></geometry></collision>'),
+                          joint("j3", "b", "c")), "link 'c': <sphere radius=\"1e300\">: 1e+300 is beyond 1e+09"),
+    "negative-radius": (chain(link("c", INERTIAL + '<collision><geometry><sphere radius="-0.02"/></geometry></collision>'),
+                              joint("j3", "b", "c")), "link 'c': <sphere radius=\"-0.02\">: a size must be >= 0"),
+    "negative-box": (chain(link("c", INERTIAL + '<collision><geometry><box size="0.1 -0.1 0.1"/></geometry></collision>'),
+                           joint("j3", "b", "c")), "link 'c': <box size=\"0.1 -0.1 0.1\">: a size must be >= 0"),
     "huge-damping": (chain(link("c"), joint("j3", "b", "c", "revolute", '<axis xyz="1 0 0"/><dynamics damping="1e200"/>')),
                      "joint 'j3': <dynamics damping=\"1e200\">: 1e+200 is beyond"),
 }

@@ -78,17 +78,26 @@ def sweep(ctx, scenario, outdir, workers, scheduler, fmt, dry_run, view, no_prog
         if not loop_is_cached():
             notice(ctx, "compiling the simulation loop (first run only; later runs load it from the cache)…")
     status = _Status(ctx, show_progress(ctx, no_progress))
+    pages = []
+    if view:  # written while the folder is still this sweep's
+        from dynlib.view.runs import write_sweep_views
+
+        def then(report):
+            status.close()
+            pages.append(write_sweep_views(report))
     try:
-        report = run_sweep(plan, outdir, workers=workers, scheduler=scheduler, fmt=fmt, progress=status)
+        report = run_sweep(plan, outdir, workers=workers, scheduler=scheduler, fmt=fmt, progress=status,
+                           then=then if view else None)
     finally:
         status.close()
+    if report.unlocked:
+        notice(ctx, f"warning: {outdir} was not locked ({report.unlocked}): a second dyn sweep into it would not "
+                    "have been kept out")
     notice(ctx, f"sweep: {report.total} variants ({plan.shape}): {report.count('ok')} ok, "
                 f"{report.count('diverged')} diverged, {report.count('failed')} failed"
                 f"{f' ({report.skipped} already done)' if report.skipped else ''}; summary in {report.summary_path}")
-    if view:
-        from dynlib.view.runs import write_sweep_views
-
-        written, warnings, index = write_sweep_views(report)
+    if pages:
+        written, warnings, index = pages[0]
         for w in warnings:
             notice(ctx, f"warning: {w}")
         notice(ctx, f"sweep: {written} pages written; index in {index}")

@@ -756,6 +756,49 @@ def test_a_second_sweep_into_a_folder_in_use_is_refused_naming_the_holder(tmp_pa
     assert p.returncode == 0, p.stderr
 
 
+def test_the_folder_stays_locked_while_the_pages_are_written(tmp_path):
+    """dyn sweep --view writes its pages inside run_sweep's `then`: a second claim on the folder at that
+    moment (another open file description, as another process would have) is refused."""
+    from dynlib.errors import InputError
+    from dynlib.sweep import plan_sweep, run_sweep
+    from dynlib.sweep.records import claim
+
+    out, seen = tmp_path / "out", []
+
+    def then(report):
+        assert report.ok and (out / "summary.csv").is_file()
+        with pytest.raises(InputError, match="another dyn sweep"):
+            claim(out)
+        seen.append(report)
+
+    report = run_sweep(plan_sweep(_sweep_scenario(tmp_path)), out, workers=1, then=then)
+    assert seen == [report] and report.unlocked is None
+    claim(out).release()  # free again once run_sweep returned
+
+
+def test_a_sweep_on_a_file_system_without_locks_runs_and_says_so(tmp_path, monkeypatch):
+    """flock failing with ENOLCK (some network file systems): the sweep runs unlocked, with one warning
+    line naming the folder, and --view still writes its pages."""
+    import fcntl
+
+    from click.testing import CliRunner
+
+    from cli.main import dyn as group
+
+    def no_locks(fd, op):
+        raise OSError(errno.ENOLCK, os.strerror(errno.ENOLCK))
+
+    monkeypatch.setattr(fcntl, "flock", no_locks)
+    out = tmp_path / "out"
+    r = CliRunner().invoke(group, ["sweep", str(_sweep_scenario(tmp_path)), "-o", str(out), "--workers", "1",
+                                   "--no-progress", "--view"])
+    assert r.exit_code == 0, r.output
+    warning = [ln for ln in r.stderr.splitlines() if "was not locked" in ln]
+    assert warning == [f"dyn: warning: {out} was not locked (its file system refuses locks: "
+                       f"{os.strerror(errno.ENOLCK)}): a second dyn sweep into it would not have been kept out"]
+    assert len(_summary(out)) == 3 and (out / "index.html").is_file()
+
+
 # ------------------------------------------------------------------ unclear messages (#20 item 12)
 
 def _pendulum_with(tmp_path, old, new, name="big.urdf"):

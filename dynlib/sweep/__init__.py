@@ -72,7 +72,7 @@ __all__ = ["MANIFEST", "RECORDS", "SUMMARY", "SweepFailed", "SweepPlan", "SweepR
 
 
 def run_sweep(plan: SweepPlan, outdir, *, workers=None, scheduler=None, fmt=None,
-              progress: Optional[Callable] = None) -> SweepReport:
+              progress: Optional[Callable] = None, then: Optional[Callable] = None) -> SweepReport:
     """Run the variants of `plan` not already done in `outdir`; write trajectories, records, summary.csv.
 
     workers: local processes (default: the core count); scheduler: a Dask
@@ -83,7 +83,10 @@ def run_sweep(plan: SweepPlan, outdir, *, workers=None, scheduler=None, fmt=None
     first, once the variants done by an earlier run are counted (and ``report.redo`` lists those
     whose earlier result is not kept). Ctrl-C stops the workers, writes the summary of the variants
     done so far and re-raises KeyboardInterrupt. InputError when `outdir` holds files dyn sweep did
-    not write, or another sweep is writing into it (`records.claim`).
+    not write, or another sweep is writing into it (`records.claim`). then(report): called once the
+    summary is written, while the folder is still this sweep's (``dyn sweep --view`` writes its pages
+    there, so that a second sweep cannot change the trajectories under them). ``report.unlocked`` says
+    why the folder could not be locked (a file system without locks), else None.
     """
     fmt = fmt or default_format(plan.base)
     if fmt not in FORMATS:
@@ -91,12 +94,15 @@ def run_sweep(plan: SweepPlan, outdir, *, workers=None, scheduler=None, fmt=None
     outdir = Path(outdir)
     if outdir.exists() and not outdir.is_dir():
         raise InputError(f"{outdir}: exists and is not a folder; expected the sweep's output folder")
-    with claim(outdir, plan.source):
-        return _run(plan, outdir, workers, scheduler, fmt, progress)
+    with claim(outdir, plan.source) as held:
+        report = _run(plan, outdir, workers, scheduler, fmt, progress, held.unlocked)
+        if then is not None:
+            then(report)
+        return report
 
 
-def _run(plan, outdir, workers, scheduler, fmt, progress):
-    report = SweepReport(plan, outdir)
+def _run(plan, outdir, workers, scheduler, fmt, progress, unlocked):
+    report = SweepReport(plan, outdir, unlocked=unlocked)
     tasks, by_key = [], {}
     for v in plan.variants:
         record, problem = check_record(outdir, v.key, fmt)

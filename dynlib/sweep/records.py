@@ -13,7 +13,9 @@ that holds a summary.csv, an index.html or variant files but no ``.dyn-sweep``
 was not made by dyn sweep and is refused (its files are not dyn's to
 overwrite); ``.dyn-sweep/manifest`` marks the folder as dyn's; an
 exclusive lock (``fcntl.flock`` on ``.dyn-sweep/lock``, which names the
-holder's pid) keeps a second sweep out while one runs.
+holder's pid) keeps a second sweep out while one runs, and while ``dyn sweep
+--view`` writes its pages. On a file system without locks the sweep runs
+unlocked and says so (`SweepReport.unlocked`).
 """
 from __future__ import annotations
 
@@ -55,6 +57,7 @@ class SweepReport:
     skipped: int = 0                                         # already done by an earlier run
     ran: int = 0
     redo: list = dataclasses.field(default_factory=list)     # (variant, why its earlier result is not kept)
+    unlocked: Optional[str] = None                           # why the folder could not be locked, else None
 
     @property
     def total(self) -> int:
@@ -263,6 +266,7 @@ class Claim:
 
     def __init__(self, fd):
         self.fd = fd
+        self.unlocked = None  # why the folder is not locked (no locks on its file system), else None
 
     def release(self):
         if self.fd is not None:
@@ -297,7 +301,7 @@ def claim(outdir, source=None) -> Claim:
         raise InputError(f"{outdir}: cannot create the output folder: {exc.strerror or exc}") from None
     held = Claim(fd)
     try:
-        _lock(fd, outdir)
+        held.unlocked = _lock(fd, outdir)
         os.ftruncate(fd, 0)
         os.write(fd, f"{os.getpid()}\n".encode())
         if not (records / MANIFEST).is_file():
@@ -309,10 +313,12 @@ def claim(outdir, source=None) -> Claim:
 
 
 def _lock(fd, outdir):
+    """flock `fd` (InputError naming the holder's pid when another sweep holds it); None when locked,
+    else why it could not be (the sweep then runs unlocked)."""
     try:
         import fcntl
-    except ImportError:  # no flock (Windows): unlocked
-        return
+    except ImportError:
+        return "this system has no flock"
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
@@ -320,8 +326,9 @@ def _lock(fd, outdir):
         pid = os.read(fd, 64).decode(errors="replace").strip() or "unknown"
         raise InputError(f"{outdir}: another dyn sweep (pid {pid}) is writing into this folder; wait for it "
                          "to end, or give another folder") from None
-    except OSError:  # a file system without locks: unlocked
-        return
+    except OSError as exc:  # a file system without locks (some network file systems)
+        return f"its file system refuses locks: {exc.strerror or exc}"
+    return None
 
 
 def _write_manifest(path, source):

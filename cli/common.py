@@ -285,13 +285,17 @@ def package_path_option(f):
                              "folders above the robot file).")(f)
 
 
-# inverse and contact-id (and identify): which recording, and its time
-recording_options = _compose(
+# which recording and its time: inverse, contact-id, identify and view
+recording_source_options = _compose(
     click.option("--topic", metavar="TOPIC", default=None,
                  help="The sensor_msgs/JointState topic of a bag or PlotJuggler export (needed when it has several)."),
     click.option("--time-unit", type=click.Choice(["s", "ms", "us", "ns"]), default=None,
                  help="Unit of the time column [default: the format's (ns for ROS); a plain column's is recognised "
                       "from its size: epoch ns, us, ms are never read as seconds]."),
+)
+# inverse and contact-id (and identify): the recording, resampled, and its clock
+recording_options = _compose(
+    recording_source_options,
     click.option("--resample", type=click.FloatRange(min=0, min_open=True), default=None, metavar="HZ",
                  help="Interpolate the motion onto a uniform grid of HZ samples per second first (on the "
                       "configuration manifold): jittery stamps, before --derivatives savgol."),

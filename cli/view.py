@@ -4,7 +4,7 @@ import time
 import click
 
 from .common import (check_outputs, floating_base_option, load_robot, model_warnings, naming, notice,
-                     package_path_option, robot_argument)
+                     package_path_option, recording_source_options, robot_argument)
 
 
 @click.command(epilog="""\b
@@ -35,6 +35,7 @@ mesh that cannot be found is a warning, not an error.""")
 @package_path_option
 @click.option("--columns", "column_map", metavar="MAP", default=None,
               help="Read q from columns with other names, as in 'dyn inverse --help' (e.g. 'q=pos_{joint}').")
+@recording_source_options
 @click.option("--fps", type=click.FloatRange(min=0, min_open=True), default=30.0, show_default=True,
               help="Display rate: keyframes per second of motion (the page's size grows with it).")
 @click.option("--trace", "traces", multiple=True, metavar="FRAME",
@@ -43,7 +44,8 @@ mesh that cannot be found is a warning, not an error.""")
               help="Length of the contact-force arrows, metres per newton [default: the robot's weight is "
                    "half its size].")
 @click.pass_context
-def view(ctx, robot, trajectory, output, floating_base, package_path, column_map, fps, traces, force_scale):
+def view(ctx, robot, trajectory, output, floating_base, package_path, column_map, topic, time_unit, fps, traces,
+         force_scale):
     """A self-contained web page that plays TRAJECTORY ('-': standard input) on ROBOT.
 
     Reads q (time and q.* columns, CSV or Parquet) and draws the robot's URDF
@@ -72,7 +74,7 @@ def view(ctx, robot, trajectory, output, floating_base, package_path, column_map
         contacts = scenario_contacts(scenario)
     else:
         model = load_robot(ctx, robot, floating_base, package_path=package_path)
-    page = write_view(output, model, trajectory, columns=columns, fps=fps, traces=traces, contacts=contacts,
+    page = write_view(output, model, trajectory, columns=columns, topic=topic, time_unit=time_unit, fps=fps, traces=traces, contacts=contacts,
                       force_scale=force_scale, package_path=package_path)
     page_notice(ctx, output, page, time.perf_counter() - start)
 

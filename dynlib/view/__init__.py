@@ -342,10 +342,11 @@ def _summarise(notes) -> list:
     return list(dict.fromkeys(out))
 
 
-def write_view(path, model, source, *, columns=None, **options) -> ViewPage:
-    """Read `source` (see `read_recording`), build the page and write it to `path`
-    ('-' or None: standard output), atomically. Returns the ViewPage."""
-    page = build_view(model, read_recording(model, source, columns=columns), **options)
+def write_view(path, model, source, *, columns=None, topic=None, time_unit=None, **options) -> ViewPage:
+    """Read `source` (see `read_recording`: `columns`, `topic`, `time_unit`), build the page and
+    write it to `path` ('-' or None: standard output), atomically. Returns the ViewPage."""
+    page = build_view(model, read_recording(model, source, columns=columns, topic=topic, time_unit=time_unit),
+                      **options)
     _write(path, page.html)
     return page
 

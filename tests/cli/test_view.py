@@ -142,3 +142,25 @@ def test_sweep_view_writes_a_page_per_variant_and_an_index(tmp_path):
     assert b"6 pages written" in r.stderr
     r = run_process("sweep", SCENARIOS / "sweep_arm6_pd.yaml", "-o", tmp_path / "sw", "--workers", "1", "--view")
     assert r.returncode == 0 and b"0 pages written" in r.stderr  # done before, pages newer than the runs
+
+
+def test_a_bag_with_two_joint_state_topics_needs_topic_and_a_plain_clock_takes_time_unit(tmp_path):
+    """--topic and --time-unit reach the recording reader, as on dyn inverse."""
+    from recording_files import EPOCH_NS, messages, swing, write_bag
+
+    arm = sample("arm6")
+    t_ns = EPOCH_NS + np.arange(201, dtype=np.int64) * 5_000_000  # 1 s at 200 Hz
+    Q = swing(arm.nq, (t_ns - t_ns[0]) * 1e-9)[0]
+    bag = tmp_path / "two.bag"
+    write_bag(bag, {"/joint_states": messages(arm.q_names, t_ns, Q),
+                    "/left/joint_states": messages(arm.q_names, t_ns, Q + 0.1)}, "bag")
+    r = run_process("view", ARM6, bag, "-o", tmp_path / "a.html")
+    assert r.returncode == 2 and b"--topic" in r.stderr and not (tmp_path / "a.html").exists(), r.stderr
+    r = run_process("view", ARM6, bag, "--topic", "/left/joint_states", "-o", tmp_path / "a.html")
+    assert r.returncode == 0 and b"31 frames for 1 s" in r.stderr, r.stderr
+    # a plain time column in milliseconds, 0 to 1000: seconds unless told
+    ms = tmp_path / "ms.csv"
+    write_trajectory(ms, column_names(arm.q_names, arm.v_names, ("q",)),
+                     np.column_stack([np.linspace(0, 1000, 101), Q[::2]]))
+    r = run_process("view", ARM6, ms, "--time-unit", "ms", "--fps", "10", "-o", tmp_path / "ms.html")
+    assert r.returncode == 0 and b"11 frames for 1 s" in r.stderr, r.stderr

@@ -293,12 +293,14 @@ recording_source_options = _compose(
                  help="Unit of the time column [default: the format's (ns for ROS); a plain column's is recognised "
                       "from its size: epoch ns, us, ms are never read as seconds]."),
 )
-# inverse and contact-id (and identify): the recording, resampled, and its clock
+resample_option = click.option(
+    "--resample", type=click.FloatRange(min=0, min_open=True), default=None, metavar="HZ",
+    help="Interpolate the motion onto a uniform grid of HZ samples per second first (on the configuration "
+         "manifold): jittery stamps, before --derivatives savgol.")
+# inverse and contact-id: the recording, resampled, and its clock
 recording_options = _compose(
     recording_source_options,
-    click.option("--resample", type=click.FloatRange(min=0, min_open=True), default=None, metavar="HZ",
-                 help="Interpolate the motion onto a uniform grid of HZ samples per second first (on the "
-                      "configuration manifold): jittery stamps, before --derivatives savgol."),
+    resample_option,
     click.option("--absolute-time", is_flag=True,
                  help="Also write time.absolute: the recording's own clock (epoch seconds for ROS)."),
 )

@@ -5,7 +5,8 @@ import math
 
 import click
 
-from .common import check_value, compile_notice, floating_base_option, gravity_option, load_robot, naming, notice
+from .common import (check_value, compile_notice, floating_base_option, gravity_option, load_robot, naming, notice,
+                     recording_source_options, resample_option)
 
 
 @click.command(epilog="""\b
@@ -18,7 +19,9 @@ Examples:
 
 \b
 Recordings: CSV or Parquet with time, q.*, optionally qd.* and qdd.*, and the
-measured torques tau.<joint> (or effort.<joint>) of every actuated joint. A
+measured torques tau.<joint> (or effort.<joint>) of every actuated joint, or
+what robots record, read as by 'dyn inverse' (ROS bags, rostopic echo -p and
+PlotJuggler CSVs: positions and efforts of a JointState topic). A
 floating base (--floating-base) reads tau.root.fx … tz when present, else the
 root carries no wrench (flight), plus the contact wrenches of any
 contact.<frame>.fx … tz columns (world axes, at the frame: as dyn contact-id
@@ -60,6 +63,8 @@ carry no information. A .xacro robot must be expanded first (xacro robot.xacro >
               help=("Columns with other names: comma-separated KEY=VALUE, KEY time, q, qd, qdd or effort and VALUE "
                       "a template with {joint} (the name 'dyn info' gives) or {index}, e.g. 'q=pos_{joint},qd=vel_{joint}'; "
                       "or one coordinate, q.<name>=COLUMN."))
+@recording_source_options
+@resample_option
 @click.option("--friction", default="viscous,coulomb", show_default=True, metavar="TERMS",
               help="Friction terms to identify: viscous, coulomb, offset (comma-separated), or none; the others "
                    "keep their URDF values (offset: zero).")
@@ -75,7 +80,8 @@ carry no information. A .xacro robot must be expanded first (xacro robot.xacro >
                    "mass times the link's size, times its size squared).")
 @click.pass_context
 def identify(ctx, robot, recordings, output, report_path, validate, plot_path, floating_base, gravity,
-             derivatives, window, polyorder, column_map, friction, friction_smoothing, method, prior_std):
+             derivatives, window, polyorder, column_map, topic, time_unit, resample, friction, friction_smoothing,
+             method, prior_std):
     """Identify ROBOT's inertial and friction parameters from RECORDING(s) and write them as a URDF."""
     from dynlib.derivatives import parse_column_map
     from dynlib.identification import check_robot_file, identify as run
@@ -95,8 +101,11 @@ def identify(ctx, robot, recordings, output, report_path, validate, plot_path, f
     with naming("--friction"):
         result = run(model, list(recordings), validation=list(validate), derivatives=derivatives, window=window,
                      polyorder=polyorder, columns=columns, friction=terms, friction_smoothing=friction_smoothing,
-                     method=method, prior_std=prior_std)
+                     method=method, prior_std=prior_std, topic=topic, time_unit=time_unit, resample=resample)
     result.urdf_bytes()  # before any work on the outputs: a link that cannot be written stops here
+    for rec in (*result.training, *result.validation):
+        for line in rec.notes:  # what the recording reader decided (a topic, a time unit)
+            notice(ctx, f"{rec.path}: {line}" if len(recordings) + len(validate) > 1 else line)
     report = result.report()
     if derivatives == "auto" and any(r["derivatives"] == "central" for r in report["recordings"]):
         notice(ctx, "no qd.*/qdd.* columns: velocities and accelerations by central differences "

@@ -244,11 +244,12 @@ def _finite(x):
 
 def identify(model, recordings, *, validation=(), derivatives="auto", window=0.1, polyorder=4, columns=None,
              friction=("viscous", "coulomb"), friction_smoothing=1e-3, method="consistent", prior_std=1.0,
-             seed=0) -> Identification:
+             seed=0, topic=None, time_unit=None, resample=None) -> Identification:
     """Identify `model`'s inertial and friction parameters from `recordings` (paths or Trajectories).
 
-    derivatives, window, polyorder, columns: how q, v, a are read or estimated
-    (`dynlib.derivatives.motion_from_trajectory`). friction: the friction terms to
+    columns, topic, time_unit, resample: how a recording is read (`dynlib.recordings.read_recording`:
+    dyn's CSV/Parquet, ROS bags, rostopic and PlotJuggler CSVs); derivatives, window, polyorder: how
+    v and a are estimated (`dynlib.derivatives.motion_from_trajectory`). friction: the friction terms to
     identify, among 'viscous', 'coulomb', 'offset' (the others keep their URDF
     values); friction_smoothing: dyn's ε of tanh(v/ε). method: 'consistent' (the
     default: physically consistent, an SDP) or 'least-squares'. prior_std: the
@@ -269,7 +270,8 @@ def identify(model, recordings, *, validation=(), derivatives="auto", window=0.1
     timings = {}
     t0 = time.perf_counter()
     lm = E.LinearModel(model, friction, friction_smoothing)
-    opts = dict(derivatives=derivatives, window=window, polyorder=polyorder, columns=columns)
+    opts = dict(derivatives=derivatives, window=window, polyorder=polyorder, columns=columns, topic=topic,
+                time_unit=time_unit, resample=resample)
     recs = [read_recording(model, r, **opts) for r in recordings]
     vals = [read_recording(model, r, **opts) for r in validation]
     timings["read"] = time.perf_counter() - t0

@@ -1,8 +1,9 @@
 """A recording for identification: the motion and the generalized forces that produced it.
 
-`read_recording` is the one place that turns a file into what identification
-needs, so that a reader of other formats (ROS bags, rostopic echo, PlotJuggler
-CSV) can replace it without touching the rest: it returns a `Recording`,
+`read_recording` turns a file into what identification needs. The file is read
+by `dynlib.recordings.read_recording`, as ``dyn inverse`` reads it (dyn's CSV and
+Parquet, ROS 1/2 bags, ``rostopic echo -p`` and PlotJuggler CSVs; a column map,
+a topic, a time unit, resampling); it returns a `Recording`,
 
 - ``time`` (N,), ``q`` (N, nq), ``v``, ``a`` (N, nv): from ``q.*`` and either the
   file's ``qd.*``/``qdd.*`` or estimated from q (`dynlib.derivatives`);
@@ -42,6 +43,7 @@ class Recording(NamedTuple):
     path: str
     derivatives: str
     contacts: tuple  # frames whose contact wrenches were added to tau
+    notes: tuple = ()  # what the reader decided (a time unit recognised, a topic chosen, ...)
 
 
 def _root_dofs(model):
@@ -92,16 +94,18 @@ def contact_frames(model, traj):
     return frames
 
 
-def read_recording(model, source, *, derivatives="auto", window=0.1, polyorder=4, columns=None) -> Recording:
-    """A `Recording` of `source` (a path, '-', or a `dynlib.trajectory.Trajectory`) for `model`."""
+def read_recording(model, source, *, derivatives="auto", window=0.1, polyorder=4, columns=None, topic=None,
+                   time_unit=None, resample=None) -> Recording:
+    """A `Recording` of `source` (a path, '-', or a `dynlib.trajectory.Trajectory`) for `model`;
+    columns, topic, time_unit and resample as `dynlib.recordings.read_recording` takes them."""
     from ..algorithms.jacobians import frame_jacobian
-    from ..trajectory import Trajectory, read_trajectory
+    from ..recordings import read_recording as read_motion
 
-    traj = source if isinstance(source, Trajectory) else read_trajectory(source)
+    read = read_motion(source, model, topic=topic, columns=columns, time_unit=time_unit, resample=resample)
+    traj = read.trajectory  # the columns by dyn's names (the map applied), time in s from the first sample
     tcols = torque_columns(model, traj)
     frames = contact_frames(model, traj)
-    motion = motion_from_trajectory(model, traj, derivatives=derivatives, window=window, polyorder=polyorder,
-                                    columns=columns)
+    motion = motion_from_trajectory(model, traj, derivatives=derivatives, window=window, polyorder=polyorder)
     names = list(tcols.values())
     values = traj.finite_columns(names)
     tau = np.zeros((len(traj), model.nv))
@@ -118,4 +122,4 @@ def read_recording(model, source, *, derivatives="auto", window=0.1, polyorder=4
     elif motion.derivatives == "central":
         keep = slice(1, len(traj) - 1)
     return Recording(motion.time[keep], motion.q[keep], motion.v[keep], motion.a[keep], tau[keep],
-                     str(traj.path), motion.derivatives, tuple(frames))
+                     str(traj.path), motion.derivatives, tuple(frames), tuple(read.notes))

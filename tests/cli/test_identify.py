@@ -179,3 +179,36 @@ def test_excite_rejects_a_floating_base(tmp_path):
     r = dyn("excite", urdf, "--duration", 1, "-o", tmp_path / "e.csv")
     assert r.returncode == 2 and "fixed-base" in r.stderr
     assert not (tmp_path / "e.csv").exists()
+
+
+def test_identify_reads_a_ros_bag_as_inverse_does(recordings, tmp_path):
+    """The training recording as a driver logs it (a ROS 1 bag, joints in alphabetical order, epoch
+    stamps, positions and efforts, a second JointState topic): the same parameters as from the CSV of
+    the same positions and torques, both with central differences of q."""
+    from recording_files import EPOCH_NS, messages, write_bag
+
+    train, validate = recordings
+    traj = read_trajectory(train)
+    names = dynlib.load(ARM7).q_names
+    Q, E = traj.columns([f"q.{n}" for n in names]), traj.columns([f"tau.{n}" for n in names])
+    t_ns = EPOCH_NS + np.round(traj.time * 1e9).astype(np.int64)
+    order = sorted(range(len(names)), key=lambda j: names[j])
+    bag = tmp_path / "train.bag"
+    write_bag(bag, {"/joint_states": messages(names, t_ns, Q, E=E, order=order),
+                    "/arm2/joint_states": messages(names, t_ns, Q + 0.1, E=E, order=order)}, "bag")
+    plain = tmp_path / "plain.csv"
+    write_trajectory(plain, ["time"] + [f"q.{n}" for n in names] + [f"tau.{n}" for n in names],
+                     np.column_stack([(t_ns - t_ns[0]) * 1e-9, Q, E]))
+    r = dyn("identify", ARM7, bag, "-o", tmp_path / "x.urdf")
+    assert r.returncode == 2 and "--topic" in r.stderr and files(tmp_path) == ["plain.csv", "train.bag"], r.stderr
+    reports = []
+    for source, extra in ((bag, ["--topic", "/joint_states"]), (plain, [])):
+        report = tmp_path / f"{source.stem}.json"
+        r = dyn("identify", ARM7, source, *extra, "--derivatives", "central", "--validate", validate,
+                "-o", tmp_path / f"{source.stem}.urdf", "--report", report)
+        assert r.returncode == 0, r.stderr
+        reports.append(json.loads(report.read_text()))
+    from_bag, from_csv = ([b["identified"] for b in d["base_parameters"]] for d in reports)
+    np.testing.assert_allclose(from_bag, from_csv, rtol=1e-6, atol=1e-9)
+    val = reports[0]["relative_rms_error"]["validation"]
+    assert val["identified"] < 0.2 * val["urdf"]

@@ -210,3 +210,15 @@ def test_plain_inverse_imports_no_scenario_schema(trajectory):
     mods = imported_by("inverse", ARM6, trajectory, "-o", trajectory.parent / "tau.csv")
     assert "dynlib.inverse" in mods
     assert loaded(mods, NEVER + ("pydantic", "pydantic_core", "dynlib.scenario")) == []
+
+
+def test_the_library_simulates_without_the_scenario_schema():
+    # dynlib.simulate on a loaded model: no pydantic, no scenario package, no click, no Arrow
+    code = ("import sys\nimport dynlib\nm = dynlib.load(sys.argv[1])\n"
+            "r = dynlib.simulate(m, dt=1e-3, steps=10)\nassert r.q.shape[0] == 11\n"
+            "print('MODULES', ' '.join(sorted(sys.modules)))")
+    r = subprocess.run([sys.executable, "-c", code, str(ARM6)], capture_output=True, text=True, cwd=REPO)
+    assert r.returncode == 0 and r.stdout.startswith("MODULES "), r.stderr
+    mods = set(r.stdout.split()[1:])
+    assert "dynlib.simulate" in mods and "numba" in mods
+    assert loaded(mods, NEVER + ("pydantic", "pydantic_core", "dynlib.scenario", "click", "pyarrow")) == []

@@ -4,7 +4,12 @@
 
 (e) `dyn --help` against `python -c "import numpy"` (goal of issue #10: ratio <= 2),
     and a 10-step `dyn simulate` (kernels loaded from numba's cache) against
-    `python -c "import pinocchio"` (goal of issue #19: ratio <= 2);
+    `python -c "import pinocchio"` (goal of issue #19: ratio <= 2); next to it, for the
+    reading: `python -c "import numba"` (the floor of any run that loads a kernel) and the
+    same run with dyn's sources' bytecode cached (a PYTHONPYCACHEPREFIX in a temporary
+    folder, PYTHONDONTWRITEBYTECODE unset: what an install that keeps bytecode pays,
+    where an editable install under PYTHONDONTWRITEBYTECODE=1 compiles every module of
+    dynlib and cli at every run);
 (f) peak resident memory (ru_maxrss of the child) of `dyn simulate` with --steps and
     of `dyn inverse` on --rows rows, CSV in and out;
 (g) with --first-run: the 10-step `dyn simulate` on a fresh install, every kernel
@@ -47,12 +52,20 @@ def main():
     t_help = best_of(lambda: run(DYN + ["--help"]), args.repeat)
     t_pin = best_of(lambda: run([sys.executable, "-c", "import pinocchio"]), args.repeat)
     t_sim10 = best_of(lambda: run(DYN + ["simulate", arm6, "--steps", "10"]), args.repeat)
+    t_numba = best_of(lambda: run([sys.executable, "-c", "import numba"]), args.repeat)
+    with tempfile.TemporaryDirectory() as pycache:
+        env = dict(os.environ, PYTHONPYCACHEPREFIX=pycache)
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        run(DYN + ["simulate", arm6, "--steps", "10"], env)  # writes the bytecode
+        t_sim10_bc = best_of(lambda: run(DYN + ["simulate", arm6, "--steps", "10"], env), args.repeat)
     print(f"start-up, best of {args.repeat}:")
     print(f"  python -c 'import numpy'        {t_numpy:.3f} s")
     print(f"  dyn --help                      {t_help:.3f} s   ratio {t_help / t_numpy:.2f} (goal <= 2)")
     print(f"  python -c 'import pinocchio'    {t_pin:.3f} s")
     print(f"  dyn simulate arm6 --steps 10    {t_sim10:.3f} s   ratio {t_sim10 / t_pin:.2f} to import pinocchio "
           "(goal <= 2)")
+    print(f"  python -c 'import numba'        {t_numba:.3f} s   ratio {t_numba / t_pin:.2f} (the floor of a run)")
+    print(f"  the 10 steps, bytecode cached   {t_sim10_bc:.3f} s   ratio {t_sim10_bc / t_pin:.2f}")
     if args.first_run:
         with tempfile.TemporaryDirectory() as cache:
             env = dict(os.environ, DYN_CACHE_DIR=cache)

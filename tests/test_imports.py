@@ -1,4 +1,5 @@
-"""No import cycle inside dynlib: the module graph, read from the source (AST), has no loop.
+"""No import cycle inside dynlib: the module graph, read from the source (AST), has no loop;
+and the plain `dyn simulate` and `dyn inverse` import only what they use (a child process each).
 
 Every `import` and `from … import` counts, at module level or inside a function
 (a function-level import that closes a loop is a cycle a refactoring can turn
@@ -13,10 +14,16 @@ into an import-time failure). An edge goes to the module that is imported:
   names) is not read.
 """
 import ast
+import os
+import subprocess
+import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parent.parent
+ARM6 = REPO / "robots" / "arm6.urdf"
 
 
 def modules(root: Path, package: str) -> dict:
@@ -143,3 +150,75 @@ def test_the_graph_sees_cycles_through_functions_and_package_reexports(tmp_path)
     write_package(tmp_path, {"ok/__init__.py": "from .a import f\n", "ok/a.py": "from .b import g\n",
                              "ok/b.py": "import os\n"})
     assert cycles(import_graph(tmp_path, "ok")) == []
+
+
+# ------------------------------------------------------------------ what a whole command imports
+
+# a child process runs the command as the console script does, then reports sys.modules
+_REPORT = ("import sys\nfrom cli.main import dyn\ncode = 0\n"
+           "try:\n    dyn(sys.argv[1:])\nexcept SystemExit as exc:\n    code = exc.code\n"
+           "sys.stderr.write(f'\\nEXIT {code or 0} MODULES ' + ' '.join(sorted(sys.modules)) + '\\n')\n")
+# imported by no plain run: tables of pandas, figures, Parquet and Arrow's compute functions for CSV
+# files, scipy beyond its top level (numba imports scipy itself; the kernels are loaded without
+# numba.np.arraymath, whose BLAS check imports scipy.linalg), and the other commands' machinery
+NEVER = ("pandas", "matplotlib", "pyarrow.parquet", "pyarrow.compute", "scipy.linalg", "scipy.signal",
+         "scipy.interpolate", "dynlib.sweep", "dynlib.checks", "dynlib.view", "dynlib.figures",
+         "dynlib.identification", "dynlib.contact.inverse")
+
+
+def imported_by(*args) -> set:
+    """The modules that `dyn ARGS` (a child process, the kernel cache of this session) imported."""
+    r = subprocess.run([sys.executable, "-c", _REPORT, *map(str, args)], capture_output=True, text=True,
+                       cwd=REPO, env=dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [
+                           str(REPO), os.environ.get("PYTHONPATH")]))))
+    last = r.stderr.strip().splitlines()[-1] if r.stderr.strip() else ""
+    assert last.startswith("EXIT 0 MODULES "), r.stderr
+    return set(last.split()[3:])
+
+
+def loaded(modules, names):
+    """The names of `names` in `modules`, a name counting with its submodules."""
+    return sorted(n for n in names if any(m == n or m.startswith(n + ".") for m in modules))
+
+
+@pytest.fixture(scope="module")
+def trajectory(tmp_path_factory):
+    path = tmp_path_factory.mktemp("imports") / "traj.csv"
+    r = subprocess.run([sys.executable, "-m", "cli.main", "-q", "simulate", ARM6, "--steps", "20", "-o", path],
+                       capture_output=True, text=True, cwd=REPO)
+    assert r.returncode == 0, r.stderr
+    return path
+
+
+def test_the_report_sees_what_a_command_imports(trajectory):
+    # the kernels, the URDF reader and the CSV writer are in: the check below can fail
+    mods = imported_by("simulate", ARM6, "--steps", "10", "-o", trajectory.parent / "sim.csv")
+    assert loaded(mods, ("numba", "lxml", "pyarrow.csv", "dynlib.simulate", "dynlib.trajectory.csv")) == \
+        ["dynlib.simulate", "dynlib.trajectory.csv", "lxml", "numba", "pyarrow.csv"]
+    # and a Parquet output imports pyarrow.parquet
+    assert "pyarrow.parquet" in imported_by("simulate", ARM6, "--steps", "10", "-o", trajectory.parent / "s.parquet")
+
+
+def test_plain_simulate_imports_only_what_it_uses(trajectory):
+    # (pydantic is in: the options of a robot's run are validated by the scenario schema, as a scenario's)
+    mods = imported_by("simulate", ARM6, "--steps", "10", "-o", trajectory.parent / "sim.csv")
+    assert loaded(mods, NEVER) == []
+
+
+def test_plain_inverse_imports_no_scenario_schema(trajectory):
+    # no scenario on this path: neither pydantic nor the scenario package, nor anything of NEVER
+    mods = imported_by("inverse", ARM6, trajectory, "-o", trajectory.parent / "tau.csv")
+    assert "dynlib.inverse" in mods
+    assert loaded(mods, NEVER + ("pydantic", "pydantic_core", "dynlib.scenario")) == []
+
+
+def test_the_library_simulates_without_the_scenario_schema():
+    # dynlib.simulate on a loaded model: no pydantic, no scenario package, no click, no Arrow
+    code = ("import sys\nimport dynlib\nm = dynlib.load(sys.argv[1])\n"
+            "r = dynlib.simulate(m, dt=1e-3, steps=10)\nassert r.q.shape[0] == 11\n"
+            "print('MODULES', ' '.join(sorted(sys.modules)))")
+    r = subprocess.run([sys.executable, "-c", code, str(ARM6)], capture_output=True, text=True, cwd=REPO)
+    assert r.returncode == 0 and r.stdout.startswith("MODULES "), r.stderr
+    mods = set(r.stdout.split()[1:])
+    assert "dynlib.simulate" in mods and "numba" in mods
+    assert loaded(mods, NEVER + ("pydantic", "pydantic_core", "dynlib.scenario", "click", "pyarrow")) == []

@@ -108,6 +108,8 @@ def reference(ref):
 
 def frame(model, frame):
     """A frame index from a name or an index."""
+    if type(frame) is str:
+        return model.frame_id(frame)
     if isinstance(frame, (int, np.integer)):
         if not 0 <= frame < model.nframes:
             raise InputError(f"frame index {frame} is out of range (robot '{model.name}' has {model.nframes} frames)")

@@ -36,24 +36,24 @@ _PLAIN = tuple(compute_fingerprint((np.empty(1),) * n) for n in range(4))
 """numba's fingerprint of n C-contiguous, aligned, writeable float64 vectors."""
 
 
-def call(model, one_kernel, n, *args):
-    """``one_kernel(ty, buf, *args)`` with this thread's native model when the first `n`
-    arguments are plain float64 vectors (see the module docstring); its status, or -1
+def call(model, one_kernel, vectors, rest):
+    """``one_kernel(ty, buf, *vectors, *rest)`` with this thread's native model when the
+    `vectors` are plain float64 vectors (see the module docstring); its status, or -1
     when they are not (then nothing ran)."""
     try:
-        if compute_fingerprint(args[:n]) != _PLAIN[n]:
+        if compute_fingerprint(vectors) != _PLAIN[len(vectors)]:
             return -1
     except (ValueError, TypeError, NotImplementedError):  # a type numba fingerprints only in Python
         return -1
-    for x in args[:n]:  # (numba's fingerprint does not tell a byte-swapped float64 from float64)
+    for x in vectors:  # (numba's fingerprint does not tell a byte-swapped float64 from float64)
         if x.dtype is not _F64:
             return -1
     try:
         ty, buf, entries = model._local.native
         found = entries[one_kernel]
     except (AttributeError, KeyError):
-        found, ty, buf = _first_call(model, one_kernel, args)
-    return found(ty, buf, *args)
+        found, ty, buf = _first_call(model, one_kernel, (*vectors, *rest))
+    return found(ty, buf, *vectors, *rest)
 
 
 def _first_call(model, one_kernel, args):

@@ -117,7 +117,7 @@ def aba(model, q, v, tau, f_ext=None):
     check_dynamics(model)
     if f_ext is None:  # one call of plain vectors: the kernel, no batch (else the general path checks)
         qdd = np.empty(model.nv)
-        status = _one.call(model, aba_one, 3, q, v, tau, qdd)
+        status = _one.call(model, aba_one, (q, v, tau), (qdd,))
         if status == 0:
             return qdd
         if status == 2:

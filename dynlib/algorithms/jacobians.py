@@ -118,7 +118,7 @@ def frame_jacobian(model, q, frame, reference="local_world_aligned"):
         fid = None  # (q is checked first: its error is the one raised when both are wrong)
     if fid is not None:  # one call of a plain q: the kernel, no batch (else the general path checks)
         J = np.empty((6, model.nv))
-        if _one.call(model, jacobian_one, 1, q, fid, ref, J) == 0:
+        if _one.call(model, jacobian_one, (q,), (fid, ref, J)) == 0:
             return J
     (Q,), batched, n = _args.vectors(model, q=(q, model.nq))
     fid, ref = _args.frame(model, frame), _args.reference(reference)

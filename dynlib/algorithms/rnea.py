@@ -82,7 +82,7 @@ def rnea(model, q, v, a, f_ext=None):
     """
     if f_ext is None:  # one call of plain vectors: the kernel, no batch (else the general path checks)
         tau = np.empty(model.nv)
-        if _one.call(model, rnea_one, 3, q, v, a, tau) == 0:
+        if _one.call(model, rnea_one, (q, v, a), (tau,)) == 0:
             return tau
     (Q, V, A), batched, n = _args.vectors(model, q=(q, model.nq), v=(v, model.nv), a=(a, model.nv))
     return _run(model, Q, V, A, f_ext, batched, n)

@@ -12,12 +12,12 @@ it back with `load`, so its entry converts one buffer and the call's own vectors
 
 The one-call kernels also check their vectors: sizes, and a finite sum (a sum is
 finite only when every term is). They return a status, 0 when the result is
-valid; on any other status, and whenever an argument is not a C-contiguous,
+valid. On any other status, and whenever a vector is not a C-contiguous,
 writeable float64 numpy vector in the machine's byte order (numba's fingerprint
-of its type, one call in C, is compared with that of such a vector), the public wrapper takes its
-general path, which converts and checks every argument and names the one at
-fault. A one-call kernel calls the algorithm's own kernel: no algorithm is
-written twice.
+of the vectors' types, one call in C, is compared with that of such vectors,
+then the dtypes), the public wrapper takes its general path, which converts and
+checks every argument and names the one at fault. A one-call kernel calls the
+algorithm's own kernel: no algorithm is written twice.
 
 Numba internals used: the ``entry_point`` of a compiled overload (as in
 `dynlib.parallel`), ``numba._dispatcher.compute_fingerprint``, and an
@@ -33,7 +33,7 @@ from . import _args
 
 _F64 = np.dtype(np.float64)
 _PLAIN = tuple(compute_fingerprint((np.empty(1),) * n) for n in range(4))
-"""numba's fingerprint of n C-contiguous, aligned, writeable float64 vectors."""
+"""numba's fingerprint of n C-contiguous, writeable float64 vectors (byte order not included)."""
 
 
 def call(model, one_kernel, vectors, rest):

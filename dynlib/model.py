@@ -131,16 +131,16 @@ class Model:
     source: str = ""        # the file it was read from
     floating_base: bool = False
 
-    # -- sizes ---------------------------------------------------------------
-    @property
+    # -- sizes (kept once computed: the model never changes) -------------------
+    @functools.cached_property
     def nb(self) -> int:
         return len(self.joint_names)
 
-    @property
+    @functools.cached_property
     def nq(self) -> int:
         return len(self.q_names)
 
-    @property
+    @functools.cached_property
     def nv(self) -> int:
         return len(self.v_names)
 

@@ -18,7 +18,11 @@ numba type of every argument on every call, and for the two NamedTuples
 6 us, several times the work of one RNEA on a 7-DoF arm. Their types are fixed
 for a model, so the entry (numba's compiled wrapper for these argument types)
 is looked up once per model, kernel and types of the other arguments (numba's
-own fingerprint of them, one call in C) and kept with the model.
+own fingerprint of them, one call in C) and kept with the model. The entry still
+converts each of those ~44 arrays from Python on every call (about 1-1.5 us);
+the one-call paths of `rnea`, `aba` and `frame_jacobian` avoid that too, with
+the model and the workspace converted once per model and thread
+(`dynlib.algorithms._one`).
 """
 import os
 import threading
@@ -76,12 +80,6 @@ def run(model, n_rows, kernel, *args, lead=()):
     rest = [pool.submit(block, bounds[i], bounds[i + 1]) for i in range(1, k)]
     first = block(bounds[0], bounds[1])  # the calling thread takes a block too
     return [(0, first)] + [(int(bounds[i]), f.result()) for i, f in zip(range(1, k), rest)]
-
-
-def call(model, kernel, *args):
-    """``kernel(model.arrays, workspace, *args)`` in the calling thread, through the entry
-    (the public wrappers' single calls)."""
-    return entry(model, kernel, (), args)(model.arrays, model.workspace, *args)
 
 
 def entry(model, kernel, lead, rest):

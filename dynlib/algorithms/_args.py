@@ -69,19 +69,6 @@ def all_finite(arr) -> bool:
     return math.isfinite(total) or bool(np.all(np.isfinite(arr)))
 
 
-def plain(*pairs) -> bool:
-    """Whether a single call's vectors need no more checking: `pairs` is ``x1, size1, x2,
-    size2, ...``, each x a C-contiguous float64 numpy vector of its size with a finite sum.
-    When False, `vectors` checks them (and names the argument at fault)."""
-    total = 0.0
-    for k in range(0, len(pairs), 2):
-        x = pairs[k]
-        if type(x) is not np.ndarray or x.dtype is not _F64 or x.shape != (pairs[k + 1],) or not x.flags.c_contiguous:
-            return False
-        total += sum(x.tolist())
-    return math.isfinite(total)
-
-
 _NO_FORCES = {}  # nb -> zeros (1, nb, 6); the kernels only read f_ext
 
 
@@ -121,6 +108,8 @@ def reference(ref):
 
 def frame(model, frame):
     """A frame index from a name or an index."""
+    if type(frame) is str:
+        return model.frame_id(frame)
     if isinstance(frame, (int, np.integer)):
         if not 0 <= frame < model.nframes:
             raise InputError(f"frame index {frame} is out of range (robot '{model.name}' has {model.nframes} frames)")

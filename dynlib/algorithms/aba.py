@@ -34,7 +34,7 @@ from ..spatial import (kernel, act_force, act_inertia, act_inv_motion, add6, add
                        dot6, inertia_times, joint_motion, pose, rigid_inertia_times, scale6, store6, sub6,
                        sub_outer6, vec6)
 from .. import parallel
-from . import _args
+from . import _args, _one
 from .kinematics import joint_placements
 
 _jit = kernel  # no reference counting, numpy error model (see dynlib.spatial)
@@ -92,6 +92,18 @@ def aba_batch(m, d, Q, V, TAU, F, gravity, out):
         aba_kernel(m, d, Q[n], V[n], TAU[n], F[n if F.shape[0] > 1 else 0], gravity, d.zeros_v, out[n])
 
 
+@_jit
+def aba_one(ty, buf, q, v, tau, qdd):
+    """One call of aba_kernel without external forces (dynlib.algorithms._one): 0; 1 when q, v,
+    tau are not of the model's sizes or not finite (qdd not written); 2 when qdd is not finite."""
+    m, d, nq, f0 = _one.load(buf, ty)
+    nv = m.S.shape[0]
+    if not np.isfinite(_one.checked_sum(q, nq) + _one.checked_sum(v, nv) + _one.checked_sum(tau, nv)):
+        return 1
+    aba_kernel(m, d, q, v, tau, f0, m.gravity, d.zeros_v, qdd)
+    return 0 if np.isfinite(_one.checked_sum(qdd, nv)) else 2
+
+
 def check_dynamics(model):
     """Raise ModelError when forward dynamics is undefined (a massless moving subtree)."""
     if model.massless_joints:
@@ -103,20 +115,24 @@ def check_dynamics(model):
 def aba(model, q, v, tau, f_ext=None):
     """Forward dynamics by the articulated-body algorithm: the accelerations a (nv,)."""
     check_dynamics(model)
-    nq, nv = model.nq, model.nv
-    if f_ext is None and _args.plain(q, nq, v, nv, tau, nv):  # one call: one row, no checks again
-        Q, V, T, batched, n = q.reshape(1, nq), v.reshape(1, nv), tau.reshape(1, nv), False, 1
-        out = np.empty((1, nv))
-        parallel.call(model, aba_batch, Q, V, T, _args.no_forces(model), model.arrays.gravity, out)
-    else:
-        (Q, V, T), batched, n = _args.vectors(model, q=(q, nq), v=(v, nv), tau=(tau, nv))
-        F = _args.external_forces(model, f_ext, n, batched)
-        out = np.empty((n, nv))
-        parallel.run(model, n, aba_batch, (Q,), (V,), (T,), (F,), model.arrays.gravity, (out,))
+    if f_ext is None:  # one call of plain vectors: the kernel, no batch (else the general path checks)
+        qdd = np.empty(model.nv)
+        status = _one.call(model, aba_one, (q, v, tau), (qdd,))
+        if status == 0:
+            return qdd
+        if status == 2:
+            raise _singular(model, "")
+    (Q, V, T), batched, n = _args.vectors(model, q=(q, model.nq), v=(v, model.nv), tau=(tau, model.nv))
+    F = _args.external_forces(model, f_ext, n, batched)
+    out = np.empty((n, model.nv))
+    parallel.run(model, n, aba_batch, (Q,), (V,), (T,), (F,), model.arrays.gravity, (out,))
     if not _args.all_finite(out):
         row = int(np.argwhere(~np.isfinite(out))[0, 0])
-        raise NumericalError(f"robot '{model.name}': the mass matrix is singular at "
-                             f"{'row ' + str(row) + ' of ' if batched else ''}q (the accelerations are not finite); "
-                             "a body with no inertia about a joint's axis, or two joints moving the same way?",
-                             file=model.source or None)
+        raise _singular(model, f"row {row} of " if batched else "")
     return out if batched else out[0]
+
+
+def _singular(model, where):
+    return NumericalError(f"robot '{model.name}': the mass matrix is singular at {where}q (the accelerations are "
+                          "not finite); a body with no inertia about a joint's axis, or two joints moving the same way?",
+                          file=model.source or None)

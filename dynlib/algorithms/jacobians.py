@@ -15,9 +15,10 @@ axes (LOCAL_WORLD_ALIGNED).
 """
 import numpy as np
 
+from ..errors import InputError
 from ..spatial import kernel, act_inv_motion, act_motion, matvec3, matvec3_t, pose, vec6
 from .. import parallel
-from . import _args
+from . import _args, _one
 from .kinematics import frame_transform, motion, path_placements, placements
 
 _jit = kernel  # no reference counting, numpy error model (see dynlib.spatial)
@@ -87,6 +88,17 @@ def jacobian_dot_v_kernel(m, d, q, v, fid, ref, out):
 
 
 @_jit
+def jacobian_one(ty, buf, q, fid, ref, J):
+    """One call of jacobian_kernel (dynlib.algorithms._one): 0, or 1 when q is not of size nq
+    or not finite (then J is not written)."""
+    m, d, nq, f0 = _one.load(buf, ty)
+    if not np.isfinite(_one.checked_sum(q, nq)):
+        return 1
+    jacobian_kernel(m, d, q, fid, ref, J)
+    return 0
+
+
+@_jit
 def _jacobian_batch(m, d, Q, fid, ref, out):
     for n in range(Q.shape[0]):
         jacobian_kernel(m, d, Q[n], fid, ref, out[n])
@@ -100,11 +112,14 @@ def _jacobian_dot_v_batch(m, d, Q, V, fid, ref, out):
 
 def frame_jacobian(model, q, frame, reference="local_world_aligned"):
     """The (6, nv) Jacobian of a frame, linear rows first; (N, 6, nv) for a batch."""
-    if _args.plain(q, model.nq):  # one call: the kernel, no batch
+    try:
         fid, ref = _args.frame(model, frame), _args.reference(reference)
+    except InputError:
+        fid = None  # (q is checked first: its error is the one raised when both are wrong)
+    if fid is not None:  # one call of a plain q: the kernel, no batch (else the general path checks)
         J = np.empty((6, model.nv))
-        parallel.call(model, jacobian_kernel, q, fid, ref, J)
-        return J
+        if _one.call(model, jacobian_one, (q,), (fid, ref, J)) == 0:
+            return J
     (Q,), batched, n = _args.vectors(model, q=(q, model.nq))
     fid, ref = _args.frame(model, frame), _args.reference(reference)
     out = np.empty((n, 6, model.nv))

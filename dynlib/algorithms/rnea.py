@@ -15,7 +15,7 @@ import numpy as np
 from ..spatial import (kernel, act_force, add6, add_to6, cross_force, dot6, pose, rigid_inertia_times, store6, sub6,
                        vec6)
 from .. import parallel
-from . import _args
+from . import _args, _one
 from .kinematics import joint_placements, motion
 
 _jit = kernel  # no reference counting, numpy error model (see dynlib.spatial)
@@ -55,6 +55,18 @@ def rnea_batch(m, d, Q, V, A, F, gravity, out):
                     F[n if F.shape[0] > 1 else 0], gravity, out[n])
 
 
+@_jit
+def rnea_one(ty, buf, q, v, a, tau):
+    """One call of rnea_kernel without external forces (dynlib.algorithms._one): 0, or 1 when
+    q, v, a are not of the model's sizes or not finite (then tau is not written)."""
+    m, d, nq, f0 = _one.load(buf, ty)
+    nv = m.S.shape[0]
+    if not np.isfinite(_one.checked_sum(q, nq) + _one.checked_sum(v, nv) + _one.checked_sum(a, nv)):
+        return 1
+    rnea_kernel(m, d, q, v, a, f0, m.gravity, tau)
+    return 0
+
+
 def _run(model, Q, V, A, f_ext, batched, n):
     F = _args.external_forces(model, f_ext, n, batched)
     out = np.empty((n, model.nv))
@@ -68,12 +80,11 @@ def rnea(model, q, v, a, f_ext=None):
     f_ext (nb, 6): external wrenches on the bodies, body frame, linear first.
     Every argument may carry a leading batch dimension N.
     """
-    nq, nv = model.nq, model.nv
-    if f_ext is None and _args.plain(q, nq, v, nv, a, nv):  # one call: the kernel, no batch
-        tau = np.empty(nv)
-        parallel.call(model, rnea_kernel, q, v, a, _args.no_forces(model)[0], model.arrays.gravity, tau)
-        return tau
-    (Q, V, A), batched, n = _args.vectors(model, q=(q, nq), v=(v, nv), a=(a, nv))
+    if f_ext is None:  # one call of plain vectors: the kernel, no batch (else the general path checks)
+        tau = np.empty(model.nv)
+        if _one.call(model, rnea_one, (q, v, a), (tau,)) == 0:
+            return tau
+    (Q, V, A), batched, n = _args.vectors(model, q=(q, model.nq), v=(v, model.nv), a=(a, model.nv))
     return _run(model, Q, V, A, f_ext, batched, n)
 
 

@@ -8,7 +8,7 @@ by CRBA + Cholesky (O(n^3) — shown for contrast), both as batched compiled cal
 and one semi-implicit simulation step (`dynlib.simulate`, ABA inside) without joint
 damping and with ``<dynamics damping="0.05"/>`` on every joint (the default implicit
 damping: one ABA with dt·damping on each joint's D_k, issue #21, plus the explicit
-ABA of the recorded row). The slope of log(time) against log(links) is printed: ABA
+ABA of the recorded row, which reuses the first one's pass 1 at the same state). The slope of log(time) against log(links) is printed: ABA
 should be about 1, with damping too; the goal of issues #10 and #21 is
 time(100 links) / time(10 links) <= 15 for a step, with and without damping.
 """

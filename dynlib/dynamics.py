@@ -28,7 +28,15 @@ generalized force, then turns them into an acceleration:
     armature_k + (dt B)_k`` (`dynlib.algorithms.aba`), in O(n) like the explicit
     step, without forming M. A recorded row holds the explicit acceleration
     ``ABA(q, v, tau_total, fext)`` (`recorded_acceleration`), so that inverse
-    dynamics on the rows gives back tau;
+    dynamics on the rows gives back tau. The diagonal enters every pivot D_k and
+    so every articulated inertia a body passes to its parent: the implicit pass's
+    factorization is of M + diag, not of M, and the explicit acceleration needs
+    passes 2 and 3 of its own; pass 1 (joint placements, velocities, c), which
+    the diagonal and tau do not enter, it takes from the implicit pass at the same
+    state (`aba_at_velocities`). With the PD gains alone implicit (`ImplicitGains`:
+    dt B = 0), ``(M + gain_m) a = tau_total - gain_v v - h`` is ``M a + h =
+    tau_total - gain_m a - gain_v v``, the torque `applied_torque` records: the
+    stage's own acceleration is the explicit one, and the row records it;
   - the contact models that constrain the motion (`dynlib.contact.bilateral`,
     `unilateral`, `relaxed`) are the other kernels of this stage.
 
@@ -53,7 +61,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .algorithms.aba import aba_kernel
+from .algorithms.aba import aba_at_velocities, aba_kernel
 from .algorithms.crba import crba_kernel
 from .algorithms.kinematics import placements
 from .algorithms.rnea import rnea_kernel
@@ -88,6 +96,11 @@ class Free(NamedTuple):
 class ImplicitFriction(NamedTuple):
     """Acceleration stage: (M + dt B) a = tau_total - h by the ABA, joint friction linearly implicit (dt:
     Forces.implicit_dt), and implicit PD gains (Forces.gain_m, gain_v)."""
+
+
+class ImplicitGains(NamedTuple):
+    """Acceleration stage: `ImplicitFriction`'s kernel with the PD gains alone implicit (Forces.implicit_dt = 0),
+    whose acceleration is the model's at the applied torque, so the row records it."""
 
 
 @kernel
@@ -186,7 +199,7 @@ def free_acceleration(m, d, p, pts, fo, dt, q, v, tau_total, fext, w, tau_h, a):
     return True
 
 
-@stage("acceleration", ImplicitFriction)
+@stage("acceleration", ImplicitFriction, ImplicitGains)
 def implicit_friction_acceleration(m, d, p, pts, fo, dt, q, v, tau_total, fext, w, tau_h, a):
     """(M + diag(dt B + gain_m)) a = tau_total - gain_v v - h by one ABA with that diagonal on D_k, O(n);
     False if a pivot D_k is not positive (M plus the diagonal not positive definite)."""
@@ -209,5 +222,6 @@ def stage_acceleration(m, d, p, q, v, tau_total, fext, a, out):
 
 @stage("recorded_acceleration", ImplicitFriction)
 def explicit_acceleration(m, d, p, q, v, tau_total, fext, a, out):
-    """out = ABA(q, v, tau_total, fext): the model's acceleration at the state, not the implicit stage's."""
-    aba_kernel(m, d, q, v, tau_total, fext, m.gravity, d.zeros_v, out)
+    """out = ABA(q, v, tau_total, fext): the model's acceleration at the state, not the implicit stage's; the
+    stage's ABA at (q, v) just before left pass 1 in d (`aba_at_velocities`)."""
+    aba_at_velocities(m, d, tau_total, fext, m.gravity, d.zeros_v, out)

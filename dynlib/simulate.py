@@ -29,7 +29,8 @@ One step, from state k to k + 1 (`_run`, compiled):
       plus the contact forces for soft contact (`contact.soft.soft_forces`);
    d. ``acceleration``: a from (q_s, v_s, tau_total, f_ext): the ABA (`dynamics.Free`),
       ``(M + dt B) a = tau_total - h`` under implicit joint friction and PD gains, one ABA with the
-      diagonal dt B on each pivot D_k, O(n) (`dynamics.ImplicitFriction`),
+      diagonal dt B on each pivot D_k, O(n) (`dynamics.ImplicitFriction`; `ImplicitGains` with only
+      the PD gains implicit),
       the KKT system of bilateral contact (`contact.bilateral`), or one time step with
       contact impulses (`contact.unilateral`, `contact.relaxed`; semi-implicit Euler only,
       whose acceleration is then ``(v+ − v)/dt``);
@@ -43,7 +44,7 @@ The parameters of every stage travel in one `Pipeline` tuple that `simulate`
 builds (`_pipeline`): the controller's `params`, the `Forces`, and the contact
 model's parameters (`dynlib.contact.build`) in the stage their class has a
 kernel for (soft: ``body_forces``; bilateral, unilateral, relaxed:
-``acceleration``), `ExternalWrenches` and `Free` or `ImplicitFriction` in the
+``acceleration``), `ExternalWrenches` and `Free`, `ImplicitFriction` or `ImplicitGains` in the
 stages it leaves. numba compiles `_run` once per combination of stage types that
 is run (and caches it), so no stage is chosen by a flag at run time, and a run
 compiles only the kernels it uses (`loop_is_cached`). Long runs are cut into
@@ -73,7 +74,8 @@ from .contact import build as build_contact
 from .contact.points import ContactWork, Points, contact_work, no_points
 from .contact.relaxed import RelaxedParams
 from .contact.unilateral import UnilateralParams
-from .dynamics import ExternalWrenches, Forces, Free, ImplicitFriction, applied_torque, assign, joint_forces
+from .dynamics import (ExternalWrenches, Forces, Free, ImplicitFriction, ImplicitGains, applied_torque, assign,
+                       joint_forces)
 from .errors import InputError, NumericalError
 from .spatial import kernel
 from .stages import acceleration, body_forces, control, inline_kernel, recorded_acceleration
@@ -102,7 +104,8 @@ class Pipeline(NamedTuple):
     control_work: tuple       # its workspace (controllers.NoWork, FeedbackWork, TrackingWork)
     forces: Forces            # joint friction and external wrenches
     body_forces: tuple        # dynamics.ExternalWrenches or contact.soft.SoftParams
-    acceleration: tuple       # dynamics.Free, ImplicitFriction, or BilateralParams, UnilateralParams, RelaxedParams
+    acceleration: tuple       # dynamics.Free, ImplicitFriction, ImplicitGains, or BilateralParams, UnilateralParams,
+                              # RelaxedParams
     points: Points            # contact points and ground (none without contacts)
     contact_work: ContactWork
 
@@ -413,8 +416,8 @@ def _pipeline(model, q, *, dt, integrator, controller, external_wrenches, joint_
                              f"(semi-implicit Euler): set integrator to '{needs}' (got {integrator!r})")
     params = contact.params if contact is not None else None
     body = params if stages.handles("body_forces", type(params)) else ExternalWrenches()
-    implicit = stiff or implicit_gains
-    accel = params if stages.handles("acceleration", type(params)) else (ImplicitFriction() if implicit else Free())
+    implicit = ImplicitFriction() if stiff else ImplicitGains() if implicit_gains else Free()
+    accel = params if stages.handles("acceleration", type(params)) else implicit
     points, work = (no_points(), contact_work(0, model.nv)) if contact is None else (contact.points, contact.work)
     return _normalized(Pipeline(ctrl, ctrl.work(model), fo, body, accel, points, work)), contact
 

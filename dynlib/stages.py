@@ -12,8 +12,9 @@ stage                        parameter types (the kernel each one picks)   modul
 ``joint_forces`` (fixed)     `Forces`: joint friction                      `dynlib.dynamics`
 ``body_forces``              `ExternalWrenches`; `SoftParams` (wrenches    `dynlib.dynamics`,
                              and soft contact forces)                      `dynlib.contact.soft`
-``acceleration``             `Free` (ABA), `ImplicitFriction` (ABA with a  `dynlib.dynamics`,
-                             joint-space diagonal),
+``acceleration``             `Free` (ABA), `ImplicitFriction`,             `dynlib.dynamics`,
+                             `ImplicitGains` (ABA with a joint-space
+                             diagonal),
                              `BilateralParams`, `UnilateralParams`,        `dynlib.contact.*`
                              `RelaxedParams`
 =========================== ============================================= ==================================
@@ -107,7 +108,8 @@ def acceleration(m, d, p, pts, fo, dt, q, v, tau_total, fext, w, tau_h, a):
 
 
 def recorded_acceleration(m, d, p, q, v, tau_total, fext, a, out):
-    """out (nv,) = the acceleration a row records for the state (q, v) whose stage acceleration is a."""
+    """out (nv,) = the acceleration a row records for the state (q, v) whose stage acceleration is a, called
+    right after that acceleration stage at (q, v), whose work in d it may reuse."""
     _compiled_only()
 
 

@@ -7,7 +7,8 @@ import pytest
 from hypothesis import given
 
 import dynlib
-from dynlib.dynamics import Forces, ImplicitFriction, implicit_diagonal, implicit_friction_acceleration, mass_and_bias
+from dynlib.dynamics import (Forces, ImplicitFriction, explicit_acceleration, implicit_diagonal,
+                            implicit_friction_acceleration, mass_and_bias)
 from helpers import assert_close, few, random_state, sample, seeds
 
 TOL = 1e-12
@@ -59,6 +60,27 @@ def test_implicit_aba_step_equals_the_dense_solve_on_the_sample_robots_urdf_fric
     q, v, _ = random_state(model, rng)
     a, expected = both_paths(model, fo, q, v, rng.uniform(-5, 5, model.nv), np.zeros((model.nb, 6)))
     assert_close(a, expected, TOL, "implicit ABA = dense solve, URDF friction")
+
+
+@few()
+@given(seed=seeds())
+def test_the_recorded_acceleration_after_the_implicit_stage_is_the_explicit_aba(model, seed):
+    """The recorded row's kernel reuses pass 1 of the implicit stage's ABA at the same state: its result is
+    the public aba's, on a fresh Data, with the same tau_total and fext."""
+    rng = np.random.default_rng(seed)
+    model = model.with_armature(rng.uniform(0, 0.05, model.nv))
+    m, d = model.arrays, model.create_data()
+    q, v, _ = random_state(model, rng)
+    fo = forces(model, rng, implicit_dt=rng.uniform(1e-4, 1e-1))
+    tau_total = rng.uniform(-5, 5, model.nv)
+    fext = rng.uniform(-5, 5, (model.nb, 6))
+    a, out = np.zeros(model.nv), np.zeros(model.nv)
+    assert implicit_friction_acceleration(m, d, ImplicitFriction(), 0, fo, fo.implicit_dt, q, v, tau_total, fext,
+                                          0, np.zeros(model.nv), a)
+    explicit_acceleration(m, d, ImplicitFriction(), q, v, tau_total, fext, a, out)
+    expected = dynlib.aba(model, q, v, tau_total, fext)
+    assert_close(out, expected, TOL, "recorded acceleration = ABA(q, v, tau_total, fext)")
+    assert np.abs(out - a).max() > 1e-6 * np.abs(expected).max()  # the diagonal did change the stage's a
 
 
 def test_without_implicit_terms_the_stage_is_the_aba():

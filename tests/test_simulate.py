@@ -39,6 +39,23 @@ def test_qdd_column_gives_back_tau_through_inverse_dynamics(friction_integration
     assert np.allclose(tau, r.tau, rtol=1e-9, atol=1e-9)
 
 
+@pytest.mark.parametrize("joint_friction, friction_integration", [(False, "implicit"), (True, "explicit")])
+def test_qdd_column_gives_back_tau_with_the_pd_gains_alone_implicit(joint_friction, friction_integration):
+    # semi-implicit, no implicit joint friction: the row records the implicit stage's own acceleration,
+    # M a + h = tau_applied + friction, without a second ABA (dynlib.dynamics.ImplicitGains)
+    model = sample("arm6")
+    r = simulate(model, Q0, dt=1e-4, steps=300, integrator="semi-implicit", controller=PD_ARM6,
+                 joint_friction=joint_friction, friction_integration=friction_integration)
+    assert r.diverged is None and np.abs(r.tau).max() > 1.0
+    D, F = (model.arrays.damping, model.arrays.friction) if joint_friction else (0.0, 0.0)
+    tau = dynlib.rnea(model, r.q, r.v, r.a) + D * r.v + F * np.tanh(r.v / 1e-3)
+    assert np.allclose(tau, r.tau, rtol=1e-9, atol=1e-9)
+    explicit = simulate(model, Q0, dt=1e-4, steps=300, integrator="semi-implicit", controller=PD_ARM6,
+                        joint_friction=joint_friction, friction_integration=friction_integration,
+                        gain_integration="explicit")
+    assert np.abs(r.a - explicit.a).max() > 0  # the gains were taken implicitly
+
+
 def test_energy_columns_match_the_energy_kernels():
     model = sample("arm7")
     r = simulate(model, dt=1e-3, steps=200, every=20)

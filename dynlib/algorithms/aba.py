@@ -25,7 +25,10 @@ public `aba` passes zeros.
 
 Afterwards Data.U[k], u[k] hold U_k, u_k and Data.Dinv[i, j, j] holds 1 / D_k
 (k the j-th DoF of joint i); Data.lR, lp the joint placements, but not the world
-placements Data.oR, op (`kinematics.placements` computes those).
+placements Data.oR, op (`kinematics.placements` computes those); Data.v, c the
+velocities and velocity-product terms of pass 1, which `aba_at_velocities` (passes
+2 and 3 with the bias forces and IA = I) reuses for a second right-hand side or
+diagonal at the same (q, v).
 """
 import numpy as np
 
@@ -42,15 +45,26 @@ _jit = kernel  # no reference counting, numpy error model (see dynlib.spatial)
 
 @_jit
 def aba_kernel(m, d, q, v, tau, fext, gravity, diag, qdd):
-    nb = m.parent.shape[0]
-    # pass 1: forward, joint placements, velocities, bias terms c and pA, articulated inertias IA = I
+    # pass 1: forward, joint placements, velocities v_i, velocity-product terms c_i
     joint_placements(m, d, q)
-    for i in range(nb):
+    for i in range(m.parent.shape[0]):
         vJ = joint_motion(m.S, m.idx_v[i], m.nvj[i], v)
         pa = m.parent[i]
         vi = vJ if pa < 0 else add6(act_inv_motion(pose(d.lR, d.lp, i), vec6(d.v, pa)), vJ)
         store6(d.v, i, vi)
         store6(d.c, i, cross_motion(vi, vJ))
+    aba_at_velocities(m, d, tau, fext, gravity, diag, qdd)
+
+
+@_jit
+def aba_at_velocities(m, d, tau, fext, gravity, diag, qdd):
+    """The ABA after pass 1: on the joint placements, velocities and c of (q, v) in Data.lR, lp, v, c
+    (left there by `aba_kernel`, which passes 2 and 3 do not overwrite), so that another tau, fext or
+    diagonal at the same state costs no pass 1 again."""
+    nb = m.parent.shape[0]
+    # pass 1 (end): bias forces pA = v x* I v - f_ext, articulated inertias IA = I
+    for i in range(nb):
+        vi = vec6(d.v, i)
         store6(d.f, i, sub6(cross_force(vi, rigid_inertia_times(m.inertia, i, vi)), vec6(fext, i)))
         for r in range(6):
             for c in range(6):

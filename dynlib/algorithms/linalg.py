@@ -2,7 +2,8 @@
 
 Cholesky factorisation and solves for the joint-space inertia M (symmetric
 positive definite), the same exploiting the tree's sparsity (LTDL, RBDA §6.3),
-and the inverse of the small SPD blocks of ABA.
+the inverse of the small SPD blocks of ABA, and a triangular solve with several
+right-hand sides (`forward_substitution`).
 """
 import math
 
@@ -47,6 +48,19 @@ def cholesky_solve(L, b, x):
         for k in range(i + 1, n):
             s -= L[k, i] * x[k]
         x[i] = s / L[i, i]
+
+
+@_jit
+def forward_substitution(L, B, X):
+    """X = L^-1 B for L (n x n) lower triangular and B, X (n x m), column by column (X may alias B). With
+    transposed views (B = Zᵀ, X = Vᵀ) it solves V Lᵀ = Z row by row."""
+    n, m = B.shape
+    for c in range(m):
+        for a in range(n):
+            s = B[a, c]
+            for k in range(a):
+                s -= L[a, k] * X[k, c]
+            X[a, c] = s / L[a, a]
 
 
 @_jit

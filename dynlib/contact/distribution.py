@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..algorithms.linalg import cholesky, cholesky_solve
+from ..algorithms.linalg import cholesky, cholesky_solve, forward_substitution
 from ..spatial import kernel
 
 RANK_RTOL = 1e-10     # singular values of A W^-1/2 below this (relative) are dropped
@@ -161,12 +161,7 @@ def _forward(t0, mask, weight, rhs, C, d, keep, s, mu, off, G, w, work, vec, ia,
                     Z[a, m] = C[tc, i, ia[a]]
                 e[m] = d[tc, i]
                 m += 1
-        for c in range(m):
-            for a in range(n):
-                acc = Z[a, c]
-                for k in range(a):
-                    acc -= L[a, k] * Y[k, c]
-                Y[a, c] = acc / L[a, a]
+        forward_substitution(L[:n, :n], Z[:n, :m], Y[:n, :m])
         for i in range(m):
             for c in range(m):
                 acc = 0.0
@@ -201,12 +196,7 @@ def _forward(t0, mask, weight, rhs, C, d, keep, s, mu, off, G, w, work, vec, ia,
 def _store_inverse(L, R, Y, Z, n, m, G, g0):
     """G[g0:] = the lower triangle of H⁻¹ − Z Q⁻¹ Zᵀ = L⁻ᵀL⁻¹ − V Vᵀ (H = L Lᵀ, Q = R Rᵀ,
     V = Z R⁻ᵀ, n x n, Z n x m); Y (scratch) gets L⁻¹, Z gets V."""
-    for a in range(n):
-        for c in range(m):
-            acc = Z[a, c]
-            for k in range(c):
-                acc -= R[c, k] * Z[a, k]
-            Z[a, c] = acc / R[c, c]
+    forward_substitution(R[:m, :m], Z[:n, :m].T, Z[:n, :m].T)  # V Rᵀ = Z, row by row
     for c in range(n):
         for a in range(n):
             acc = 1.0 if a == c else 0.0

@@ -33,7 +33,7 @@ NQ = (1, 1, 7, 3)
 NV = (1, 1, 6, 3)
 NAMES = ("revolute", "prismatic", "floating", "planar")
 
-_jit = jit(inline="always")
+_jit = jit(nrt=False, error_model="numpy", nogil=True)  # dynlib.spatial's helper options: no allocation, 0/0 is NaN
 
 
 @_jit

@@ -7,7 +7,11 @@ a child frame in its parent, ``x_parent = R @ x_child + p`` (Pinocchio's
 ``SE3``; Featherstone's ``X`` from parent to child is its inverse action on
 motion vectors). Tuples live in registers: no allocation, no reference counting,
 and every helper is inlined, so ``v_i = act_inv_motion(X, v_parent) + vJ``
-compiles to the dozen multiply-adds it reads as.
+compiles to the dozen multiply-adds it reads as. The helpers are compiled once
+each, with the kernels' options (`_jit` below), and LLVM inlines them into each
+kernel when it links the kernel's code. (Inlining them in numba's IR instead,
+``inline="always"``, types every helper again at each call site: the first run
+compiled a third longer.)
 
 Arrays are touched only at the edges, through an array and an index, never a
 view (a view ``a[i]`` is an array struct built in compiled code, and a slice
@@ -37,7 +41,7 @@ import numpy as np
 
 from .compiled import jit
 
-_jit = jit(inline="always")
+_jit = jit(nrt=False, error_model="numpy", nogil=True)  # the helpers: `kernel`'s options, see above
 
 kernel = jit(nrt=False, error_model="numpy", nogil=True)
 """The decorator of every compiled algorithm kernel (see the module docstring)."""

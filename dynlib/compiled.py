@@ -192,7 +192,7 @@ def on_first_compile(callback) -> bool:
 
 
 _COUNTS = "compile-counts.json"  # in the cache root: kept across dyn versions (pruning removes folders only)
-_COUNTS_SHIPPED = {"simulate": 67}
+_COUNTS_SHIPPED = {"simulate": 62}
 """Compiles of a first run of `dyn simulate robot.urdf` (default scenario, no contacts; numba compile
 events, a kernel's helpers included), for the progress line of a fresh install; a later run records its own."""
 

@@ -178,20 +178,29 @@ def compile_notice(ctx):
         say()
 
 
-def compile_progress(ctx):
-    """On a terminal (and not with -q), a line on standard error redrawn as numba compiles:
-    kernels compiled / kernels started, and the seconds so far. A kernel's callees start
-    while it is typed, so the count started soon nears the total; the line is finished
-    when every kernel started is compiled (a later compile draws a new one)."""
+def compile_progress(ctx, task=None):
+    """On a terminal (and not with -q), one line on standard error redrawn as numba compiles:
+    kernels compiled / kernels expected, and the seconds so far. The total is what `task`
+    (default: the command's name) compiled the last time it compiled anything
+    (`dynlib.compiled.expected_compiles`; this run's count is recorded when the command ends),
+    and never less than the kernels started (a kernel's callees start while it is typed). The
+    line is finished when the total is reached with nothing left compiling, or when the command
+    ends."""
     if (ctx.obj or {}).get("quiet") or not sys.stderr.isatty():
         return
     import time
 
     from numba.core import event
 
+    from dynlib.compiled import expected_compiles, record_compiles
+
+    task = task or ctx.command.name
+
     class Progress(event.Listener):
         def __init__(self):
             self.started = self.done = 0
+            self.total = expected_compiles(task) or 0
+            self.open = False  # a drawn line not yet finished
             self.t0 = time.monotonic()
 
         def on_start(self, ev):
@@ -203,11 +212,18 @@ def compile_progress(ctx):
             self.draw()
 
         def draw(self):
-            click.echo(f"\rdyn: kernels compiled {self.done}/{self.started}, {time.monotonic() - self.t0:.0f} s\x1b[K",
-                       err=True, nl=self.done == self.started)
+            total = max(self.total, self.started)
+            end = self.done == self.started and self.done >= self.total
+            click.echo(f"\rdyn: kernels compiled {self.done}/{total}, {time.monotonic() - self.t0:.0f} s\x1b[K",
+                       err=True, nl=end)
+            self.open = not end
 
         def close(self):
             event.unregister("numba:compile", self)
+            if self.open:
+                click.echo("", err=True)
+            if self.done:
+                record_compiles(task, self.done)
 
     progress = Progress()
     event.register("numba:compile", progress)

@@ -99,7 +99,7 @@ def simulate(ctx, source, steps, duration, dt, integrator, q0, qd0, tau, tau_csv
 
     if cache_is_warm() and not loop_is_cached():
         notice(ctx, "compiling the simulation loop (first run only; later runs load it from the cache)…")
-        compile_progress(ctx)
+        compile_progress(ctx, "simulate loop")
     else:
         compile_notice(ctx)
     bar = _Progress(show_progress(ctx, no_progress))

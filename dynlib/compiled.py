@@ -191,6 +191,45 @@ def on_first_compile(callback) -> bool:
     return True
 
 
+_COUNTS = "compile-counts.json"  # in the cache root: kept across dyn versions (pruning removes folders only)
+_COUNTS_SHIPPED = {"simulate": 62}
+"""Compiles of a first run of `dyn simulate robot.urdf` (default scenario, no contacts; numba compile
+events, a kernel's helpers included), for the progress line of a fresh install; a later run records its own."""
+
+
+def expected_compiles(task):
+    """How many kernels `task` (e.g. a command's name) compiled the last time it compiled any, or
+    the shipped figure, or None when unknown: the total of a progress line."""
+    root = cache_root()
+    if root is not None:
+        import json
+
+        with contextlib.suppress(OSError, ValueError, TypeError, AttributeError):
+            n = json.loads((root / _COUNTS).read_text()).get(task)
+            if isinstance(n, int) and n > 0:
+                return n
+    return _COUNTS_SHIPPED.get(task)
+
+
+def record_compiles(task, n):
+    """Remember that `task` compiled `n` kernels (`expected_compiles`); silently nothing when the
+    cache root cannot be written."""
+    root = cache_root()
+    if root is None or n <= 0 or not cache_writable():
+        return
+    import json
+
+    path = root / _COUNTS
+    with contextlib.suppress(OSError, ValueError, TypeError, AttributeError):
+        counts = {}
+        with contextlib.suppress(OSError, ValueError):
+            counts = dict(json.loads(path.read_text()))
+        counts[task] = int(n)
+        tmp = path.with_name(f"{_COUNTS}.tmp.{os.getpid():x}")
+        tmp.write_text(json.dumps(counts, sort_keys=True))
+        os.replace(tmp, path)
+
+
 def _package_dir(py_file):
     """The folder of `py_file` relative to dynlib, or None when it is not in dynlib."""
     try:

@@ -33,7 +33,8 @@ NQ = (1, 1, 7, 3)
 NV = (1, 1, 6, 3)
 NAMES = ("revolute", "prismatic", "floating", "planar")
 
-_jit = jit(inline="always")
+_jit = jit(nrt=False, error_model="numpy", nogil=True)  # dynlib.spatial's helper options: no allocation, 0/0 is NaN
+_inlined = jit(inline="always")  # jcalc: too large for LLVM to inline (dynlib.spatial._inlined)
 
 
 @_jit
@@ -57,7 +58,7 @@ def axis_angle_to_rot(x, y, z, theta):
             z * x * t - y * s, z * y * t + x * s, c + z * z * t)
 
 
-@_jit
+@_inlined
 def jcalc(jtype, jaxis, i, q, iq):
     """XJ = (R, p), the joint transform (child in parent) of joint i (axis jaxis[i]) at q[iq:iq+nq]."""
     x, y, z = jaxis[i, 0], jaxis[i, 1], jaxis[i, 2]

@@ -7,7 +7,12 @@ a child frame in its parent, ``x_parent = R @ x_child + p`` (Pinocchio's
 ``SE3``; Featherstone's ``X`` from parent to child is its inverse action on
 motion vectors). Tuples live in registers: no allocation, no reference counting,
 and every helper is inlined, so ``v_i = act_inv_motion(X, v_parent) + vJ``
-compiles to the dozen multiply-adds it reads as.
+compiles to the dozen multiply-adds it reads as. The helpers are compiled once
+each, with the kernels' options (`_jit` below), and LLVM inlines them into each
+kernel when it links the kernel's code, except the few too large for that (`_inlined`),
+which numba inlines. (Inlining every helper in numba's IR,
+``inline="always"``, types every helper again at each call site: the first run
+compiled a third longer.)
 
 Arrays are touched only at the edges, through an array and an index, never a
 view (a view ``a[i]`` is an array struct built in compiled code, and a slice
@@ -37,7 +42,9 @@ import numpy as np
 
 from .compiled import jit
 
-_jit = jit(inline="always")
+_jit = jit(nrt=False, error_model="numpy", nogil=True)  # the helpers: `kernel`'s options, see above
+_inlined = jit(inline="always")
+"""The few helpers too large for LLVM to inline, on ABA's path, with few call sites: numba inlines them."""
 
 kernel = jit(nrt=False, error_model="numpy", nogil=True)
 """The decorator of every compiled algorithm kernel (see the module docstring)."""
@@ -73,7 +80,7 @@ def add_to6(a, i, x):
         a[i, r] += x[r]
 
 
-@_jit
+@_inlined
 def sub_outer6(a, i, x, y):
     """a[i] -= x y^T for an (n, 6, 6) array and two 6-tuples."""
     for r in range(6):
@@ -108,7 +115,7 @@ def unit6(c):
             1.0 if c == 3 else 0.0, 1.0 if c == 4 else 0.0, 1.0 if c == 5 else 0.0)
 
 
-@_jit
+@_inlined
 def joint_motion(S, k0, n, x):
     """S_i x_i = sum of x[k] S[k] over the n DoFs k0.. of one joint (a motion 6-tuple)."""
     out = ZERO6
@@ -297,7 +304,7 @@ def act_inv_force(X, f):
 
 # -- 6x6 inertias, in (n, 6, 6) arrays ------------------------------------------------
 
-@_jit
+@_inlined
 def inertia_times(I, i, x):
     """I[i] @ x for an (n, 6, 6) array of inertias and a 6-tuple x."""
     return (I[i, 0, 0] * x[0] + I[i, 0, 1] * x[1] + I[i, 0, 2] * x[2] + I[i, 0, 3] * x[3] + I[i, 0, 4] * x[4] + I[i, 0, 5] * x[5],
@@ -325,7 +332,7 @@ def rigid_inertia_times(I, i, x):
             n2 + h0 * x[1] - h1 * x[0])
 
 
-@_jit
+@_inlined
 def act_inertia(X, I, i, out, j):
     """out[j] += X.act(I[i]) = Xf I Xf^T, a symmetric 6x6 (articulated) inertia from child to parent.
 

@@ -426,9 +426,9 @@ class Terminal(io.StringIO):
         return True
 
 
-@pytest.mark.parametrize("terminal, quiet", [(True, False), (False, False), (True, True)])
-def test_the_compile_progress_line_counts_numbas_compiles_on_a_terminal_until_the_command_ends(
-        monkeypatch, terminal, quiet):
+def compile_two_kernels_under_progress(monkeypatch, command, terminal=True, quiet=False):
+    """Run `compile_progress` for a click command named `command` around the compile of two
+    kernels (outer, and inner while outer is typed); returns standard error."""
     import click
 
     from cli.common import compile_progress
@@ -440,20 +440,66 @@ def test_the_compile_progress_line_counts_numbas_compiles_on_a_terminal_until_th
         return inner(x) + 1
 
     inner = numba.njit(lambda x: 2 * x)
-    with click.Context(click.Command("simulate"), obj={"quiet": quiet}) as ctx:
+    with click.Context(click.Command(command), obj={"quiet": quiet}) as ctx:
         compile_progress(ctx)
-        assert numba.njit(outer)(1.0) == 3.0  # two kernels: outer, and inner while outer is typed
+        assert numba.njit(outer)(1.0) == 3.0
     text = err.getvalue()
-    if not terminal or quiet:
-        assert text == ""
-        return
-    lines = text.split("\n")
-    draws = [d for d in lines[0].split("\r") if d]
-    assert [d.split(",")[0] for d in draws] == ["dyn: kernels compiled 0/1", "dyn: kernels compiled 0/2",
-                                               "dyn: kernels compiled 1/2", "dyn: kernels compiled 2/2"]
-    assert lines[1:] == [""]  # the line is finished once every kernel started is compiled
     numba.njit(lambda x: x)(1.0)  # after the command: nothing more
     assert err.getvalue() == text
+    return text
+
+
+def draws(line):
+    """The counts of each redraw of a progress line."""
+    return [d.split(",")[0] for d in line.split("\r") if d]
+
+
+@pytest.mark.parametrize("terminal, quiet", [(False, False), (True, True)])
+def test_no_compile_progress_line_off_a_terminal_or_with_quiet(monkeypatch, tmp_path, terminal, quiet):
+    monkeypatch.setenv("DYN_CACHE_DIR", str(tmp_path))
+    assert compile_two_kernels_under_progress(monkeypatch, "probe", terminal, quiet) == ""
+    assert compiled.expected_compiles("probe") is None  # nothing recorded either
+
+
+def test_with_no_known_total_the_compile_progress_line_counts_the_kernels_started(monkeypatch, tmp_path):
+    monkeypatch.setenv("DYN_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(compiled, "_unwritable", [])  # whatever an earlier test did
+    lines = compile_two_kernels_under_progress(monkeypatch, "probe").split("\n")
+    assert draws(lines[0]) == ["dyn: kernels compiled 0/1", "dyn: kernels compiled 0/2",
+                               "dyn: kernels compiled 1/2", "dyn: kernels compiled 2/2"]
+    assert lines[1:] == [""]  # one line, finished once every kernel started is compiled
+    assert compiled.expected_compiles("probe") == 2  # recorded for the next time
+
+
+def test_the_compile_progress_total_is_what_the_command_compiled_last_time(monkeypatch, tmp_path):
+    monkeypatch.setenv("DYN_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(compiled, "_unwritable", [])
+    compiled.record_compiles("probe", 3)
+    lines = compile_two_kernels_under_progress(monkeypatch, "probe").split("\n")
+    assert draws(lines[0]) == ["dyn: kernels compiled 0/3", "dyn: kernels compiled 0/3",
+                               "dyn: kernels compiled 1/3", "dyn: kernels compiled 2/3"]
+    assert lines[1:] == [""]  # short of the total: the line is finished when the command ends
+    assert compiled.expected_compiles("probe") == 2
+
+
+def test_compile_counts_fall_back_to_the_shipped_figure(monkeypatch, tmp_path):
+    monkeypatch.setenv("DYN_CACHE_DIR", str(tmp_path / "none"))
+    monkeypatch.setattr(compiled, "_unwritable", [])
+    assert compiled.expected_compiles("simulate") == compiled._COUNTS_SHIPPED["simulate"]
+    assert compiled.expected_compiles("probe") is None
+    (tmp_path / "none").mkdir()
+    (tmp_path / "none" / compiled._COUNTS).write_text("{not json")  # damaged: ignored, then replaced
+    assert compiled.expected_compiles("simulate") == compiled._COUNTS_SHIPPED["simulate"]
+    compiled.record_compiles("simulate", 70)
+    assert compiled.expected_compiles("simulate") == 70
+    assert [p.name for p in (tmp_path / "none").iterdir()] == [compiled._COUNTS]
+
+
+def test_an_unwritable_cache_root_records_no_compile_count_and_raises_nothing(monkeypatch, tmp_path):
+    (tmp_path / "file").write_text("")
+    monkeypatch.setenv("DYN_CACHE_DIR", str(tmp_path / "file" / "cache"))  # under a file: not even root writes
+    compiled.record_compiles("probe", 5)
+    assert compiled.expected_compiles("probe") is None and (tmp_path / "file").read_text() == ""
 
 
 @pytest.mark.slow

@@ -69,7 +69,8 @@ _TAG = "CACHEDIR.TAG"  # https://bford.info/cachedir/: backup tools skip the fol
 _TAG_TEXT = ("Signature: 8a477f597d28d172789f06886806bc55\n"
              "# Compiled kernels of dyn (dynlib): a cache, recreated when needed.\n")
 _FOLDER_NAME = re.compile(r"[0-9A-Za-z.+_!]+-[0-9a-f]{12}-numba[0-9A-Za-z.+_]+-py\d+")
-_OWN_FILE = re.compile(r".+\.(nbi|nbc)(\.tmp\.[0-9a-f]+)?|CACHEDIR\.TAG")
+_SAVE_LOCK = "save.lock"  # in each cache subfolder: flock'ed while an entry is saved (see DynCache.save_overload)
+_OWN_FILE = re.compile(r".+\.(nbi|nbc)(\.tmp\.[0-9a-f]+)?|CACHEDIR\.TAG|save\.lock")
 
 stats = {"fast_loads": 0, "numba_loads": 0, "refreshes": 0, "discarded": 0, "saved": 0, "unsaved": 0}
 """Counts for this process: kernels loaded by dyn's loader and by numba's own, full
@@ -521,6 +522,9 @@ def _make_cache_class(caching, serialize):
             except Exception as exc:  # noqa: BLE001 (truncated or corrupt: whatever unpickling raises)
                 self._discard(exc)
                 return None
+            if cres is not None and not _same_args(cres, sig):  # (see save_overload)
+                self._discard(_Damaged(f"the entry for {sig} holds the code of {cres.signature.args}"))
+                return None
             if cres is not None:
                 stats["fast_loads" if fast else "numba_loads"] += 1
                 _touch(self._dyn_folder)
@@ -537,10 +541,16 @@ def _make_cache_class(caching, serialize):
                              f"({type(exc).__name__}: {exc}); compiling it again")
 
         def save_overload(self, sig, data):
+            """numba's save under a lock of the folder: numba reads the index, names a data file after the
+            count of entries and writes both back, so two processes saving two signatures of one kernel at
+            once could both take the name ``.0.nbc``, and the index kept could point one signature at the
+            other's machine code (`load_overload` checks the signature of what it loads as well)."""
             if _unwritable:
                 return
             try:
-                super().save_overload(sig, data)
+                self._impl.locator.ensure_cache_path()  # (a new folder is made, tagged and pruned there)
+                with _locked(Path(self._cache_path) / _SAVE_LOCK):
+                    super().save_overload(sig, data)
                 stats["saved"] += 1
             except OSError as exc:  # read-only, full, gone
                 stats["unsaved"] += 1
@@ -553,6 +563,36 @@ def _make_cache_class(caching, serialize):
                 self._discard(exc)
 
     return DynCache
+
+
+def _same_args(cres, sig) -> bool:
+    """Whether a loaded compile result is the code of the argument types `sig` (a tuple of
+    numba types, or a signature) that it was loaded for."""
+    from numba.core import sigutils
+
+    try:
+        args = sigutils.normalize_signature(sig)[0]
+    except Exception:  # noqa: BLE001 (a form numba's loader took but this cannot read: numba's word stands)
+        return True
+    return tuple(cres.signature.args) == tuple(args)
+
+
+@contextlib.contextmanager
+def _locked(path):
+    """An exclusive flock on `path` (made if needed) for the block; no lock where the system or the
+    file system has none (the signature check on loading still holds)."""
+    try:
+        import fcntl
+    except ImportError:
+        yield
+        return
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+    try:
+        with contextlib.suppress(OSError):
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
 
 
 def _compiling():

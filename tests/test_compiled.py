@@ -628,3 +628,40 @@ def test_no_writable_cache_at_all_compiles_in_memory_with_one_warning(read_only_
     assert (work / "tau.csv").read_text() == (reference / "tau.csv").read_text()
     mode = stat.S_IMODE(home.stat().st_mode)
     assert mode == 0o555
+
+
+SIGNATURES = """
+import sys, warnings
+import numpy as np
+from dynlib.algorithms._one import checked_sum
+
+x64, x32 = np.arange(1.0, 6.0), np.arange(1.0, 6.0, dtype=np.float32)
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    sums = [float(checked_sum(x64, 5)), float(checked_sum(x32, 5))]
+if sys.argv[1] == "swap":  # the index of another process's race: each signature named to the other's code
+    cache = checked_sum._cache._cache_file
+    index = cache._load_index()
+    a, b = list(index)
+    index[a], index[b] = index[b], index[a]
+    cache._save_index(index)
+print(sums, [str(w.message) for w in caught])
+"""
+
+
+def test_a_cache_entry_holding_another_signatures_code_is_not_loaded(tmp_path):
+    """Two signatures of one kernel, the index pointing each at the other's machine code (what two
+    processes saving at once could leave): the code is compiled again, not run on the wrong types."""
+    env = env_with(DYN_CACHE_DIR=tmp_path / "cache")
+
+    def run(step):
+        r = subprocess.run([sys.executable, "-c", SIGNATURES, step], env=env, cwd=ROOT, capture_output=True,
+                           text=True)
+        assert r.returncode == 0, r.stderr
+        return r.stdout.strip()
+
+    assert run("swap") == "[15.0, 15.0] []"
+    out = run("load")
+    assert out.startswith("[15.0, 15.0] ") and out.count("discarded a damaged kernel cache entry") == 1, out
+    assert "of dynlib.algorithms._one.checked_sum in " in out and "holds the code of" in out, out
+    assert run("load") == "[15.0, 15.0] []"  # compiled again and saved: loads cleanly

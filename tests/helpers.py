@@ -203,6 +203,14 @@ def basis(n: int, k: int) -> np.ndarray:
 
 # -- Pinocchio -----------------------------------------------------------------------------
 
+def pinocchio_model(path, floating: bool = False):
+    """Pinocchio's model of the URDF at `path`, with a free-flyer root when `floating` (as
+    ``dynlib.load(path, floating_base=True)`` adds one)."""
+    import pinocchio as pin
+
+    return pin.buildModelFromUrdf(str(path), pin.JointModelFreeFlyer()) if floating else pin.buildModelFromUrdf(str(path))
+
+
 class PinMap:
     """Coordinate maps between a dynlib model and the Pinocchio model of the same URDF.
 

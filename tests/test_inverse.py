@@ -13,7 +13,7 @@ from dynlib.errors import InputError, TrajectoryError
 from dynlib.columns import tau_columns
 from dynlib.inverse import inverse_dynamics_trajectory, joint_friction_torques
 from dynlib.trajectory import Trajectory, column_names
-from helpers import PinMap, assert_close, sample
+from helpers import PinMap, pinocchio_model, assert_close, sample
 from tests.test_derivatives import smooth_motion
 
 EPS_FRICTION = 1e-3
@@ -54,7 +54,7 @@ def test_torques_match_pinocchio_rnea_plus_joint_friction(label, relpath, floati
     pin = pytest.importorskip("pinocchio")
     path = erd_path(relpath)
     model = dynlib.load(path, floating_base=floating)
-    pm = pin.buildModelFromUrdf(str(path), pin.JointModelFreeFlyer()) if floating else pin.buildModelFromUrdf(str(path))
+    pm = pinocchio_model(path, floating)
     pd = pm.createData()
     mp = PinMap(model, pm)
     t = np.arange(300) * 1e-3

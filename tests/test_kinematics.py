@@ -19,7 +19,7 @@ import pytest
 
 import dynlib
 from dynlib.algorithms import kinematics as K
-from helpers import PinMap, assert_close, random_state
+from helpers import PinMap, pinocchio_model, assert_close, random_state
 
 pin = pytest.importorskip("pinocchio")
 pytestmark = pytest.mark.oracle
@@ -49,7 +49,7 @@ def robot(request, erd_path, random_tree):
     else:
         model = random_tree(12, 5, floating_base=floating)
         path = model.source
-    pm = pin.buildModelFromUrdf(str(path), pin.JointModelFreeFlyer()) if floating else pin.buildModelFromUrdf(str(path))
+    pm = pinocchio_model(path, floating)
     return model, pm, PinMap(model, pm)
 
 

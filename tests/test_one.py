@@ -14,7 +14,7 @@ import pytest
 import dynlib
 from dynlib.algorithms import _args
 from dynlib.errors import InputError, NumericalError
-from helpers import PinMap, assert_close, erd_path, random_state, random_tree, sample
+from helpers import PinMap, pinocchio_model, assert_close, erd_path, random_state, random_tree, sample
 
 REFERENCES = ("world", "local", "local_world_aligned")
 
@@ -71,7 +71,7 @@ def test_one_call_equals_pinocchio(rel, floating, no_general_path):
     pin = pytest.importorskip("pinocchio")
     path = erd_path(rel)
     model = dynlib.load(path, floating_base=floating)
-    pm = pin.buildModelFromUrdf(str(path), pin.JointModelFreeFlyer()) if floating else pin.buildModelFromUrdf(str(path))
+    pm = pinocchio_model(path, floating)
     pd = pm.createData()
     P = PinMap(model, pm)
     rng = np.random.default_rng(7)

@@ -18,7 +18,7 @@ from dynlib.algorithms.regressor import (body_parameters, friction_dofs, frictio
                                          regressor)
 from dynlib.errors import InputError
 from dynlib.inverse import joint_friction_torques
-from helpers import PinMap, assert_close, erd_path, few, random_state, random_tree, sample, seeds
+from helpers import PinMap, pinocchio_model, assert_close, erd_path, few, random_state, random_tree, sample, seeds
 
 TOL = 1e-12
 
@@ -160,7 +160,7 @@ def _pair(name, floating):
     else:
         path = erd_path(ERD[name])
         model = dynlib.load(path, floating_base=floating)
-    pm = pin.buildModelFromUrdf(str(path), pin.JointModelFreeFlyer()) if floating else pin.buildModelFromUrdf(str(path))
+    pm = pinocchio_model(path, floating)
     return model, pm, PinMap(model, pm)
 
 

@@ -227,6 +227,14 @@ class Model:
             return local.data
 
     @functools.cached_property
+    def quaternions(self) -> tuple:
+        """((joint name, index in q of its quaternion's x), ...) for each free-flyer joint:
+        q[i:i + 4] is its orientation (x, y, z, w), normalised where it is used."""
+        from .joints import FREEFLYER
+        a = self.arrays
+        return tuple((self.joint_names[i], int(a.idx_q[i]) + 3) for i in range(self.nb) if a.jtype[i] == FREEFLYER)
+
+    @functools.cached_property
     def _local(self) -> threading.local:
         return threading.local()
 

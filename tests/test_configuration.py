@@ -163,3 +163,40 @@ def test_bad_arguments_name_the_argument():
         dynlib.difference(model, np.full(15, np.nan), q)
     with pytest.raises(InputError, match=r"^q1 must have 15 entries"):
         dynlib.difference(model, q, q[:7])
+
+
+# every public function of a configuration q: (name, arguments after the model, index of q in them)
+Q_FUNCTIONS = [
+    ("aba", lambda m, q, v, f: (q, v, v)), ("rnea", lambda m, q, v, f: (q, v, v)),
+    ("crba", lambda m, q, v, f: (q,)), ("coriolis_matrix", lambda m, q, v, f: (q, v)),
+    ("forward_dynamics", lambda m, q, v, f: (q, v, v)), ("frame_jacobian", lambda m, q, v, f: (q, f)),
+    ("frame_jacobian_dot_times_v", lambda m, q, v, f: (q, v, f)), ("frame_placement", lambda m, q, v, f: (q, f)),
+    ("gravity_torques", lambda m, q, v, f: (q,)), ("integrate", lambda m, q, v, f: (q, v)),
+    ("difference", lambda m, q, v, f: (q, q.copy())), ("kinetic_energy", lambda m, q, v, f: (q, v)),
+    ("nonlinear_effects", lambda m, q, v, f: (q, v)), ("potential_energy", lambda m, q, v, f: (q,)),
+    ("regressor", lambda m, q, v, f: (q, v, v)), ("task_space_inertia", lambda m, q, v, f: (q, f)),
+]
+
+
+@pytest.mark.parametrize("name, args", Q_FUNCTIONS, ids=[n for n, _ in Q_FUNCTIONS])
+def test_a_quaternion_that_cannot_be_normalised_is_an_input_error_not_nan(name, args):
+    """The kernels normalise a free-flyer's quaternion: zero gave NaN without a word (and aba a
+    'singular mass matrix'), and one whose squared norm overflows a wrong rotation."""
+    model = sample("biped", floating_base=True)
+    fn, rng = getattr(dynlib, name), np.random.default_rng(3)
+    q, v, frame = dynlib.random_configuration(model, rng), rng.uniform(-1, 1, model.nv), model.frame_names[-1]
+    q[3:7] *= 5.0  # any nonzero norm is taken
+    out = fn(model, *args(model, q, v, frame))
+    assert all(np.all(np.isfinite(x)) for x in (out if isinstance(out, tuple) else (out,)))
+    arg = "q0" if name == "difference" else "q"
+    for bad, what in [(0.0, "is zero"), (1e200, "has norm 2e[+]200, which cannot be normalised"),
+                      (1e-170, "has norm 2e-170, which cannot be normalised")]:
+        q1 = q.copy()
+        q1[3:7] = bad
+        with pytest.raises(InputError, match=rf"^{arg}\[3:7\], the quaternion \(x, y, z, w\) of joint 'root', {what}"):
+            fn(model, *args(model, q1, v, frame))
+    Q = np.tile(q, (3, 1))
+    Q[2, 3:7] = 0.0
+    V = np.tile(v, (3, 1))
+    with pytest.raises(InputError, match=rf"^{arg}\[3:7\] of row 2, the quaternion .* is zero"):
+        fn(model, *args(model, Q, V, frame))

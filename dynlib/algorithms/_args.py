@@ -26,6 +26,8 @@ def vectors(model, **named):
             break
         out.append(x.reshape(1, size))
     else:
+        if model.quaternions:
+            _check_quaternions(model, named, out)
         return out, False, 1
     out, batched, n_rows = [], None, None
     for name, (x, size) in named.items():
@@ -55,7 +57,29 @@ def vectors(model, **named):
             where = f"row {bad[0]}, " if b else ""
             raise InputError(f"{name} has a non-finite value at {where}index {bad[1]}")
         out.append(np.ascontiguousarray(arr if b else arr[None]))
+    if model.quaternions:
+        _check_quaternions(model, named, out, bool(batched))
     return out, bool(batched), n_rows
+
+
+def _check_quaternions(model, named, out, batched=False):
+    """InputError when a configuration (an argument of nq entries, which for a model with a
+    free-flyer is no velocity's size) holds a free-flyer quaternion that cannot be
+    normalised: zero, or a squared norm that under- or overflows (the kernels normalise
+    it, and would give NaN or a wrong rotation without a word)."""
+    for name, arr in zip(named, out):
+        if arr.shape[1] != model.nq:
+            continue
+        for joint, c in model.quaternions:
+            quat = arr[:, c:c + 4]
+            n2 = np.einsum("ij,ij->i", quat, quat)
+            bad = np.flatnonzero(~((n2 > 0.0) & (n2 < np.inf)))
+            if bad.size:
+                k = int(bad[0])
+                norm = math.hypot(*quat[k].tolist())  # (scaled: no overflow)
+                what = "is zero" if norm == 0.0 else f"has norm {norm:.3g}, which cannot be normalised"
+                raise InputError(f"{name}[{c}:{c + 4}]{f' of row {k}' if batched else ''}, the quaternion "
+                                 f"(x, y, z, w) of joint '{joint}', {what}; a rotation needs a nonzero quaternion")
 
 
 _F64 = np.dtype(np.float64)

@@ -10,8 +10,8 @@ workspace, in the model, and the model holds every array it points to), and a
 one-call kernel (`rnea.rnea_one`, `aba.aba_one`, `jacobians.jacobian_one`) reads
 it back with `load`, so its entry converts one buffer and the call's own vectors.
 
-The one-call kernels also check their vectors: sizes, and a finite sum (a sum is
-finite only when every term is). They return a status, 0 when the result is
+The one-call kernels also check their vectors: sizes, a finite sum (a sum is
+finite only when every term is), and that q's free-flyer quaternions can be normalised. They return a status, 0 when the result is
 valid. On any other status, and whenever a vector is not a C-contiguous,
 writeable float64 numpy vector in the machine's byte order (numba's fingerprint
 of the vectors' types, one call in C, is compared with that of such vectors,
@@ -28,6 +28,7 @@ from numba import typeof, types
 from numba._dispatcher import compute_fingerprint
 from numba.extending import intrinsic
 
+from ..joints import FREEFLYER
 from ..spatial import kernel
 from . import _args
 
@@ -133,4 +134,20 @@ def checked_sum(x, n):
     s = 0.0
     for i in range(n):
         s += x[i]
+    return s
+
+
+@kernel
+def checked_q(m, q, nq):
+    """checked_sum(q, nq) of a configuration, or NaN also when a free-flyer's quaternion
+    cannot be normalised (zero, or a squared norm that under- or overflows): the general
+    path then names it (`_args.vectors`)."""
+    s = checked_sum(q, nq)
+    if nq != m.S.shape[0] and np.isfinite(s):  # (nq == nv: no free-flyer)
+        for i in range(m.jtype.shape[0]):
+            if m.jtype[i] == FREEFLYER:
+                c = m.idx_q[i] + 3
+                n2 = q[c] * q[c] + q[c + 1] * q[c + 1] + q[c + 2] * q[c + 2] + q[c + 3] * q[c + 3]
+                if not (n2 > 0.0 and n2 < np.inf):
+                    return np.nan
     return s

@@ -109,10 +109,11 @@ def aba_batch(m, d, Q, V, TAU, F, gravity, out):
 @_jit
 def aba_one(ty, buf, q, v, tau, qdd):
     """One call of aba_kernel without external forces (dynlib.algorithms._one): 0; 1 when q, v,
-    tau are not of the model's sizes or not finite (qdd not written); 2 when qdd is not finite."""
+    tau are not of the model's sizes or not finite, or a quaternion is not normalisable (qdd not written);
+    2 when qdd is not finite."""
     m, d, nq, f0 = _one.load(buf, ty)
     nv = m.S.shape[0]
-    if not np.isfinite(_one.checked_sum(q, nq) + _one.checked_sum(v, nv) + _one.checked_sum(tau, nv)):
+    if not np.isfinite(_one.checked_q(m, q, nq) + _one.checked_sum(v, nv) + _one.checked_sum(tau, nv)):
         return 1
     aba_kernel(m, d, q, v, tau, f0, m.gravity, d.zeros_v, qdd)
     return 0 if np.isfinite(_one.checked_sum(qdd, nv)) else 2

@@ -90,9 +90,9 @@ def jacobian_dot_v_kernel(m, d, q, v, fid, ref, out):
 @_jit
 def jacobian_one(ty, buf, q, fid, ref, J):
     """One call of jacobian_kernel (dynlib.algorithms._one): 0, or 1 when q is not of size nq
-    or not finite (then J is not written)."""
+    or not finite, or a quaternion is not normalisable (then J is not written)."""
     m, d, nq, f0 = _one.load(buf, ty)
-    if not np.isfinite(_one.checked_sum(q, nq)):
+    if not np.isfinite(_one.checked_q(m, q, nq)):
         return 1
     jacobian_kernel(m, d, q, fid, ref, J)
     return 0

@@ -58,10 +58,11 @@ def rnea_batch(m, d, Q, V, A, F, gravity, out):
 @_jit
 def rnea_one(ty, buf, q, v, a, tau):
     """One call of rnea_kernel without external forces (dynlib.algorithms._one): 0, or 1 when
-    q, v, a are not of the model's sizes or not finite (then tau is not written)."""
+    q, v, a are not of the model's sizes or not finite, or a quaternion is not normalisable
+    (then tau is not written)."""
     m, d, nq, f0 = _one.load(buf, ty)
     nv = m.S.shape[0]
-    if not np.isfinite(_one.checked_sum(q, nq) + _one.checked_sum(v, nv) + _one.checked_sum(a, nv)):
+    if not np.isfinite(_one.checked_q(m, q, nq) + _one.checked_sum(v, nv) + _one.checked_sum(a, nv)):
         return 1
     rnea_kernel(m, d, q, v, a, f0, m.gravity, tau)
     return 0

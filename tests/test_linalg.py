@@ -12,7 +12,7 @@ reproduces A (‖L Lᵀ − A‖ / ‖A‖ ~ eps), the solve's residual is small
 import numpy as np
 import pytest
 
-from dynlib.algorithms.linalg import cholesky, cholesky_solve, forward_substitution, spd_inverse
+from dynlib.algorithms.linalg import backward_substitution, cholesky, cholesky_solve, forward_substitution, spd_inverse
 from helpers import EPS
 
 SIZES = (1, 2, 3, 6, 7, 15, 40)
@@ -93,6 +93,22 @@ def test_forward_substitution_against_numpy_in_both_orientations(n, m):
     forward_substitution(L, V.T, V.T)
     assert np.allclose(V @ L.T, Z, rtol=1e-10, atol=1e-12)
     assert np.allclose(V, np.linalg.solve(L, Z.T).T, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("m", [0, 1, 4])
+@pytest.mark.parametrize("n", SIZES)
+def test_backward_substitution_against_numpy_and_in_place(n, m):
+    """X = L⁻ᵀ B column by column, into another array and in place."""
+    rng = np.random.default_rng(70 + n)
+    _, L = factor(spd(n, 100.0, rng))
+    B = rng.normal(size=(n, m))
+    X = np.full((n, m), np.nan)
+    backward_substitution(L, B, X)
+    assert np.linalg.norm(L.T @ X - B) <= 50 * n * EPS * np.linalg.norm(L) * max(np.linalg.norm(X), 1.0)
+    assert np.allclose(X, np.linalg.solve(L.T, B), rtol=1e-10, atol=1e-12)
+    Y = B.copy()
+    backward_substitution(L, Y, Y)
+    assert np.array_equal(Y, X)
 
 
 @pytest.mark.parametrize("bad", ["indefinite", "semidefinite", "nan"])

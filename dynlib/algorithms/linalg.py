@@ -2,8 +2,8 @@
 
 Cholesky factorisation and solves for the joint-space inertia M (symmetric
 positive definite), the same exploiting the tree's sparsity (LTDL, RBDA §6.3),
-the inverse of the small SPD blocks of ABA, and a triangular solve with several
-right-hand sides (`forward_substitution`).
+the inverse of the small SPD blocks of ABA, and triangular solves with several
+right-hand sides (`forward_substitution`, `backward_substitution` with the transpose).
 """
 import math
 
@@ -60,6 +60,18 @@ def forward_substitution(L, B, X):
             s = B[a, c]
             for k in range(a):
                 s -= L[a, k] * X[k, c]
+            X[a, c] = s / L[a, a]
+
+
+@_jit
+def backward_substitution(L, B, X):
+    """X = L^-T B for L (n x n) lower triangular and B, X (n x m), column by column (X may alias B)."""
+    n, m = B.shape
+    for c in range(m):
+        for a in range(n - 1, -1, -1):
+            s = B[a, c]
+            for k in range(a + 1, n):
+                s -= L[k, a] * X[k, c]
             X[a, c] = s / L[a, a]
 
 

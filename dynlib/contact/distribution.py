@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..algorithms.linalg import cholesky, cholesky_solve, forward_substitution
+from ..algorithms.linalg import backward_substitution, cholesky, cholesky_solve, forward_substitution
 from ..spatial import kernel
 
 RANK_RTOL = 1e-10     # singular values of A W^-1/2 below this (relative) are dropped
@@ -176,12 +176,7 @@ def _forward(t0, mask, weight, rhs, C, d, keep, s, mu, off, G, w, work, vec, ia,
             for a in range(n):
                 e[c] -= Z[a, c] * x[a]
         cholesky_solve(R[:m, :m], e[:m], e[:m])
-        for c in range(m):
-            for a in range(n - 1, -1, -1):
-                acc = Y[a, c]
-                for k in range(a + 1, n):
-                    acc -= L[k, a] * Z[k, c]
-                Z[a, c] = acc / L[a, a]
+        backward_substitution(L[:n, :n], Y[:n, :m], Z[:n, :m])
         for a in range(n):
             for c in range(m):
                 x[a] += Z[a, c] * e[c]
@@ -199,10 +194,8 @@ def _store_inverse(L, R, Y, Z, n, m, G, g0):
     forward_substitution(R[:m, :m], Z[:n, :m].T, Z[:n, :m].T)  # V Rᵀ = Z, row by row
     for c in range(n):
         for a in range(n):
-            acc = 1.0 if a == c else 0.0
-            for k in range(c, a):
-                acc -= L[a, k] * Y[k, c]
-            Y[a, c] = acc / L[a, a] if a >= c else 0.0
+            Y[a, c] = 1.0 if a == c else 0.0
+    forward_substitution(L[:n, :n], Y[:n, :n], Y[:n, :n])
     for a in range(n):
         for c in range(a + 1):
             acc = 0.0

@@ -355,6 +355,23 @@ def test_exact_data_give_the_true_base_parameters(tmp_path):
     assert result.relative_rms_error("training") < 1e-6
 
 
+def test_a_known_armature_is_taken_out_of_the_torques_before_the_fit(tmp_path):
+    """Torques of an arm6 with rotor inertia: identified with the model's armature, the base parameters
+    are the true ones; without it, the rotors' torque is a misfit (the test can tell them apart)."""
+    src = ROBOTS_DIR / "arm6.urdf"
+    rotors = np.array([0.4, 0.3, 0.2, 0.05, 0.05, 0.02])
+    nominal = dynlib.load(src)
+    true = dynlib.load(perturbed_urdf(src, tmp_path / "t.urdf", seed=6)).with_armature(rotors)
+    ex = excitation(nominal, 6.0, 3, iterations=0, seed=2)
+    tau = dynlib.rnea(true, ex.q, ex.v, ex.a) + joint_friction_torques(true, ex.v)
+    names = column_names(nominal.q_names, nominal.v_names, ("q", "qd", "qdd", "tau"))
+    rec = Trajectory(names, np.hstack([ex.time[:, None], ex.q, ex.v, ex.a, tau]))
+    result = dynlib.identify(nominal.with_armature(rotors), [rec], method="least-squares")
+    assert_close(result.wls.beta, result.base.B @ E.LinearModel(true).theta0, 1e-6, "base parameters")
+    assert result.relative_rms_error("training") < 1e-6
+    assert dynlib.identify(nominal, [rec], method="least-squares").relative_rms_error("training") > 1e-4
+
+
 def test_unidentifiable_directions_stay_at_the_urdf():
     """For fixed base parameters the prior picks the parameters nearest the URDF: the change from the
     URDF, in prior units, has no component along the directions no motion can see (null(B S))."""

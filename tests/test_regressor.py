@@ -32,6 +32,17 @@ def test_regressor_times_parameters_is_rnea(model, seed):
     assert_close(Y @ inertial_parameters(model), dynlib.rnea(model, q, v, a), TOL, "Y pi = rnea")
 
 
+def test_the_armature_is_not_a_column_of_the_regressor():
+    """rnea of a model with rotor inertia = Y pi + armature * a, Y the same as without it."""
+    model = sample("arm7")
+    rotors = model.with_armature(np.linspace(0.05, 0.4, model.nv))
+    q, v, a = random_state(model, np.random.default_rng(8))
+    Y = regressor(rotors, q, v, a)
+    assert np.array_equal(Y, regressor(model, q, v, a))
+    assert_close(Y @ inertial_parameters(rotors) + rotors.arrays.armature * a, dynlib.rnea(rotors, q, v, a), TOL,
+                 "Y pi + armature a = rnea")
+
+
 def _with_random_inertias(model, rng):
     """The same tree with other (physical) body inertias: a rotated solid box per body, offset."""
     from dynlib.spatial import spatial_inertia

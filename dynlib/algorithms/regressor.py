@@ -109,7 +109,9 @@ def regressor_batch(m, d, Q, V, A, gravity, out):
 
 
 def regressor(model, q, v, a):
-    """The joint-torque regressor Y (nv, 10 nb) with rnea(q, v, a) = Y @ inertial_parameters(model).
+    """The joint-torque regressor Y (nv, 10 nb) with rnea(q, v, a) = Y @ inertial_parameters(model)
+    + armature * a (the rotors' inertia, `Model.with_armature`, belongs to no body: as in Pinocchio,
+    it is not a column).
 
     Columns 10 j .. 10 j + 9 belong to body j (`model.joint_names[j]` moves it), in
     Pinocchio's order (m, m c, I about the body origin: xx, xy, yy, xz, yz, zz).

@@ -213,6 +213,7 @@ class Identification:
             "robot": model.name, "source": model.source, "floating_base": bool(model.has_floating_base),
             "method": "physically consistent" if self.method == "consistent" else "least squares",
             "friction_terms": list(lm.terms), "friction_smoothing": lm.smoothing, "prior_std": self.prior_std,
+            "armature": {model.v_names[k]: float(x) for k, x in enumerate(a.armature) if x},  # known, held
             "recordings": [_info(r) for r in self.training],
             "validation_recordings": [_info(r) for r in self.validation],
             "samples": int(sum(len(r.time) for r in self.training)), "parameters": lm.p,

@@ -219,7 +219,9 @@ class Stack:
         lm = self.lm
         model = lm.model
         Q, V, A = (np.ascontiguousarray(x, dtype=float) for x in (q, v, a))
-        Y = np.ascontiguousarray(tau - lm.held_friction(V), dtype=float)
+        # the torques the parameters must explain: the held friction terms and the rotors' inertia
+        # (armature, known: not an inertial parameter of a body, so not a column) taken out
+        Y = np.ascontiguousarray(tau - lm.held_friction(V) - model.arrays.armature * A, dtype=float)
         n_active = np.array([c.size for c in lm.active], dtype=np.int64)
         active = np.zeros((model.nv, max(n_active.max(initial=0), 1)), dtype=np.int64)
         for k, c in enumerate(lm.active):

@@ -97,6 +97,26 @@ def test_friction_option_holds_the_other_terms_at_the_urdf(recordings, tmp_path)
     assert all("offset" in j for j in d["joints"])
 
 
+def test_armature_option_takes_the_rotors_torque_out_before_the_fit(tmp_path):
+    """A recording of arm7 with geared motors (rotor inertia per joint, no noise): with --armature the fit
+    is exact and the report lists the values; without it the rotors' torque is a misfit."""
+    rotors = dict(zip(dynlib.load(ARM7).v_names, (0.3, 0.3, 0.2, 0.2, 0.05, 0.05, 0.02)))
+    true = dynlib.load(perturbed_urdf(ARM7, tmp_path / "true.urdf", seed=3)).with_armature(rotors)
+    ex = excitation(true, 8.0, 3, iterations=0, seed=4)
+    tau = dynlib.rnea(true, ex.q, ex.v, ex.a) + joint_friction_torques(true, ex.v)
+    names = column_names(true.q_names, true.v_names, ("q", "qd", "qdd", "tau"))
+    write_trajectory(tmp_path / "rec.csv", names, np.hstack([ex.time[:, None], ex.q, ex.v, ex.a, tau]))
+    errors = {}
+    for label, extra in (("with", [a for j, x in rotors.items() for a in ("--armature", f"{j}={x}")]), ("without", [])):
+        r = dyn("identify", ARM7, tmp_path / "rec.csv", "-o", tmp_path / f"{label}.urdf",
+                "--report", tmp_path / f"{label}.json", *extra)
+        assert r.returncode == 0, r.stderr
+        report = json.loads((tmp_path / f"{label}.json").read_text())
+        errors[label] = report["relative_rms_error"]["training"]["identified"]
+        assert report["armature"] == (rotors if label == "with" else {})
+    assert errors["with"] < 1e-4 < errors["without"]
+
+
 def test_least_squares_links_that_are_not_physical_exit_1_and_write_nothing(recordings, tmp_path):
     """8 s of a random (not optimised) motion leave weakly identified directions that plain least
     squares turns into non-physical links."""
@@ -133,6 +153,7 @@ def test_excite_writes_a_trajectory_within_the_limits(tmp_path):
     ("xacro", "expand it first"),
     ("friction", "friction terms must be among"),
     ("missing", "no such file"),
+    ("armature", "no moving joint 'wrist'"),
 ])
 def test_identify_bad_input_is_one_line_exit_2_and_no_output(recordings, tmp_path, case, message):
     train, _ = recordings
@@ -153,6 +174,8 @@ def test_identify_bad_input_is_one_line_exit_2_and_no_output(recordings, tmp_pat
         extra = ["--friction", "stiction"]
     elif case == "missing":
         rec = tmp_path / "nope.csv"
+    elif case == "armature":
+        extra = ["--armature", "wrist=0.1"]
     out = tmp_path / "out"
     out.mkdir()
     r = dyn("identify", robot, rec, "-o", out / "id.urdf", "--report", out / "r.json", "--plot", out / "f.png", *extra)

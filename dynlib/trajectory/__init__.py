@@ -183,7 +183,7 @@ class _Ahead:
         return self._table
 
 
-_ahead = {}  # (display, format, path) -> _Ahead not taken yet
+_ahead = {}  # (display, format, path) -> the _Ahead not taken yet (at most one)
 _ahead_lock = threading.Lock()
 
 
@@ -202,8 +202,10 @@ def read_ahead(path) -> bool:
     unchanged file takes the table, or raises the error reading it gave, there and
     then (so errors keep their order). Anything else (standard input, a pipe, a bag,
     a missing file) is left to be read when it is asked for. Returns whether a read
-    was started. The thread is not a daemon: a run that ends before taking the
-    table waits for the read to finish (Arrow's parsing cannot be stopped midway).
+    was started. One read is kept at a time: a new one drops a table not taken. The
+    thread is not a daemon: a run that ends before taking the table (an error in its
+    options or robot, Ctrl-C) waits for the read to finish, as Arrow's parsing cannot
+    be stopped midway.
     """
     if path is None or str(path) == STDIO:
         return False
@@ -213,7 +215,8 @@ def read_ahead(path) -> bool:
         return False
     ahead = _Ahead(str(path), fmt, path, identity)
     with _ahead_lock:
-        _ahead[ahead.key] = ahead  # one not taken before (a run that failed earlier, in-process) is dropped
+        _ahead.clear()  # one not taken (a command run in-process that failed before reading) is dropped
+        _ahead[ahead.key] = ahead
     ahead._thread.start()
     return True
 

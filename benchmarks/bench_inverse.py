@@ -12,11 +12,13 @@ Parquet, then times, as separate processes (start-up and imports included):
   writes time + tau.* with pyarrow.
 
 Prints the best-of-repeat wall time of each, the ratio dyn / Pinocchio (goal,
-issue 4: at most 0.7) and the largest difference between the two outputs; then,
+issue 4: at most 0.7) and the largest difference between the two outputs, the same
+for CSV with both sides' Python bytecode cached, and the load average; then,
 for CSV, where dyn's time goes (stages timed in this process, kernels warm) next
 to the Pinocchio loop alone, the rest of each total being start-up.
 """
 import argparse
+import os
 import subprocess
 import sys
 import tempfile
@@ -28,7 +30,7 @@ import numpy as np
 
 import dynlib
 from dynlib.trajectory import column_names, read_trajectory, write_trajectory
-from _peers import ROOT, wall
+from _peers import ROOT, best_of, wall
 
 ROBOT = ROOT / "robots" / "arm6.urdf"
 
@@ -96,6 +98,7 @@ def main():
         # one untimed run of each: numba's cache and the OS file cache warm, as for a user's second run
         dyn = [sys.executable, "-m", "cli.main", "-q", "inverse", str(ROBOT)]
         subprocess.run(dyn + [str(paths["csv"]), "-o", str(folder / "warm.csv")], check=True)
+        load0 = os.getloadavg()[0]
         print(f"dyn inverse vs Pinocchio script, {model.name} (nv = {model.nv}), {args.rows} rows, best of {args.repeat} (whole processes)")
         print(f"{'format':8s} {'dyn [s]':>9s} {'pinocchio [s]':>14s} {'dyn/pin':>8s} {'max |Δtau| / max |tau|':>24s}")
         for fmt, src in paths.items():
@@ -106,6 +109,21 @@ def main():
             assert sorted(a.names) == sorted(b.names), (a.names, b.names)
             diff = np.abs(a.columns(b.names) - b.data).max() / np.abs(b.data).max()
             print(f"{fmt:8s} {td:9.3f} {tp:14.3f} {td / tp:8.2f} {diff:24.1e}")
+        # as above, with both sides' bytecode cached (what an install that keeps bytecode runs: an
+        # editable install under PYTHONDONTWRITEBYTECODE=1 compiles every module of dynlib and cli
+        # at every run, Pinocchio's are byte-compiled in site-packages), see bench_startup
+        env = dict(os.environ, PYTHONPYCACHEPREFIX=str(folder / "pycache"))
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        out = folder / "bc.csv"
+        cmds = {"dyn": dyn + [str(paths["csv"]), "-o", str(out)],
+                "pin": [sys.executable, str(script), str(ROBOT), str(paths["csv"]), str(out)]}
+        for cmd in cmds.values():  # writes the bytecode
+            subprocess.run(cmd, check=True, env=env, stdout=subprocess.DEVNULL)
+        tb = {k: best_of(lambda c=c: subprocess.run(c, check=True, env=env, stdout=subprocess.DEVNULL), args.repeat)
+              for k, c in cmds.items()}
+        print(f"{'csv, bytecode cached':20s} {tb['dyn']:9.3f} {tb['pin']:14.3f} {tb['dyn'] / tb['pin']:8.2f}")
+        print(f"load average {load0:.1f} before, {os.getloadavg()[0]:.1f} after (a shared machine: "
+              "compare the ratios of one run)")
         stages(model, paths["csv"], folder / "stage.csv", args.repeat)
 
 

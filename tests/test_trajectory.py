@@ -501,3 +501,72 @@ def test_found_counts_every_column_of_the_file_text_ones_too(tmp_path):
     path = write_text(tmp_path / "t.csv", "time,frame_id,q.a,note\n0,base,1,x\n1,base,2,y\n")
     _, message = error_of(path, required=["time", "q.a", "q.b"])
     assert "found 4: 'time', 'q.a', 'frame_id', 'note'" in message
+
+
+# ------------------------------------------------------------------ read ahead
+
+def pending(path):
+    """Whether a read ahead of `path` waits to be taken."""
+    return any(key[2] == str(path) for key in tj._ahead)
+
+
+def plain_read(path):
+    traj = read_trajectory(path)
+    return traj.names, np.array(traj.data), traj.path
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".parquet"])
+def test_a_file_read_ahead_is_the_file_read_then_and_is_taken_once(tmp_path, suffix):
+    names, data = table(5000)
+    path = tmp_path / f"t{suffix}"
+    write_trajectory(path, names, data)
+    expected = plain_read(path)
+    assert tj.read_ahead(path)
+    assert pending(path)
+    traj = read_trajectory(path)
+    assert (traj.names, traj.path) == (expected[0], expected[2])
+    assert np.array_equal(traj.data, expected[1])
+    assert not pending(path)  # taken: the next read reads the file
+    traj.data[:, 1] = 0.0  # the caller owns the table it was given
+    assert np.array_equal(read_trajectory(path).data, expected[1])
+
+
+def test_an_error_found_ahead_is_raised_where_the_file_is_read(tmp_path):
+    path = write_text(tmp_path / "t.csv", "time,q.a\n0,1\n0.1,2,3\n")
+    _, expected = error_of(path)
+    assert tj.read_ahead(path)
+    _, message = error_of(path)
+    assert message == expected
+    assert "t.csv:3: 3 values" in message
+
+
+def test_a_file_changed_after_it_was_read_ahead_is_read_again(tmp_path):
+    names, data = table(50)
+    path = tmp_path / "t.csv"
+    write_trajectory(path, names, data)
+    assert tj.read_ahead(path)
+    write_trajectory(path, names, data + 1.0)  # replaced (another inode): the read ahead is stale
+    assert np.array_equal(read_trajectory(path).data, data + 1.0)
+    assert not pending(path)
+
+
+@pytest.mark.parametrize("name", ["-", "missing.csv", "folder.csv", "t.bag", "t.txt", "empty.parquet"])
+def test_what_is_not_a_regular_trajectory_file_is_not_read_ahead(tmp_path, name):
+    (tmp_path / "folder.csv").mkdir()
+    (tmp_path / "t.bag").write_bytes(b"#ROSBAG V2.0\n")
+    (tmp_path / "t.txt").write_text("time\n0\n")
+    (tmp_path / "empty.parquet").write_bytes(b"")
+    assert tj.read_ahead(name if name == "-" else tmp_path / name) is False
+    assert not pending(name if name == "-" else tmp_path / name)
+
+
+def test_a_new_read_ahead_drops_one_not_taken(tmp_path):
+    names, data = table(50)
+    for name in ("a.csv", "b.csv"):
+        write_trajectory(tmp_path / name, names, data)
+    assert tj.read_ahead(tmp_path / "a.csv") and tj.read_ahead(tmp_path / "b.csv")
+    assert not pending(tmp_path / "a.csv") and pending(tmp_path / "b.csv")
+    assert np.array_equal(read_trajectory(tmp_path / "a.csv").data, data)
+    assert pending(tmp_path / "b.csv")
+    read_trajectory(tmp_path / "b.csv")
+    assert not pending(tmp_path / "b.csv")

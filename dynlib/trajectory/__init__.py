@@ -18,6 +18,12 @@ Outputs are atomic (`dynlib.output.atomic_output`): written to a hidden temporar
 file next to the target and renamed onto it at the end, so a failing command
 leaves no partial file and never clobbers an existing one.
 
+`read_ahead(path)` starts reading a regular CSV or Parquet file in a background
+thread, so that the parsing (Arrow's, without the GIL) overlaps a command's start-up
+(numba's import, the kernels' load); the next `read_opened` of that file (unchanged:
+same device, inode, size and modification time) takes its table, or its error, as
+reading it then would have given.
+
 Every problem with a file raises a one-line `TrajectoryError` that names the
 file and, for CSV, the line as a user counts them (the header is line 1, the
 first data row line 2) and the column; for Parquet, the 1-based data row.
@@ -26,8 +32,10 @@ every column must still hold numbers (a text column is reported, not skipped).
 """
 from __future__ import annotations
 
+import os
 import stat
 import sys
+import threading
 from pathlib import Path
 
 from ..columns import column_names
@@ -42,6 +50,7 @@ __all__ = [
     "check_increasing_time",
     "column_names",
     "open_source",
+    "read_ahead",
     "read_opened",
     "read_trajectory",
     "require_columns",
@@ -140,9 +149,90 @@ def read_trajectory(path, *, required=None) -> Trajectory:
 def read_opened(display, buf, fmt, path) -> Trajectory:
     """The table of a source opened by `open_source`, with no column required (a
     recording's reader, `dynlib.recordings`, picks its time column itself)."""
+    if buf is None:
+        ahead = _take_ahead(display, fmt, path)
+        if ahead is not None:
+            return ahead.result()
+    return _read(display, buf, fmt, path)
+
+
+def _read(display, buf, fmt, path) -> Trajectory:
     if fmt == "parquet":
         return parquet.read(display, buf if buf is not None else str(path))
     return csv.read(display, buf, path)
+
+
+class _Ahead:
+    """One file being read by `read_ahead`'s thread: its identity, then its table or error."""
+
+    def __init__(self, display, fmt, path, identity):
+        self.key, self.identity = (display, fmt, str(path)), identity
+        self._table = self._error = None
+        self._thread = threading.Thread(target=self._run, name="dyn-read-ahead")
+
+    def _run(self):
+        try:
+            self._table = _read(self.key[0], None, self.key[1], self.key[2])
+        except BaseException as exc:  # noqa: BLE001 -- handed to the thread that takes the table
+            self._error = exc
+
+    def result(self) -> Trajectory:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return self._table
+
+
+_ahead = {}  # (display, format, path) -> the _Ahead not taken yet (at most one)
+_ahead_lock = threading.Lock()
+
+
+def _identity(path):
+    """(device, inode, size, modification time) of a regular file, or None."""
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns) if stat.S_ISREG(st.st_mode) else None
+
+
+def read_ahead(path) -> bool:
+    """Start reading the trajectory file `path` (a regular file named ``.csv`` or
+    ``.parquet``) in a background thread; the next `read_opened` of the same,
+    unchanged file takes the table, or raises the error reading it gave, there and
+    then (so errors keep their order). Anything else (standard input, a pipe, a bag,
+    a missing file) is left to be read when it is asked for. Returns whether a read
+    was started. One read is kept at a time: a new one drops a table not taken. The
+    thread is not a daemon: a run that ends before taking the table (an error in its
+    options or robot, Ctrl-C) waits for the read to finish, as Arrow's parsing cannot
+    be stopped midway.
+    """
+    if path is None or str(path) == STDIO:
+        return False
+    fmt = FORMATS.get(Path(path).suffix.lower())
+    identity = _identity(path)
+    if fmt is None or identity is None or (fmt == "parquet" and identity[2] == 0):
+        return False
+    ahead = _Ahead(str(path), fmt, path, identity)
+    with _ahead_lock:
+        _ahead.clear()  # one not taken (a command run in-process that failed before reading) is dropped
+        _ahead[ahead.key] = ahead
+    ahead._thread.start()
+    return True
+
+
+def _take_ahead(display, fmt, path):
+    """The `_Ahead` of this file if one was started and the file is unchanged since, else None."""
+    if not _ahead:
+        return None
+    with _ahead_lock:
+        ahead = _ahead.pop((display, fmt, str(path)), None)
+    if ahead is None:
+        return None
+    if _identity(path) != ahead.identity:  # replaced or modified since: read it again
+        ahead._thread.join()
+        return None
+    return ahead
 
 
 def open_source(path):

@@ -359,3 +359,15 @@ def test_simulate_piped_into_inverse_round_trips_every_joint_type(tmp_path, case
         assert_close(given.column(name), sim.column(name), 1e-10, "simulate | inverse, given derivatives", name)
     errors = [_central_error(tmp_path, path, floating_base, tau, names, dt) for dt in (2e-3, 1e-3)]
     assert errors[1] < 0.05 and errors[0] / errors[1] > 3.5, errors
+
+
+def test_the_robot_is_checked_before_the_trajectory_read_ahead(tmp_path):
+    """The trajectory is parsed in a thread while the kernels load: its error still comes
+    after the robot's, one line, exit 2, and nothing is written."""
+    (tmp_path / "t.csv").write_text("time,q.elbow\n0,1\n0.1,2,3\n")
+    r = run_process("inverse", tmp_path / "nope.urdf", tmp_path / "t.csv", "-o", tmp_path / "tau.csv")
+    assert r.returncode == 2 and r.stderr.decode().count("\n") == 1, r.stderr
+    assert "nope.urdf" in r.stderr.decode() and "t.csv" not in r.stderr.decode()
+    r = run_process("inverse", ARM6, tmp_path / "t.csv", "-o", tmp_path / "tau.csv")
+    assert r.returncode == 2 and r.stderr.decode() == f"dyn: error: {tmp_path / 't.csv'}:3: 3 values, but the header has 2 columns\n"
+    assert only_files(tmp_path) == ["t.csv"]

@@ -79,6 +79,7 @@ from .contact.relaxed import RelaxedParams
 from .contact.unilateral import UnilateralParams
 from .dynamics import (ExternalWrenches, Forces, Free, ImplicitFriction, ImplicitGains, applied_torque, assign,
                        joint_forces)
+from .compiled import typed_only
 from .errors import InputError, NumericalError
 from .spatial import kernel
 from .stages import acceleration, body_forces, control, inline_kernel, recorded_acceleration
@@ -191,7 +192,7 @@ def _record_energy_impl(m, d, q, v, energy, row):
     # picked by the type of `energy` while numba types `record`: a run without the energy columns
     # (Rows.energy None) compiles no energy kernel, about a fifth of a first run's compile time
     if isinstance(energy, types.NoneType):
-        return lambda m, d, q, v, energy, row: None
+        return typed_only(lambda m, d, q, v, energy, row: None)
 
     def impl(m, d, q, v, energy, row):
         T = kinetic_kernel(m, d, q, v)
@@ -200,7 +201,7 @@ def _record_energy_impl(m, d, q, v, energy, row):
         energy[row, 1] = U
         energy[row, 2] = T + U
 
-    return impl
+    return typed_only(impl)
 
 
 @kernel

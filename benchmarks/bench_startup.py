@@ -16,6 +16,7 @@
     compiled (an empty DYN_CACHE_DIR; goal of issue #19: <= 30 s): its wall time, the CPU time
     (user + sys) of its process tree, and the load average before and after (the machine may be
     shared: wall time above CPU time means the run waited for a core). Minutes, so not by default.
+    Where that time goes, per kernel and per phase: benchmarks/compile_breakdown.py.
 """
 import os
 import argparse

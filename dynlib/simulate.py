@@ -47,7 +47,8 @@ kernel for (soft: ``body_forces``; bilateral, unilateral, relaxed:
 ``acceleration``), `ExternalWrenches` and `Free`, `ImplicitFriction` or `ImplicitGains` in the
 stages it leaves. numba compiles `_run` once per combination of stage types that
 is run (and caches it), so no stage is chosen by a flag at run time, and a run
-compiles only the kernels it uses (`loop_is_cached`). Long runs are cut into
+compiles only the kernels it uses (`loop_is_cached`); likewise the energy of the recorded rows,
+whose kernels a run without it does not compile (``Rows.energy`` is None). Long runs are cut into
 chunks of about 1 % of the steps so that a progress callback can report between
 them (nothing in Python per step); `result.contact_solver` reports the steps
 where the impulse solver (PGS) stopped on its iteration limit.
@@ -64,6 +65,8 @@ import math
 from typing import NamedTuple
 
 import numpy as np
+from numba.core import types
+from numba.extending import overload
 
 from . import controllers as C
 from . import integrators as I
@@ -76,6 +79,7 @@ from .contact.relaxed import RelaxedParams
 from .contact.unilateral import UnilateralParams
 from .dynamics import (ExternalWrenches, Forces, Free, ImplicitFriction, ImplicitGains, applied_torque, assign,
                        joint_forces)
+from .compiled import typed_only
 from .errors import InputError, NumericalError
 from .spatial import kernel
 from .stages import acceleration, body_forces, control, inline_kernel, recorded_acceleration
@@ -118,7 +122,7 @@ class Rows(NamedTuple):
     v: np.ndarray       # (N, nv)
     a: np.ndarray       # (N, nv)
     tau: np.ndarray     # (N, nv)
-    energy: np.ndarray  # (N, 3) kinetic, potential, total; (0, 3) when not asked
+    energy: np.ndarray | None  # (N, 3) kinetic, potential, total; None when not asked (its kernels not compiled)
     force: np.ndarray   # (N, nc, 3)
     pen: np.ndarray     # (N, nc)
 
@@ -174,13 +178,30 @@ def record(m, d, p, w, t, q, v, a, rows, row):
     assign(rows.pen[row], p.contact_work.pen)
     for c in range(rows.force.shape[1]):
         assign(rows.force[row, c], p.contact_work.force[c])
-    if rows.energy.shape[0] > 0:
+    _record_energy(m, d, q, v, rows.energy, row)
+    return True
+
+
+def _record_energy(m, d, q, v, energy, row):
+    """energy[row] = kinetic, potential and total energy at (q, v); nothing when `energy` is None (not asked)."""
+    raise NotImplementedError("called from compiled code only (record)")
+
+
+@overload(_record_energy, inline="always")
+def _record_energy_impl(m, d, q, v, energy, row):
+    # picked by the type of `energy` while numba types `record`: a run without the energy columns
+    # (Rows.energy None) compiles no energy kernel, about a fifth of a first run's compile time
+    if isinstance(energy, types.NoneType):
+        return typed_only(lambda m, d, q, v, energy, row: None)
+
+    def impl(m, d, q, v, energy, row):
         T = kinetic_kernel(m, d, q, v)
         U = potential_after_placements(m, d, m.gravity)  # placements done by kinetic_kernel
-        rows.energy[row, 0] = T
-        rows.energy[row, 1] = U
-        rows.energy[row, 2] = T + U
-    return True
+        energy[row, 0] = T
+        energy[row, 1] = U
+        energy[row, 2] = T + U
+
+    return typed_only(impl)
 
 
 @kernel
@@ -424,7 +445,7 @@ def _pipeline(model, q, *, dt, integrator, controller, external_wrenches, joint_
 
 def _rows(model, nrows, nc, energy) -> Rows:
     return Rows(np.zeros(nrows), np.zeros((nrows, model.nq)), np.zeros((nrows, model.nv)),
-                np.zeros((nrows, model.nv)), np.zeros((nrows, model.nv)), np.zeros((nrows if energy else 0, 3)),
+                np.zeros((nrows, model.nv)), np.zeros((nrows, model.nv)), np.zeros((nrows, 3)) if energy else None,
                 np.zeros((nrows, nc, 3)), np.zeros((nrows, nc)))
 
 

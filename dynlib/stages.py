@@ -28,7 +28,7 @@ A kernel joins a stage with ``@stage(name, ParamsClass, ...)`` in the module
 that defines it, which also compiles it; each stage below is a Python function
 that only compiled code calls, and an ``overload`` that, while numba types the
 caller, looks up the kernel registered for the class of the parameters it is
-given. So there is no mode flag at run time: the simulation loop is one generic
+given (typed and inlined only: `dynlib.compiled.typed_only`). So there is no mode flag at run time: the simulation loop is one generic
 function, and numba compiles (and caches) one specialization of it per
 combination of parameter types that is actually run, with only the kernels that
 combination uses. ``@stage(name)`` without classes records a kernel that serves
@@ -45,7 +45,7 @@ values), which would cost as much as the ABA per evaluation. What they call
 """
 from numba.extending import overload
 
-from .compiled import jit
+from .compiled import jit, typed_only
 
 inline_kernel = jit(nrt=False, error_model="numpy", nogil=True, inline="always")
 """A kernel without reference counting (`dynlib.spatial.kernel`) that numba inlines into its callers."""
@@ -118,29 +118,29 @@ def recorded_acceleration(m, d, p, q, v, tau_total, fext, a, out):
 @overload(control, inline="always")
 def _control(m, d, p, w, t, q, v, tau):
     kernel = kernel_for("control", p)
-    return lambda m, d, p, w, t, q, v, tau: kernel(m, d, p, w, t, q, v, tau)
+    return typed_only(lambda m, d, p, w, t, q, v, tau: kernel(m, d, p, w, t, q, v, tau))
 
 
 @overload(target, inline="always")
 def _target(p, t, q_d, v_d, a_d):
     kernel = kernel_for("target", p)
-    return lambda p, t, q_d, v_d, a_d: kernel(p, t, q_d, v_d, a_d)
+    return typed_only(lambda p, t, q_d, v_d, a_d: kernel(p, t, q_d, v_d, a_d))
 
 
 @overload(body_forces, inline="always")
 def _body_forces(m, d, p, pts, fo, t, q, v, w, fext):
     kernel = kernel_for("body_forces", p)
-    return lambda m, d, p, pts, fo, t, q, v, w, fext: kernel(m, d, p, pts, fo, t, q, v, w, fext)
+    return typed_only(lambda m, d, p, pts, fo, t, q, v, w, fext: kernel(m, d, p, pts, fo, t, q, v, w, fext))
 
 
 @overload(acceleration, inline="always")
 def _acceleration(m, d, p, pts, fo, dt, q, v, tau_total, fext, w, tau_h, a):
     kernel = kernel_for("acceleration", p)
-    return lambda m, d, p, pts, fo, dt, q, v, tau_total, fext, w, tau_h, a: kernel(
-        m, d, p, pts, fo, dt, q, v, tau_total, fext, w, tau_h, a)
+    return typed_only(lambda m, d, p, pts, fo, dt, q, v, tau_total, fext, w, tau_h, a: kernel(
+        m, d, p, pts, fo, dt, q, v, tau_total, fext, w, tau_h, a))
 
 
 @overload(recorded_acceleration, inline="always")
 def _recorded_acceleration(m, d, p, q, v, tau_total, fext, a, out):
     kernel = kernel_for("recorded_acceleration", p, default=_KERNELS[("recorded_acceleration", None)])
-    return lambda m, d, p, q, v, tau_total, fext, a, out: kernel(m, d, p, q, v, tau_total, fext, a, out)
+    return typed_only(lambda m, d, p, q, v, tau_total, fext, a, out: kernel(m, d, p, q, v, tau_total, fext, a, out))

@@ -217,8 +217,9 @@ def test_the_library_simulates_without_the_scenario_schema():
     code = ("import sys\nimport dynlib\nm = dynlib.load(sys.argv[1])\n"
             "r = dynlib.simulate(m, dt=1e-3, steps=10)\nassert r.q.shape[0] == 11\n"
             "print('MODULES', ' '.join(sorted(sys.modules)))")
-    r = subprocess.run([sys.executable, "-c", code, str(ARM6)], capture_output=True, text=True, cwd=REPO)
-    assert r.returncode == 0 and r.stdout.startswith("MODULES "), r.stderr
+    for _ in range(2):  # the first may compile the loop (the library records the energy, dyn simulate does not)
+        r = subprocess.run([sys.executable, "-c", code, str(ARM6)], capture_output=True, text=True, cwd=REPO)
+        assert r.returncode == 0 and r.stdout.startswith("MODULES "), r.stderr
     mods = set(r.stdout.split()[1:])
     assert "dynlib.simulate" in mods and "numba" in mods
     assert loaded(mods, NEVER + ("pydantic", "pydantic_core", "dynlib.scenario", "click", "pyarrow")) == []

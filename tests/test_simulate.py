@@ -65,6 +65,21 @@ def test_energy_columns_match_the_energy_kernels():
     assert simulate(model, dt=1e-3, steps=2, energy=False).energy is None
 
 
+def test_a_run_without_energy_compiles_no_energy_kernel():
+    # the energy of the rows is chosen by the type of Rows.energy while numba types the loop (a fifth of
+    # a first run's compile time): the loop without energy links no energy kernel, the one with energy does
+    from dynlib.simulate import _run
+
+    model = sample("arm7")
+    for energy in (False, True):
+        simulate(model, dt=1e-3, steps=2, energy=energy)
+    linked = {}
+    for args, cres in _run.overloads.items():
+        names = [f.name for f in cres.library._get_module_for_linking().functions]
+        linked[str(args[13].types[5])] = any("kinetic_kernel" in n for n in names)
+    assert linked.get("none") is False and any(linked[k] for k in linked if k.startswith("array")), linked
+
+
 def test_joint_friction_can_be_switched_off_and_its_smoothing_set():
     model = sample("arm6")
     v0 = np.full(6, 0.002)

@@ -106,16 +106,25 @@ def aba_batch(m, d, Q, V, TAU, F, gravity, out):
         aba_kernel(m, d, Q[n], V[n], TAU[n], F[n if F.shape[0] > 1 else 0], gravity, d.zeros_v, out[n])
 
 
+_aba_kernel_inlined = _one.inlined(aba_kernel)
+
+
 @_jit
 def aba_one(ty, buf, q, v, tau, qdd):
     """One call of aba_kernel without external forces (dynlib.algorithms._one): 0; 1 when q, v,
-    tau are not of the model's sizes or not finite (qdd not written); 2 when qdd is not finite."""
+    tau are not contiguous vectors of the model's sizes or not finite, _one.BUSY when another
+    thread holds buf (qdd not written); 2 when qdd is not finite."""
+    if not _one.acquire(buf):
+        return _one.BUSY
     m, d, nq, f0 = _one.load(buf, ty)
     nv = m.S.shape[0]
-    if not np.isfinite(_one.checked_sum(q, nq) + _one.checked_sum(v, nv) + _one.checked_sum(tau, nv)):
-        return 1
-    aba_kernel(m, d, q, v, tau, f0, m.gravity, d.zeros_v, qdd)
-    return 0 if np.isfinite(_one.checked_sum(qdd, nv)) else 2
+    status = 1
+    if np.isfinite(_one.checked_sum(q, nq) + _one.checked_sum(v, nv) + _one.checked_sum(tau, nv)):
+        qc, vc, tauc = _one.contiguous(q), _one.contiguous(v), _one.contiguous(tau)
+        _aba_kernel_inlined(m, d, qc, vc, tauc, f0, m.gravity, d.zeros_v, qdd)
+        status = 0 if np.isfinite(_one.checked_sum(qdd, nv)) else 2
+    _one.release(buf)
+    return status
 
 
 def check_dynamics(model):
@@ -129,13 +138,10 @@ def check_dynamics(model):
 def aba(model, q, v, tau, f_ext=None):
     """Forward dynamics by the articulated-body algorithm: the accelerations a (nv,)."""
     check_dynamics(model)
-    if f_ext is None:  # one call of plain vectors: the kernel, no batch (else the general path checks)
-        qdd = np.empty(model.nv)
-        status = _one.call(model, aba_one, (q, v, tau), (qdd,))
-        if status == 0:
+    if f_ext is None:  # one call of plain vectors: the kernel, no batch (else the general path checks, singular M too)
+        qdd = _one.call3(model, aba_one, q, v, tau)
+        if qdd is not None:
             return qdd
-        if status == 2:
-            raise _singular(model, "")
     (Q, V, T), batched, n = _args.vectors(model, q=(q, model.nq), v=(v, model.nv), tau=(tau, model.nv))
     F = _args.external_forces(model, f_ext, n, batched)
     out = np.empty((n, model.nv))

@@ -87,15 +87,22 @@ def jacobian_dot_v_kernel(m, d, q, v, fid, ref, out):
         out[r] = res[r]
 
 
+_jacobian_kernel_inlined = _one.inlined(jacobian_kernel)
+
+
 @_jit
 def jacobian_one(ty, buf, q, fid, ref, J):
-    """One call of jacobian_kernel (dynlib.algorithms._one): 0, or 1 when q is not of size nq
-    or not finite (then J is not written)."""
+    """One call of jacobian_kernel (dynlib.algorithms._one): 0; 1 when q is not a contiguous
+    vector of size nq or not finite, _one.BUSY when another thread holds buf (then J is not written)."""
+    if not _one.acquire(buf):
+        return _one.BUSY
     m, d, nq, f0 = _one.load(buf, ty)
-    if not np.isfinite(_one.checked_sum(q, nq)):
-        return 1
-    jacobian_kernel(m, d, q, fid, ref, J)
-    return 0
+    status = 1
+    if np.isfinite(_one.checked_sum(q, nq)):
+        _jacobian_kernel_inlined(m, d, _one.contiguous(q), fid, ref, J)
+        status = 0
+    _one.release(buf)
+    return status
 
 
 @_jit
@@ -112,13 +119,16 @@ def _jacobian_dot_v_batch(m, d, Q, V, fid, ref, out):
 
 def frame_jacobian(model, q, frame, reference="local_world_aligned"):
     """The (6, nv) Jacobian of a frame, linear rows first; (N, 6, nv) for a batch."""
-    try:
-        fid, ref = _args.frame(model, frame), _args.reference(reference)
-    except InputError:
-        fid = None  # (q is checked first: its error is the one raised when both are wrong)
+    try:  # (a frame name, the usual: one dict look-up)
+        fid, ref = model._frame_index[frame], _args.REFERENCES[reference]
+    except (KeyError, TypeError):
+        try:
+            fid, ref = _args.frame(model, frame), _args.reference(reference)
+        except InputError:
+            fid = None  # (q is checked first: its error is the one raised when both are wrong)
     if fid is not None:  # one call of a plain q: the kernel, no batch (else the general path checks)
-        J = np.empty((6, model.nv))
-        if _one.call(model, jacobian_one, (q,), (fid, ref, J)) == 0:
+        J = _one.call1(model, jacobian_one, q, fid, ref)
+        if J is not None:
             return J
     (Q,), batched, n = _args.vectors(model, q=(q, model.nq))
     fid, ref = _args.frame(model, frame), _args.reference(reference)

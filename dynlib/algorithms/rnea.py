@@ -55,16 +55,24 @@ def rnea_batch(m, d, Q, V, A, F, gravity, out):
                     F[n if F.shape[0] > 1 else 0], gravity, out[n])
 
 
+_rnea_kernel_inlined = _one.inlined(rnea_kernel)
+
+
 @_jit
 def rnea_one(ty, buf, q, v, a, tau):
-    """One call of rnea_kernel without external forces (dynlib.algorithms._one): 0, or 1 when
-    q, v, a are not of the model's sizes or not finite (then tau is not written)."""
+    """One call of rnea_kernel without external forces (dynlib.algorithms._one): 0; 1 when
+    q, v, a are not contiguous vectors of the model's sizes or not finite, _one.BUSY when another
+    thread holds buf (then tau is not written)."""
+    if not _one.acquire(buf):
+        return _one.BUSY
     m, d, nq, f0 = _one.load(buf, ty)
     nv = m.S.shape[0]
-    if not np.isfinite(_one.checked_sum(q, nq) + _one.checked_sum(v, nv) + _one.checked_sum(a, nv)):
-        return 1
-    rnea_kernel(m, d, q, v, a, f0, m.gravity, tau)
-    return 0
+    status = 1
+    if np.isfinite(_one.checked_sum(q, nq) + _one.checked_sum(v, nv) + _one.checked_sum(a, nv)):
+        _rnea_kernel_inlined(m, d, _one.contiguous(q), _one.contiguous(v), _one.contiguous(a), f0, m.gravity, tau)
+        status = 0
+    _one.release(buf)
+    return status
 
 
 def _run(model, Q, V, A, f_ext, batched, n):
@@ -81,8 +89,8 @@ def rnea(model, q, v, a, f_ext=None):
     Every argument may carry a leading batch dimension N.
     """
     if f_ext is None:  # one call of plain vectors: the kernel, no batch (else the general path checks)
-        tau = np.empty(model.nv)
-        if _one.call(model, rnea_one, (q, v, a), (tau,)) == 0:
+        tau = _one.call3(model, rnea_one, q, v, a)
+        if tau is not None:
             return tau
     (Q, V, A), batched, n = _args.vectors(model, q=(q, model.nq), v=(v, model.nv), a=(a, model.nv))
     return _run(model, Q, V, A, f_ext, batched, n)

@@ -20,17 +20,32 @@ other thread takes its lock).
 
 Only plain vectors reach a compiled entry: an entry converts whatever numpy array
 it is given as the array type it was compiled for, and a 2-D array converted as a
-1-D one writes past the struct. `call` checks, in Python, that each vector is a
-numpy ndarray (not a subclass) of float64 in the machine's byte order (the dtype
-object itself) with one dimension; the entry is compiled for `VECTOR`, a 1-D
-float64 array of any strides (a read-only one too: the kernel never writes it).
-The kernel then checks what numba's fingerprint would have: unit strides and
-alignment (`vector` gives the array as the C-contiguous one that the batch path's
-kernels were compiled for), sizes, and a finite sum (finite only when every
-entry is). It returns a status, 0 when the result is valid. On any other status,
-and for any other input, the public wrapper takes its general path, which
+1-D one writes past the struct. The public wrapper checks, in Python, that each
+vector is a numpy ndarray (not a subclass) of float64 in the machine's byte order
+(the dtype object itself) with one dimension; the entry is compiled for `VECTOR`,
+a 1-D float64 array of any strides (a read-only one too: the kernel never writes
+it). The kernel then checks what numba's fingerprint would have: unit strides
+and alignment (`contiguous` gives the array as the C-contiguous one that the batch
+path's kernels were compiled for), sizes, and a finite sum (finite only when
+every entry is). It returns a status, 0 when the result is valid. On any other
+status, and for any other input, the public wrapper takes its general path, which
 converts and checks every argument and names the one at fault. A one-call kernel
-calls the algorithm's own kernel: no algorithm is written twice.
+runs the algorithm's own kernel (`inlined`): no algorithm is written twice.
+
+The wrappers (`rnea.rnea`, `aba.aba`, `jacobians.frame_jacobian`) write the call
+out, a Python function call less (10% of a 1 us call)::
+
+    if <every vector x plain: type(x) is ARRAY and x.dtype is F64 and x.ndim == 1>:
+        try:
+            entry, ty, buf, shape = model._one[one_kernel]
+        except KeyError:
+            entry, ty, buf, shape = _one.first_call(model, one_kernel, shape, n_vectors, ints)
+        out = empty(shape)
+        status = entry(ty, buf, *vectors, *ints, out)
+        if status == BUSY:
+            status = _one.on_own_buffer(model, one_kernel, n_vectors, (*vectors, *ints, out))
+        if status == 0:
+            return out
 
 Numba internals used: the ``entry_point`` of a compiled overload (as in
 `dynlib.parallel`) and ``intrinsic``s that store and load a native value through
@@ -45,8 +60,9 @@ from ..compiled import jit
 from ..spatial import kernel
 from . import _args
 
-_ndarray = np.ndarray
-_F64 = np.dtype(np.float64)
+ARRAY, F64 = np.ndarray, np.dtype(np.float64)
+"""A plain vector: ``type(x) is ARRAY and x.dtype is F64 and x.ndim == 1`` (see the module docstring)."""
+empty = np.empty  # (the wrappers' one global look-up for it, not two)
 VECTOR = types.Array(types.float64, 1, "A")
 """The type a one-call kernel's entry is compiled for, for each vector it is given."""
 BUSY = 3
@@ -61,69 +77,32 @@ def inlined(algorithm_kernel):
     return jit(nrt=False, error_model="numpy", nogil=True, inline="always")(algorithm_kernel.py_func)
 
 
-def call3(model, one_kernel, x, y, z):
-    """``one_kernel(ty, buf, x, y, z, out)``'s result `out` (nv,) when x, y, z are plain vectors
-    (see the module docstring) and its status is 0, else None (then the general path decides)."""
-    if not (type(x) is type(y) is type(z) is _ndarray and x.dtype is y.dtype is z.dtype is _F64
-            and x.ndim == y.ndim == z.ndim == 1):
-        return None
-    try:
-        entry, ty, buf, shape = model._one[one_kernel]
-    except KeyError:
-        entry, ty, buf, shape = _first_call(model, one_kernel, (model.nv,), ())
-    out = _empty(shape)
-    status = entry(ty, buf, x, y, z, out)
-    if status == BUSY:
-        entry, ty, buf = _own(model, one_kernel, (out,), 3)
-        status = entry(ty, buf, x, y, z, out)
-    return out if status == 0 else None
-
-
-def call1(model, one_kernel, x, i, j):
-    """``one_kernel(ty, buf, x, i, j, out)``'s result `out` (6, nv) (i, j ints) when x is a plain
-    vector (see the module docstring) and its status is 0, else None (then the general path decides)."""
-    if not (type(x) is _ndarray and x.dtype is _F64 and x.ndim == 1):
-        return None
-    try:
-        entry, ty, buf, shape = model._one[one_kernel]
-    except KeyError:
-        entry, ty, buf, shape = _first_call(model, one_kernel, (6, model.nv), (i, j))
-    out = _empty(shape)
-    status = entry(ty, buf, x, i, j, out)
-    if status == BUSY:
-        entry, ty, buf = _own(model, one_kernel, (i, j, out), 1)
-        status = entry(ty, buf, x, i, j, out)
-    return out if status == 0 else None
-
-
-_empty = np.empty
-
-
-def _first_call(model, one_kernel, shape, ints):
-    """(entry, ty, buf, shape) of `one_kernel` on the model's shared buffer, made here (and kept in
-    ``model._one``, the buffer's own workspace with it)."""
+def first_call(model, one_kernel, shape, n_vectors, ints):
+    """(entry, ty, buf, shape) of `one_kernel` on the model's shared buffer, for `n_vectors` vectors,
+    the `ints` and a result of `shape`: made here and kept in ``model._one`` (the buffer's own
+    workspace with it), where the public wrapper finds it on the next calls."""
     entries = model._one
     ty, buf, _ = entries.get("one") or entries.setdefault("one", native(model, model.create_data()))
-    n_vectors = 3 - len(ints)
-    found = entries[one_kernel] = (_entry(one_kernel, ty, buf, (*ints, np.empty(shape)), n_vectors), ty, buf, shape)
+    found = entries[one_kernel] = (_entry(one_kernel, ty, buf, n_vectors, (*ints, np.empty(shape))), ty, buf, shape)
     return found
 
 
-def _own(model, one_kernel, rest, n_vectors):
-    """(entry, ty, buf) of `one_kernel` on the calling thread's own buffer (on its `model.workspace`)."""
+def on_own_buffer(model, one_kernel, n_vectors, args):
+    """The status of ``one_kernel(ty, buf, *args)`` (`n_vectors` vectors first) on the calling thread's
+    own buffer, which points to its `model.workspace` (when another thread holds the shared one)."""
     local = model._local
     try:
         ty, buf, _, entries = local.native
     except AttributeError:
         local.native = *native(model, model.workspace), {}
         ty, buf, _, entries = local.native
-    found = entries.get(one_kernel)
-    if found is None:
-        found = entries[one_kernel] = _entry(one_kernel, ty, buf, rest, n_vectors)
-    return found, ty, buf
+    entry = entries.get(one_kernel)
+    if entry is None:
+        entry = entries[one_kernel] = _entry(one_kernel, ty, buf, n_vectors, args[n_vectors:])
+    return entry(ty, buf, *args)
 
 
-def _entry(one_kernel, ty, buf, rest, n_vectors):
+def _entry(one_kernel, ty, buf, n_vectors, rest):
     """The compiled entry of `one_kernel` for (ty, buf, `n_vectors` VECTORs, *rest)."""
     sig = (typeof(ty), typeof(buf), *(VECTOR,) * n_vectors, *(typeof(a) for a in rest))
     found = one_kernel.overloads.get(sig)

@@ -38,6 +38,7 @@ from ..spatial import (kernel, act_force, act_inertia, act_inv_motion, add6, add
                        sub_outer6, vec6)
 from .. import parallel
 from . import _args, _one
+from ._one import ARRAY, BUSY, F64, empty
 from .kinematics import joint_placements
 
 _jit = kernel  # no reference counting, numpy error model (see dynlib.spatial)
@@ -138,10 +139,19 @@ def check_dynamics(model):
 def aba(model, q, v, tau, f_ext=None):
     """Forward dynamics by the articulated-body algorithm: the accelerations a (nv,)."""
     check_dynamics(model)
-    if f_ext is None:  # one call of plain vectors: the kernel, no batch (else the general path checks, singular M too)
-        qdd = _one.call3(model, aba_one, q, v, tau)
-        if qdd is not None:
+    if (f_ext is None and type(q) is type(v) is type(tau) is ARRAY and q.dtype is v.dtype is tau.dtype is F64
+            and q.ndim == v.ndim == tau.ndim == 1):  # one call of plain vectors: the kernel (dynlib.algorithms._one)
+        try:
+            entry, ty, buf, shape = model._one[aba_one]
+        except KeyError:
+            entry, ty, buf, shape = _one.first_call(model, aba_one, (model.nv,), 3, ())
+        qdd = empty(shape)
+        status = entry(ty, buf, q, v, tau, qdd)
+        if status == BUSY:
+            status = _one.on_own_buffer(model, aba_one, 3, (q, v, tau, qdd))
+        if status == 0:
             return qdd
+    # the general path: batches, f_ext, other inputs, and every error named (a singular M too)
     (Q, V, T), batched, n = _args.vectors(model, q=(q, model.nq), v=(v, model.nv), tau=(tau, model.nv))
     F = _args.external_forces(model, f_ext, n, batched)
     out = np.empty((n, model.nv))

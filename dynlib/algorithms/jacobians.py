@@ -19,6 +19,8 @@ from ..errors import InputError
 from ..spatial import kernel, act_inv_motion, act_motion, matvec3, matvec3_t, pose, vec6
 from .. import parallel
 from . import _args, _one
+from ._args import REFERENCES
+from ._one import ARRAY, BUSY, F64, empty
 from .kinematics import frame_transform, motion, path_placements, placements
 
 _jit = kernel  # no reference counting, numpy error model (see dynlib.spatial)
@@ -120,15 +122,22 @@ def _jacobian_dot_v_batch(m, d, Q, V, fid, ref, out):
 def frame_jacobian(model, q, frame, reference="local_world_aligned"):
     """The (6, nv) Jacobian of a frame, linear rows first; (N, 6, nv) for a batch."""
     try:  # (a frame name, the usual: one dict look-up)
-        fid, ref = model._frame_index[frame], _args.REFERENCES[reference]
+        fid, ref = model._frame_index[frame], REFERENCES[reference]
     except (KeyError, TypeError):
         try:
             fid, ref = _args.frame(model, frame), _args.reference(reference)
         except InputError:
             fid = None  # (q is checked first: its error is the one raised when both are wrong)
-    if fid is not None:  # one call of a plain q: the kernel, no batch (else the general path checks)
-        J = _one.call1(model, jacobian_one, q, fid, ref)
-        if J is not None:
+    if fid is not None and type(q) is ARRAY and q.dtype is F64 and q.ndim == 1:  # one call: dynlib.algorithms._one
+        try:
+            entry, ty, buf, shape = model._one[jacobian_one]
+        except KeyError:
+            entry, ty, buf, shape = _one.first_call(model, jacobian_one, (6, model.nv), 1, (fid, ref))
+        J = empty(shape)
+        status = entry(ty, buf, q, fid, ref, J)
+        if status == BUSY:
+            status = _one.on_own_buffer(model, jacobian_one, 1, (q, fid, ref, J))
+        if status == 0:
             return J
     (Q,), batched, n = _args.vectors(model, q=(q, model.nq))
     fid, ref = _args.frame(model, frame), _args.reference(reference)

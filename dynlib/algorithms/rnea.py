@@ -16,6 +16,7 @@ from ..spatial import (kernel, act_force, add6, add_to6, cross_force, dot6, pose
                        vec6)
 from .. import parallel
 from . import _args, _one
+from ._one import ARRAY, BUSY, F64, empty
 from .kinematics import joint_placements, motion
 
 _jit = kernel  # no reference counting, numpy error model (see dynlib.spatial)
@@ -88,10 +89,19 @@ def rnea(model, q, v, a, f_ext=None):
     f_ext (nb, 6): external wrenches on the bodies, body frame, linear first.
     Every argument may carry a leading batch dimension N.
     """
-    if f_ext is None:  # one call of plain vectors: the kernel, no batch (else the general path checks)
-        tau = _one.call3(model, rnea_one, q, v, a)
-        if tau is not None:
+    if (f_ext is None and type(q) is type(v) is type(a) is ARRAY and q.dtype is v.dtype is a.dtype is F64
+            and q.ndim == v.ndim == a.ndim == 1):  # one call of plain vectors: the kernel (dynlib.algorithms._one)
+        try:
+            entry, ty, buf, shape = model._one[rnea_one]
+        except KeyError:
+            entry, ty, buf, shape = _one.first_call(model, rnea_one, (model.nv,), 3, ())
+        tau = empty(shape)
+        status = entry(ty, buf, q, v, a, tau)
+        if status == BUSY:
+            status = _one.on_own_buffer(model, rnea_one, 3, (q, v, a, tau))
+        if status == 0:
             return tau
+    # the general path: batches, f_ext, other inputs, and every error named
     (Q, V, A), batched, n = _args.vectors(model, q=(q, model.nq), v=(v, model.nv), a=(a, model.nv))
     return _run(model, Q, V, A, f_ext, batched, n)
 

@@ -14,9 +14,9 @@ a workspace of its own, kept with the kernels' entries in ``model._one`` (a dict
 lookup, cheaper than a thread-local one); a one-call kernel first takes the
 buffer's lock word (`acquire`, an atomic compare-and-swap) and gives it back
 (`release`) when done. When another thread holds it the kernel returns `BUSY` at
-once, and `call` runs it again on the calling thread's own buffer, which points to
-that thread's `model.workspace` (made on first need, kept in ``model._local``; no
-other thread takes its lock).
+once, and the wrapper runs it again on the calling thread's own buffer
+(`on_own_buffer`), which points to that thread's `model.workspace` (made on first
+need, kept in ``model._local``; no other thread takes its lock).
 
 Only plain vectors reach a compiled entry: an entry converts whatever numpy array
 it is given as the array type it was compiled for, and a 2-D array converted as a
@@ -123,9 +123,9 @@ def native(model, data):
     return ty, buf, value
 
 
-def _value_pointer(context, builder, buf, value, target):
-    """Pointer to the value (of numba type `target`) stored after the lock word of int64 array `value`."""
-    data = context.make_array(buf)(context, builder, value).data
+def _value_pointer(context, builder, buf_type, buf, target):
+    """Pointer to the value of numba type `target` stored after the lock word of the int64 array `buf`."""
+    data = context.make_array(buf_type)(context, builder, buf).data
     return builder.bitcast(builder.gep(data, [ir.Constant(ir.IntType(64), 1)]),
                            context.get_value_type(target).as_pointer())
 

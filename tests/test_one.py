@@ -61,6 +61,8 @@ def test_plain_calls_take_the_one_call_path(no_general_path):
     q, v, a = random_state(model, rng)
     out = _calls(model, q, v, a, model.frame_names[-1])
     assert all(np.all(np.isfinite(x)) for x in out.values())
+    by_index = dynlib.frame_jacobian(model, q, model.frame_names.index(model.frame_names[-1]))  # a frame index too
+    np.testing.assert_array_equal(by_index, out["local_world_aligned"])
     with pytest.raises(AssertionError, match="general path"):  # (the fixture does refuse the others)
         dynlib.rnea(model, list(q), v, a)
 

@@ -251,9 +251,14 @@ class Model:
         """The compiled kernels' entries for this model's argument types (see dynlib.parallel)."""
         return {}
 
+    @functools.cached_property
+    def _one(self) -> dict:
+        """The one-call path's shared native buffer and compiled entries (see dynlib.algorithms._one)."""
+        return {}
+
     def __getstate__(self):
         # the per-thread workspaces and the compiled entries stay behind (neither can be pickled)
-        return {k: v for k, v in self.__dict__.items() if k not in ("_local", "entries", "_frame_index")}
+        return {k: v for k, v in self.__dict__.items() if k not in ("_local", "entries", "_frame_index", "_one")}
 
     def create_data(self) -> Data:
         nb, nv = self.nb, self.nv

@@ -3,8 +3,9 @@
 The one-call path must give what the batch path gives (the same kernel, so the same
 bits) and what Pinocchio gives; it must be the path a plain call takes (checked by
 making the general path raise), and every input it does not take (lists, integer,
-float32, non-contiguous, read-only arrays) or refuses (wrong sizes, NaN, Inf) must
-go to the general path: the same result or the same InputError as before.
+float32, byte-swapped, non-contiguous, unaligned, 2-D arrays, subclasses) or refuses
+(wrong sizes, NaN, Inf) must go to the general path: the same result or the same
+InputError as before. Read-only vectors take it (the kernels only read them).
 """
 import threading
 
@@ -60,6 +61,8 @@ def test_plain_calls_take_the_one_call_path(no_general_path):
     q, v, a = random_state(model, rng)
     out = _calls(model, q, v, a, model.frame_names[-1])
     assert all(np.all(np.isfinite(x)) for x in out.values())
+    by_index = dynlib.frame_jacobian(model, q, model.frame_names.index(model.frame_names[-1]))  # a frame index too
+    np.testing.assert_array_equal(by_index, out["local_world_aligned"])
     with pytest.raises(AssertionError, match="general path"):  # (the fixture does refuse the others)
         dynlib.rnea(model, list(q), v, a)
 
@@ -98,6 +101,9 @@ def test_inputs_the_one_call_path_does_not_take_give_the_same_results():
         got = _calls(model, qq, list(v), a, frame)
         for name, value in got.items():
             np.testing.assert_array_equal(value, ref[name], err_msg=f"{name} {type(qq).__name__}")
+    flipped = _calls(model, np.ascontiguousarray(q[::-1]), v, a, frame)
+    for name, value in _calls(model, q[::-1], v, a, frame).items():  # (a negative stride)
+        np.testing.assert_array_equal(value, flipped[name], err_msg=f"{name} reversed")
     qi = np.round(q).astype(np.int64)
     vi = np.arange(model.nv)
     np.testing.assert_array_equal(dynlib.rnea(model, qi, vi, vi), dynlib.rnea(model, qi.astype(float), vi * 1.0, vi * 1.0))
@@ -109,6 +115,62 @@ def test_inputs_the_one_call_path_does_not_take_give_the_same_results():
     for name in f32:
         np.testing.assert_array_equal(f32[name], f64[name], err_msg=name)
     assert dynlib.rnea(model, q[None], v[None], a[None]).shape == (1, model.nv)
+
+
+class _Vector(np.ndarray):
+    """A numpy subclass: never the one-call path's (numba would convert it as a plain array)."""
+
+
+def test_arrays_of_other_kinds_give_the_same_results_and_errors():
+    model = sample("arm7")
+    q, v, a = random_state(model, np.random.default_rng(12))
+    frame = model.frame_names[-1]
+    ref = _calls(model, q, v, a, frame)
+    raw = np.zeros(model.nq * 8 + 1, dtype=np.uint8)
+    unaligned = raw[1:].view(np.float64)  # float64 entries at an odd address
+    unaligned[:] = q
+    assert not unaligned.flags.aligned
+    subclass = q.view(_Vector)
+    for qq in (unaligned, subclass, q.astype(">f8")):
+        for name, value in _calls(model, qq, v, a, frame).items():
+            np.testing.assert_array_equal(value, ref[name], err_msg=f"{name} {qq.dtype} {type(qq).__name__}")
+    column = q[:, None]  # 2-D, (nq, 1): the general path's error, not a 1-D conversion of it
+    nq = model.nq
+    expected = f"q must have {nq} entries for robot 'arm7' (shape ({nq},) or (N, {nq})), got shape ({nq}, 1)"
+    assert _message(lambda: dynlib.rnea(model, column, v, a)) == expected
+    assert _message(lambda: dynlib.aba(model, column, v, a)) == expected
+    assert _message(lambda: dynlib.frame_jacobian(model, column, frame)) == expected
+    assert _message(lambda: dynlib.rnea(model, np.float64(1.0), v, a)).startswith("q must have")
+
+
+def test_read_only_vectors_take_the_one_call_path(no_general_path):
+    model = sample("arm7")
+    q, v, a = random_state(model, np.random.default_rng(13))
+    frame = model.frame_names[-1]
+    ref = _calls(model, q, v, a, frame)
+    for x in (q, v, a):
+        x.flags.writeable = False
+    for name, value in _calls(model, q, v, a, frame).items():
+        np.testing.assert_array_equal(value, ref[name], err_msg=name)
+
+
+def test_a_busy_shared_workspace_sends_the_call_to_the_threads_own(no_general_path):
+    """While another thread holds the model's shared buffer (its lock word taken here by hand), a call
+    runs on the calling thread's own buffer and workspace: the same results, not the general path."""
+    model = sample("quadruped", floating_base=True)
+    q, v, a = random_state(model, np.random.default_rng(14))
+    frame = model.frame_names[-1]
+    ref = _calls(model, q, v, a, frame)
+    assert not hasattr(model._local, "native")  # (no call needed the thread's own buffer yet)
+    _, shared, _ = model._one["one"]
+    shared[0] = 1
+    try:
+        got = _calls(model, q, v, a, frame)
+    finally:
+        shared[0] = 0
+    assert hasattr(model._local, "native")
+    for name, value in got.items():
+        np.testing.assert_array_equal(value, ref[name], err_msg=name)
 
 
 def _message(fn):
@@ -189,7 +251,7 @@ def test_derived_models_use_their_own_arrays():
         np.testing.assert_array_equal(dynlib.aba(derived, q, v, a), dynlib.aba(derived, q[None], v[None], a[None])[0])
 
 
-def test_threads_each_use_their_own_workspace():
+def test_threads_calling_at_once_each_get_their_own_results():
     model = sample("quadruped", floating_base=True)
     rng = np.random.default_rng(6)
     states = [random_state(model, rng) for _ in range(8)]

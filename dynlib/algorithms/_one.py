@@ -3,86 +3,133 @@
 numba's compiled entry of a kernel converts each array among its arguments from
 Python to its native form (about 25 ns each), and `model.arrays` and a workspace
 hold about 44 arrays: 1-1.5 us per call, as much as a 6-DoF RNEA. Here they are
-converted once per model and thread: `native` stores ``(model.arrays, workspace,
-nq, zero wrenches (nb, 6))`` as numba's native struct in a small int64 buffer
-(its arrays' data pointers, shapes and strides; the buffer lives beside the
-workspace, in the model, and the model holds every array it points to), and a
-one-call kernel (`rnea.rnea_one`, `aba.aba_one`, `jacobians.jacobian_one`) reads
-it back with `load`, so its entry converts one buffer and the call's own vectors.
+converted once per model: `native` stores ``(model.arrays, workspace, nq, zero
+wrenches (nb, 6))`` as numba's native struct in a small int64 buffer (its
+arrays' data pointers, shapes and strides), after a lock word, and a one-call
+kernel (`rnea.rnea_one`, `aba.aba_one`, `jacobians.jacobian_one`) reads it back
+with `load`, so its entry converts one buffer and the call's own vectors.
 
-The one-call kernels also check their vectors: sizes, a finite sum (a sum is
-finite only when every term is), and that q's free-flyer quaternions can be normalised. They return a status, 0 when the result is
-valid. On any other status, and whenever a vector is not a C-contiguous,
-writeable float64 numpy vector in the machine's byte order (numba's fingerprint
-of the vectors' types, one call in C, is compared with that of such vectors,
-then the dtypes), the public wrapper takes its general path, which converts and
-checks every argument and names the one at fault. A one-call kernel calls the
-algorithm's own kernel: no algorithm is written twice.
+Threads: the kernels run without the GIL. Each model has one shared buffer, with
+a workspace of its own, kept with the kernels' entries in ``model._one`` (a dict
+lookup, cheaper than a thread-local one); a one-call kernel first takes the
+buffer's lock word (`acquire`, an atomic compare-and-swap) and gives it back
+(`release`) when done. When another thread holds it the kernel returns `BUSY` at
+once, and the wrapper runs it again on the calling thread's own buffer
+(`on_own_buffer`), which points to that thread's `model.workspace` (made on first
+need, kept in ``model._local``; no other thread takes its lock).
+
+Only plain vectors reach a compiled entry: an entry converts whatever numpy array
+it is given as the array type it was compiled for, and a 2-D array converted as a
+1-D one writes past the struct. The public wrapper checks, in Python, that each
+vector is a numpy ndarray (not a subclass) of float64 in the machine's byte order
+(the dtype object itself) with one dimension; the entry is compiled for `VECTOR`,
+a 1-D float64 array of any strides (a read-only one too: the kernel never writes
+it). The kernel then checks what numba's fingerprint would have: unit strides
+and alignment (`contiguous` gives the array as the C-contiguous one that the batch
+path's kernels were compiled for), sizes, a finite sum (finite only when
+every entry is), and that q's free-flyer quaternions can be normalised
+(`checked_q`). It returns a status, 0 when the result is valid. On any other
+status, and for any other input, the public wrapper takes its general path, which
+converts and checks every argument and names the one at fault. A one-call kernel
+runs the algorithm's own kernel (`inlined`): no algorithm is written twice.
+
+The wrappers (`rnea.rnea`, `aba.aba`, `jacobians.frame_jacobian`) write the call
+out, a Python function call less (10% of a 1 us call)::
+
+    if <every vector x plain: type(x) is ARRAY and x.dtype is F64 and x.ndim == 1>:
+        try:
+            entry, ty, buf, shape = model._one[one_kernel]
+        except KeyError:
+            entry, ty, buf, shape = _one.first_call(model, one_kernel, shape, n_vectors, ints)
+        out = empty(shape)
+        status = entry(ty, buf, *vectors, *ints, out)
+        if status == BUSY:
+            status = _one.on_own_buffer(model, one_kernel, n_vectors, (*vectors, *ints, out))
+        if status == 0:
+            return out
 
 Numba internals used: the ``entry_point`` of a compiled overload (as in
-`dynlib.parallel`), ``numba._dispatcher.compute_fingerprint``, and an
-``intrinsic`` that stores and loads a native value through a pointer.
+`dynlib.parallel`) and ``intrinsic``s that store and load a native value through
+a pointer, take and give back the lock word, and view an array as C-contiguous.
 """
 import numpy as np
+from llvmlite import ir
 from numba import typeof, types
-from numba._dispatcher import compute_fingerprint
 from numba.extending import intrinsic
 
+from ..compiled import jit
 from ..joints import FREEFLYER
 from ..spatial import kernel
 from . import _args
 
-_F64 = np.dtype(np.float64)
-_PLAIN = tuple(compute_fingerprint((np.empty(1),) * n) for n in range(4))
-"""numba's fingerprint of n C-contiguous, writeable float64 vectors (byte order not included)."""
+ARRAY, F64 = np.ndarray, np.dtype(np.float64)
+"""A plain vector: ``type(x) is ARRAY and x.dtype is F64 and x.ndim == 1`` (see the module docstring)."""
+empty = np.empty  # (the wrappers' one global look-up for it, not two)
+VECTOR = types.Array(types.float64, 1, "A")
+"""The type a one-call kernel's entry is compiled for, for each vector it is given."""
+BUSY = 3
+"""A one-call kernel's status when another thread holds the buffer's lock (nothing ran)."""
 
 
-def call(model, one_kernel, vectors, rest):
-    """``one_kernel(ty, buf, *vectors, *rest)`` with this thread's native model when the
-    `vectors` are plain float64 vectors (see the module docstring); its status, or -1
-    when they are not (then nothing ran)."""
-    try:
-        if compute_fingerprint(vectors) != _PLAIN[len(vectors)]:
-            return -1
-    except (ValueError, TypeError, NotImplementedError):  # a type numba fingerprints only in Python
-        return -1
-    for x in vectors:  # (numba's fingerprint does not tell a byte-swapped float64 from float64)
-        if x.dtype is not _F64:
-            return -1
-    try:
-        ty, buf, entries = model._local.native
-        found = entries[one_kernel]
-    except (AttributeError, KeyError):
-        found, ty, buf = _first_call(model, one_kernel, (*vectors, *rest))
-    return found(ty, buf, *vectors, *rest)
+def inlined(algorithm_kernel):
+    """The function of `algorithm_kernel` (a `kernel`) compiled again with numba's ``inline="always"``,
+    for a one-call kernel: numba inlines its code there, so that the model's and workspace's arrays
+    are not passed to it one by one (a compiled call passes each array as its 7 fields: with ~44
+    arrays, 100-250 ns per call). The same source, the same arithmetic, the same results."""
+    return jit(nrt=False, error_model="numpy", nogil=True, inline="always")(algorithm_kernel.py_func)
 
 
-def _first_call(model, one_kernel, args):
-    """The entry of `one_kernel` for `args` and this thread's native model, made here."""
+def first_call(model, one_kernel, shape, n_vectors, ints):
+    """(entry, ty, buf, shape) of `one_kernel` on the model's shared buffer, for `n_vectors` vectors,
+    the `ints` and a result of `shape`: made here and kept in ``model._one`` (the buffer's own
+    workspace with it), where the public wrapper finds it on the next calls."""
+    entries = model._one
+    ty, buf, _ = entries.get("one") or entries.setdefault("one", native(model, model.create_data()))
+    found = entries[one_kernel] = (_entry(one_kernel, ty, buf, n_vectors, (*ints, np.empty(shape))), ty, buf, shape)
+    return found
+
+
+def on_own_buffer(model, one_kernel, n_vectors, args):
+    """The status of ``one_kernel(ty, buf, *args)`` (`n_vectors` vectors first) on the calling thread's
+    own buffer, which points to its `model.workspace` (when another thread holds the shared one)."""
     local = model._local
     try:
-        ty, buf, entries = local.native
+        ty, buf, _, entries = local.native
     except AttributeError:
-        ty, buf = native(model)
-        entries = {}
-        local.native = ty, buf, entries
-    sig = tuple(typeof(a) for a in (ty, buf, *args))
+        local.native = *native(model, model.workspace), {}
+        ty, buf, _, entries = local.native
+    entry = entries.get(one_kernel)
+    if entry is None:
+        entry = entries[one_kernel] = _entry(one_kernel, ty, buf, n_vectors, args[n_vectors:])
+    return entry(ty, buf, *args)
+
+
+def _entry(one_kernel, ty, buf, n_vectors, rest):
+    """The compiled entry of `one_kernel` for (ty, buf, `n_vectors` VECTORs, *rest)."""
+    sig = (typeof(ty), typeof(buf), *(VECTOR,) * n_vectors, *(typeof(a) for a in rest))
     found = one_kernel.overloads.get(sig)
     if found is None:
         one_kernel.compile(sig)
         found = one_kernel.overloads[sig]
-    entries[one_kernel] = found.entry_point
-    return found.entry_point, ty, buf
+    return found.entry_point
 
 
-def native(model):
-    """(numba type, int64 buffer) of ``(model.arrays, model.workspace, nq, zeros (nb, 6))``
-    in native form, for the calling thread (whose workspace it points to)."""
-    value = (model.arrays, model.workspace, model.nq, _args.no_forces(model)[0])
+def native(model, data):
+    """(numba type, int64 buffer, value) of ``value = (model.arrays, data, nq, zeros (nb, 6))``:
+    the buffer holds a lock word (free) and then the value in native form; it points into the
+    value's arrays, which whoever keeps the buffer must keep too."""
+    value = (model.arrays, data, model.nq, _args.no_forces(model)[0])
     ty = typeof(value)
-    buf = np.zeros(-(-_size_of(ty) // 8), dtype=np.int64)
+    buf = np.zeros(1 + -(-_size_of(ty) // 8), dtype=np.int64)
     _store_value(buf, value)
-    return ty, buf
+    return ty, buf, value
+
+
+def _value_pointer(context, builder, buf_type, buf, target):
+    """Pointer to the value of numba type `target` stored after the lock word of the int64 array `buf`."""
+    data = context.make_array(buf_type)(context, builder, buf).data
+    return builder.bitcast(builder.gep(data, [ir.Constant(ir.IntType(64), 1)]),
+                           context.get_value_type(target).as_pointer())
 
 
 @intrinsic
@@ -97,8 +144,7 @@ def _sizeof(typingctx, tyref):
 @intrinsic
 def _store(typingctx, buf, value):
     def codegen(context, builder, signature, args):
-        data = context.make_array(buf)(context, builder, args[0]).data
-        builder.store(args[1], builder.bitcast(data, context.get_value_type(value).as_pointer()))
+        builder.store(args[1], _value_pointer(context, builder, buf, args[0], value))
         return context.get_dummy_value()
     return types.none(buf, value), codegen
 
@@ -109,9 +155,48 @@ def load(typingctx, buf, tyref):
     target = tyref.instance_type
 
     def codegen(context, builder, signature, args):
-        data = context.make_array(buf)(context, builder, args[0]).data
-        return builder.load(builder.bitcast(data, context.get_value_type(target).as_pointer()))
+        return builder.load(_value_pointer(context, builder, buf, args[0], target))
     return target(buf, tyref), codegen
+
+
+@intrinsic
+def acquire(typingctx, buf):
+    """Take `buf`'s lock word (an atomic 0 -> 1): True, or False when another thread holds it."""
+    def codegen(context, builder, signature, args):
+        word = context.make_array(buf)(context, builder, args[0]).data
+        zero, one = ir.Constant(ir.IntType(64), 0), ir.Constant(ir.IntType(64), 1)
+        return builder.extract_value(builder.cmpxchg(word, zero, one, "acquire", "monotonic"), 1)
+    return types.boolean(buf), codegen
+
+
+@intrinsic
+def release(typingctx, buf):
+    """Give `buf`'s lock word back (taken by `acquire`)."""
+    def codegen(context, builder, signature, args):
+        word = context.make_array(buf)(context, builder, args[0]).data
+        builder.store_atomic(ir.Constant(ir.IntType(64), 0), word, "release", 8)
+        return context.get_dummy_value()
+    return types.none(buf), codegen
+
+
+@intrinsic
+def contiguous(typingctx, x):
+    """A 1-D array of any layout as the C-contiguous array type (the same struct): for a vector
+    that `checked_sum` found of unit stride, so that it meets the batch path's kernels."""
+    if not isinstance(x, types.Array) or x.ndim != 1:
+        return None
+    c = x.copy(layout="C", readonly=False)
+
+    def codegen(context, builder, signature, args):
+        return args[0]
+    return c(x), codegen
+
+
+@intrinsic
+def _address(typingctx, x):
+    def codegen(context, builder, signature, args):
+        return builder.ptrtoint(context.make_array(x)(context, builder, args[0]).data, ir.IntType(64))
+    return types.int64(x), codegen
 
 
 @kernel
@@ -126,10 +211,10 @@ def _store_value(buf, value):
 
 @kernel
 def checked_sum(x, n):
-    """The sum of x's entries, or NaN when x has not n entries (the caller tests the sum of
-    these sums with isfinite: finite only when every entry is, unless a sum of finite
-    entries overflows, and then the general path decides)."""
-    if x.shape[0] != n:
+    """The sum of x's entries, or NaN when x has not n entries, one item apart and aligned (the
+    caller tests the sum of these sums with isfinite: finite only when every entry is, unless a
+    sum of finite entries overflows, and then the general path decides)."""
+    if x.shape[0] != n or x.strides[0] != x.itemsize or _address(x) % x.itemsize != 0:
         return np.nan
     s = 0.0
     for i in range(n):

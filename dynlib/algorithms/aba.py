@@ -38,6 +38,7 @@ from ..spatial import (kernel, act_force, act_inertia, act_inv_motion, add6, add
                        sub_outer6, vec6)
 from .. import parallel
 from . import _args, _one
+from ._one import ARRAY, BUSY, F64, empty
 from .kinematics import joint_placements
 
 _jit = kernel  # no reference counting, numpy error model (see dynlib.spatial)
@@ -106,17 +107,26 @@ def aba_batch(m, d, Q, V, TAU, F, gravity, out):
         aba_kernel(m, d, Q[n], V[n], TAU[n], F[n if F.shape[0] > 1 else 0], gravity, d.zeros_v, out[n])
 
 
+_aba_kernel_inlined = _one.inlined(aba_kernel)
+
+
 @_jit
 def aba_one(ty, buf, q, v, tau, qdd):
     """One call of aba_kernel without external forces (dynlib.algorithms._one): 0; 1 when q, v,
-    tau are not of the model's sizes or not finite, or a quaternion is not normalisable (qdd not written);
-    2 when qdd is not finite."""
+    tau are not contiguous vectors of the model's sizes, not finite, or q holds a quaternion that
+    cannot be normalised, _one.BUSY when another thread holds buf (qdd not written); 2 when qdd
+    is not finite."""
+    if not _one.acquire(buf):
+        return _one.BUSY
     m, d, nq, f0 = _one.load(buf, ty)
     nv = m.S.shape[0]
-    if not np.isfinite(_one.checked_q(m, q, nq) + _one.checked_sum(v, nv) + _one.checked_sum(tau, nv)):
-        return 1
-    aba_kernel(m, d, q, v, tau, f0, m.gravity, d.zeros_v, qdd)
-    return 0 if np.isfinite(_one.checked_sum(qdd, nv)) else 2
+    status = 1
+    if np.isfinite(_one.checked_q(m, q, nq) + _one.checked_sum(v, nv) + _one.checked_sum(tau, nv)):
+        qc, vc, tauc = _one.contiguous(q), _one.contiguous(v), _one.contiguous(tau)
+        _aba_kernel_inlined(m, d, qc, vc, tauc, f0, m.gravity, d.zeros_v, qdd)
+        status = 0 if np.isfinite(_one.checked_sum(qdd, nv)) else 2
+    _one.release(buf)
+    return status
 
 
 def check_dynamics(model):
@@ -130,13 +140,19 @@ def check_dynamics(model):
 def aba(model, q, v, tau, f_ext=None):
     """Forward dynamics by the articulated-body algorithm: the accelerations a (nv,)."""
     check_dynamics(model)
-    if f_ext is None:  # one call of plain vectors: the kernel, no batch (else the general path checks)
-        qdd = np.empty(model.nv)
-        status = _one.call(model, aba_one, (q, v, tau), (qdd,))
+    if (f_ext is None and type(q) is type(v) is type(tau) is ARRAY and q.dtype is v.dtype is tau.dtype is F64
+            and q.ndim == v.ndim == tau.ndim == 1):  # one call of plain vectors: the kernel (dynlib.algorithms._one)
+        try:
+            entry, ty, buf, shape = model._one[aba_one]
+        except KeyError:
+            entry, ty, buf, shape = _one.first_call(model, aba_one, (model.nv,), 3, ())
+        qdd = empty(shape)
+        status = entry(ty, buf, q, v, tau, qdd)
+        if status == BUSY:
+            status = _one.on_own_buffer(model, aba_one, 3, (q, v, tau, qdd))
         if status == 0:
             return qdd
-        if status == 2:
-            raise _singular(model, "")
+    # the general path: batches, f_ext, other inputs, and every error named (a singular M too)
     (Q, V, T), batched, n = _args.vectors(model, q=(q, model.nq), v=(v, model.nv), tau=(tau, model.nv))
     F = _args.external_forces(model, f_ext, n, batched)
     out = np.empty((n, model.nv))

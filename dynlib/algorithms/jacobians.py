@@ -19,6 +19,8 @@ from ..errors import InputError
 from ..spatial import kernel, act_inv_motion, act_motion, matvec3, matvec3_t, pose, vec6
 from .. import parallel
 from . import _args, _one
+from ._args import REFERENCES
+from ._one import ARRAY, BUSY, F64, empty
 from .kinematics import frame_transform, motion, path_placements, placements
 
 _jit = kernel  # no reference counting, numpy error model (see dynlib.spatial)
@@ -87,15 +89,23 @@ def jacobian_dot_v_kernel(m, d, q, v, fid, ref, out):
         out[r] = res[r]
 
 
+_jacobian_kernel_inlined = _one.inlined(jacobian_kernel)
+
+
 @_jit
 def jacobian_one(ty, buf, q, fid, ref, J):
-    """One call of jacobian_kernel (dynlib.algorithms._one): 0, or 1 when q is not of size nq
-    or not finite, or a quaternion is not normalisable (then J is not written)."""
+    """One call of jacobian_kernel (dynlib.algorithms._one): 0; 1 when q is not a contiguous
+    vector of size nq, not finite or holds a quaternion that cannot be normalised, _one.BUSY
+    when another thread holds buf (then J is not written)."""
+    if not _one.acquire(buf):
+        return _one.BUSY
     m, d, nq, f0 = _one.load(buf, ty)
-    if not np.isfinite(_one.checked_q(m, q, nq)):
-        return 1
-    jacobian_kernel(m, d, q, fid, ref, J)
-    return 0
+    status = 1
+    if np.isfinite(_one.checked_q(m, q, nq)):
+        _jacobian_kernel_inlined(m, d, _one.contiguous(q), fid, ref, J)
+        status = 0
+    _one.release(buf)
+    return status
 
 
 @_jit
@@ -112,13 +122,23 @@ def _jacobian_dot_v_batch(m, d, Q, V, fid, ref, out):
 
 def frame_jacobian(model, q, frame, reference="local_world_aligned"):
     """The (6, nv) Jacobian of a frame, linear rows first; (N, 6, nv) for a batch."""
-    try:
-        fid, ref = _args.frame(model, frame), _args.reference(reference)
-    except InputError:
-        fid = None  # (q is checked first: its error is the one raised when both are wrong)
-    if fid is not None:  # one call of a plain q: the kernel, no batch (else the general path checks)
-        J = np.empty((6, model.nv))
-        if _one.call(model, jacobian_one, (q,), (fid, ref, J)) == 0:
+    try:  # (a frame name, the usual: one dict look-up)
+        fid, ref = model._frame_index[frame], REFERENCES[reference]
+    except (KeyError, TypeError):
+        try:
+            fid, ref = _args.frame(model, frame), _args.reference(reference)
+        except InputError:
+            fid = None  # (q is checked first: its error is the one raised when both are wrong)
+    if fid is not None and type(q) is ARRAY and q.dtype is F64 and q.ndim == 1:  # one call: dynlib.algorithms._one
+        try:
+            entry, ty, buf, shape = model._one[jacobian_one]
+        except KeyError:
+            entry, ty, buf, shape = _one.first_call(model, jacobian_one, (6, model.nv), 1, (fid, ref))
+        J = empty(shape)
+        status = entry(ty, buf, q, fid, ref, J)
+        if status == BUSY:
+            status = _one.on_own_buffer(model, jacobian_one, 1, (q, fid, ref, J))
+        if status == 0:
             return J
     (Q,), batched, n = _args.vectors(model, q=(q, model.nq))
     fid, ref = _args.frame(model, frame), _args.reference(reference)

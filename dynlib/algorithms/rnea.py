@@ -16,6 +16,7 @@ from ..spatial import (kernel, act_force, add6, add_to6, cross_force, dot6, pose
                        vec6)
 from .. import parallel
 from . import _args, _one
+from ._one import ARRAY, BUSY, F64, empty
 from .kinematics import joint_placements, motion
 
 _jit = kernel  # no reference counting, numpy error model (see dynlib.spatial)
@@ -55,17 +56,24 @@ def rnea_batch(m, d, Q, V, A, F, gravity, out):
                     F[n if F.shape[0] > 1 else 0], gravity, out[n])
 
 
+_rnea_kernel_inlined = _one.inlined(rnea_kernel)
+
+
 @_jit
 def rnea_one(ty, buf, q, v, a, tau):
-    """One call of rnea_kernel without external forces (dynlib.algorithms._one): 0, or 1 when
-    q, v, a are not of the model's sizes or not finite, or a quaternion is not normalisable
-    (then tau is not written)."""
+    """One call of rnea_kernel without external forces (dynlib.algorithms._one): 0; 1 when
+    q, v, a are not contiguous vectors of the model's sizes, not finite, or q holds a quaternion
+    that cannot be normalised, _one.BUSY when another thread holds buf (then tau is not written)."""
+    if not _one.acquire(buf):
+        return _one.BUSY
     m, d, nq, f0 = _one.load(buf, ty)
     nv = m.S.shape[0]
-    if not np.isfinite(_one.checked_q(m, q, nq) + _one.checked_sum(v, nv) + _one.checked_sum(a, nv)):
-        return 1
-    rnea_kernel(m, d, q, v, a, f0, m.gravity, tau)
-    return 0
+    status = 1
+    if np.isfinite(_one.checked_q(m, q, nq) + _one.checked_sum(v, nv) + _one.checked_sum(a, nv)):
+        _rnea_kernel_inlined(m, d, _one.contiguous(q), _one.contiguous(v), _one.contiguous(a), f0, m.gravity, tau)
+        status = 0
+    _one.release(buf)
+    return status
 
 
 def _run(model, Q, V, A, f_ext, batched, n):
@@ -81,10 +89,19 @@ def rnea(model, q, v, a, f_ext=None):
     f_ext (nb, 6): external wrenches on the bodies, body frame, linear first.
     Every argument may carry a leading batch dimension N.
     """
-    if f_ext is None:  # one call of plain vectors: the kernel, no batch (else the general path checks)
-        tau = np.empty(model.nv)
-        if _one.call(model, rnea_one, (q, v, a), (tau,)) == 0:
+    if (f_ext is None and type(q) is type(v) is type(a) is ARRAY and q.dtype is v.dtype is a.dtype is F64
+            and q.ndim == v.ndim == a.ndim == 1):  # one call of plain vectors: the kernel (dynlib.algorithms._one)
+        try:
+            entry, ty, buf, shape = model._one[rnea_one]
+        except KeyError:
+            entry, ty, buf, shape = _one.first_call(model, rnea_one, (model.nv,), 3, ())
+        tau = empty(shape)
+        status = entry(ty, buf, q, v, a, tau)
+        if status == BUSY:
+            status = _one.on_own_buffer(model, rnea_one, 3, (q, v, a, tau))
+        if status == 0:
             return tau
+    # the general path: batches, f_ext, other inputs, and every error named
     (Q, V, A), batched, n = _args.vectors(model, q=(q, model.nq), v=(v, model.nv), a=(a, model.nv))
     return _run(model, Q, V, A, f_ext, batched, n)
 

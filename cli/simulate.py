@@ -60,8 +60,7 @@ def simulate(ctx, source, steps, duration, dt, integrator, q0, qd0, tau, tau_csv
     (and energy.* with --columns). Exit code 1 if the simulation diverges (the
     finite part is written).
     """
-    from dynlib.scenario import run
-    from dynlib.simulate import loop_is_cached
+    from dynlib.scenario import loop_is_cached, run
 
     o = Overrides()
     if steps is not None and duration is not None:
@@ -97,7 +96,7 @@ def simulate(ctx, source, steps, duration, dt, integrator, q0, qd0, tau, tau_csv
                   (view, "page", "--view"), inputs=(source, scenario.robot))
     from dynlib.compiled import cache_is_warm
 
-    if cache_is_warm() and not loop_is_cached():
+    if cache_is_warm() and not loop_is_cached(scenario):
         notice(ctx, "compiling the simulation loop (first run only; later runs load it from the cache)…")
         compile_progress(ctx, "simulate loop")
     else:

@@ -73,9 +73,9 @@ def sweep(ctx, scenario, outdir, workers, scheduler, fmt, dry_run, view, no_prog
     from dynlib.sweep import run_sweep
 
     if scheduler is None:
-        from dynlib.simulate import loop_is_cached
+        from dynlib.sweep.worker import loop_ready
 
-        if not loop_is_cached():
+        if not loop_ready(plan.base):
             notice(ctx, "compiling the simulation loop (first run only; later runs load it from the cache)…")
     status = _Status(ctx, show_progress(ctx, no_progress))
     pages = []

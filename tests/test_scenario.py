@@ -5,6 +5,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from numba import typeof
 
 from dynlib.controllers import PD
 from dynlib.errors import ScenarioError
@@ -96,6 +97,30 @@ def test_scenario_runs_what_simulate_runs(tmp_path):
     direct = simulate(sc.model, q0, dt=1e-3, steps=100,
                       controller=PD(kp={"shoulder_pan": 100, "shoulder_lift": 100}, kd=5, target={"shoulder_lift": 0.0}))
     assert np.array_equal(r.q, direct.q) and np.array_equal(r.energy, direct.energy)
+
+
+def test_loop_is_cached_asks_for_the_loop_the_scenario_runs(tmp_path, monkeypatch):
+    """`dyn simulate` and `dyn sweep` ask whether the loop of this scenario (its stage types and whether
+    it records the energy) is compiled, not whether any loop is: a run without the energy compiles
+    another loop than one with it (the sweep's workers record it)."""
+    import importlib
+
+    from dynlib.scenario import loop_is_cached
+    from dynlib.sweep.worker import loop_ready
+
+    S = importlib.import_module("dynlib.simulate")
+    sc = load_scenario(write(tmp_path, BASE.replace("columns: [q, qd, energy]", "columns: [q, qd]")))
+    asked, ran = [], []
+    monkeypatch.setattr(S, "_holds", lambda index, args: asked.append(args) or False)
+    real = S._run
+    monkeypatch.setattr(S, "_run", lambda *args: ran.append(args) or real(*args))
+    run(sc)
+    run(sc, energy=True)
+    assert [a[-2].energy is None for a in ran] == [True, False]
+    # (the runs left the loop's index in the cache: the question reaches the signatures, here refused)
+    assert not loop_is_cached(sc) and not loop_ready(sc)
+    types = [tuple(typeof(x) for x in args) for args in (asked[0], asked[-1], ran[0], ran[-1])]
+    assert types[0] == types[2] and types[1] == types[3] and types[0] != types[1]
 
 
 def test_paths_are_relative_to_the_scenario_file(tmp_path):

@@ -9,6 +9,7 @@ the energy columns), not a second copy of the call.
 """
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 
@@ -116,13 +117,32 @@ def run(sc: Scenario, *, initial=None, every=None, energy=None, progress=None):
     every = sc.output.every if every is None else every
     check_run_size(sc, model, every, energy)
     q0, v0 = initial_state(sc) if initial is None else initial
+    with _named(sc):
+        return simulate(model, q0, v0, dt=sc.dt, steps=sc.n_steps, friction_smoothing=sc.friction_smoothing,
+                        every=every, max_state=sc.max_state, progress=progress, **_stages(sc, energy))
+
+
+def loop_is_cached(sc: Scenario, *, energy=None) -> bool:
+    """Whether dyn's kernel cache holds the compiled simulation loop that `run(sc, energy=energy)`
+    needs (`dynlib.simulate.loop_is_cached` for the scenario's stages): then it starts at once."""
+    from ..simulate import loop_is_cached as cached
+
+    with _named(sc):
+        return cached(sc.model, initial_state(sc)[0], **_stages(sc, energy))
+
+
+def _stages(sc, energy):
+    """`simulate`'s arguments that choose the compiled loop (its stage types), from the scenario."""
+    return dict(integrator=sc.integrator, controller=controller(sc), external_wrenches=external_wrenches(sc),
+                joint_friction=sc.joint_friction != "none", friction_integration=sc.friction_integration,
+                energy=("energy" in sc.output.columns) if energy is None else bool(energy), contacts=contacts(sc))
+
+
+@contextlib.contextmanager
+def _named(sc):
+    """An InputError about an argument built from the scenario, as a ScenarioError at its block."""
     try:
-        return simulate(model, q0, v0, dt=sc.dt, steps=sc.n_steps, integrator=sc.integrator,
-                        controller=controller(sc), external_wrenches=external_wrenches(sc),
-                        joint_friction=sc.joint_friction != "none", friction_smoothing=sc.friction_smoothing,
-                        friction_integration=sc.friction_integration, every=every, max_state=sc.max_state,
-                        energy=("energy" in sc.output.columns) if energy is None else bool(energy),
-                        contacts=contacts(sc), progress=progress)
+        yield
     except InputError as exc:
         key = SCENARIO_KEYS.get(exc.argument)
         if key is None or exc.file:

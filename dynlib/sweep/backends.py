@@ -10,7 +10,7 @@ import contextlib
 import os
 
 from ..errors import InputError
-from .worker import init_worker, run_variant, warm
+from .worker import init_worker, loop_ready, run_variant, warm
 
 
 def _lost(message) -> dict:
@@ -34,9 +34,7 @@ class Local:
 
         n = min(self.workers, len(tasks))
         ctx = multiprocessing.get_context("spawn")
-        from ..simulate import loop_is_cached
-
-        if not loop_is_cached():  # compile once here; the workers then load the kernels from the cache
+        if not loop_ready(scenario):  # compile once here; the workers then load the kernels from the cache
             warm(scenario)
 
         def start():

@@ -104,6 +104,18 @@ def warm(scenario) -> str:
     return __version__
 
 
+def loop_ready(scenario) -> bool:
+    """Whether the compiled loop that `warm` loads (the workers' runs: they record the energy) is in
+    dyn's kernel cache. A scenario whose setup fails says False: its variants record the error."""
+    from ..errors import DynError
+    from ..scenario import loop_is_cached
+
+    try:
+        return loop_is_cached(scenario, energy=True)
+    except DynError:
+        return False
+
+
 def init_worker(scenario, parent=None):
     """Local worker start: ends with its parent `parent` (a pid), however that ends
     (`dynlib.processes.die_with_parent`: no orphaned worker holds memory and the

@@ -97,13 +97,22 @@ def entry(model, kernel, lead, rest):
 
 
 def _fingerprint(args):
-    """numba's fingerprint of the arguments' types (imported here: the CSV writer imports
-    this module, and it needs no numba)."""
+    """A key of the arguments' types: numba's fingerprint of them (imported here: the CSV writer
+    imports this module, and it needs no numba), or, with a numba whose fingerprint of a long tuple
+    loses its first items (numba 0.60: past 40 bytes, two arrays of different layouts at the
+    front gave one fingerprint, and a non-contiguous q ran the kernel compiled for a contiguous
+    one), the tuple of their numba types, slower but exact."""
     global _fingerprint
+    from numba import typeof
     from numba._dispatcher import compute_fingerprint
 
-    _fingerprint = compute_fingerprint
-    return compute_fingerprint(args)
+    c, a, rest = np.zeros((1, 2)), np.zeros((1, 4))[:, ::2], (np.zeros(1),) * 8
+    if compute_fingerprint((c, *rest)) != compute_fingerprint((a, *rest)):
+        _fingerprint = compute_fingerprint
+    else:
+        def _fingerprint(args):
+            return tuple(typeof(x) for x in args)
+    return _fingerprint(args)
 
 
 def _compiled_entry(kernel, args):

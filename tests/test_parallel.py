@@ -239,6 +239,28 @@ def test_an_entry_is_kept_per_model_kernel_and_argument_types():
     assert out[0] == 2.0 * -1.62 and len(own(moon)) == 1
 
 
+def test_a_non_contiguous_first_argument_among_many_gets_its_own_entry():
+    """Six array arguments, the first of them a reversed (non-contiguous) view after a contiguous
+    one: numba 0.60's fingerprint of such a tuple lost its first items, and the kernel compiled for
+    a contiguous first array read the reversed one as contiguous (a wrong result, no error)."""
+    numba = pytest.importorskip("numba")
+
+    @numba.njit
+    def kernel(m, d, rows, a, b, c, e, out):
+        for n in range(rows.shape[0]):
+            out[n] = rows[n, 0] - rows[n, 1] + a[0, 0] + b[0, 0] + c[0, 0] + e[0, 0]
+
+    model = sample("pendulum")
+    z, out = np.zeros((1, 1)), np.empty(1)
+    parallel.run(model, 1, kernel, (np.array([[1.0, 2.0]]),), (z,), (z,), (z,), (z,), (out,))
+    assert out[0] == -1.0
+    parallel.run(model, 1, kernel, (np.array([[1.0, 2.0]])[:, ::-1],), (z,), (z,), (z,), (z,), (out,))
+    assert out[0] == 1.0
+    rest = (z, z, z, z, out)  # the key of the arguments' types tells the two first arguments apart
+    assert parallel._fingerprint((np.array([[1.0, 2.0]]), *rest)) != parallel._fingerprint(
+        (np.array([[1.0, 2.0]])[:, ::-1], *rest))
+
+
 def test_arguments_numba_cannot_fingerprint_use_the_kernel_as_it_is():
     model = sample("pendulum")
     seen = []

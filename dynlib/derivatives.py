@@ -324,8 +324,7 @@ def _check_known_coordinates(model, traj, parts):
 
 
 def _check_quaternions(model, traj, qcols, Q):
-    for i in np.flatnonzero(model.arrays.jtype == J.FREEFLYER):
-        c = model.arrays.idx_q[i] + 3
+    for _, c in model.quaternions:
         norm = np.linalg.norm(Q[:, c:c + 4], axis=1)
         bad = np.flatnonzero(np.abs(norm - 1.0) > 1e-3)
         if bad.size:

@@ -407,8 +407,6 @@ def target_table(sc):
 
 def initial_q(sc):
     """The scenario's q0: named coordinates set, the rest at zero, the root at the identity."""
-    from ..joints import FREEFLYER
-
     model = sc.model
     q = model.q_neutral.copy()
     if isinstance(sc.initial.q, list):
@@ -417,14 +415,11 @@ def initial_q(sc):
         for name, x in sc.initial.q.items():
             q[model.q_names.index(name)] = x
     # a free-flyer quaternion given in part is normalised; all zero is an error
-    a = model.arrays
-    for i in range(model.nb):
-        if a.jtype[i] == FREEFLYER:
-            iq = int(a.idx_q[i]) + 3
-            n = float(np.linalg.norm(q[iq:iq + 4]))
-            if not n > 0:
-                raise sc.error(("initial", "q"), f"the quaternion of joint '{model.joint_names[i]}' is zero")
-            q[iq:iq + 4] /= n
+    for joint, iq in model.quaternions:
+        n = float(np.linalg.norm(q[iq:iq + 4]))
+        if not n > 0:
+            raise sc.error(("initial", "q"), f"the quaternion of joint '{joint}' is zero")
+        q[iq:iq + 4] /= n
     return q
 
 

@@ -9,7 +9,10 @@
     same run with dyn's sources' bytecode cached (a PYTHONPYCACHEPREFIX in a temporary
     folder, PYTHONDONTWRITEBYTECODE unset: what an install that keeps bytecode pays,
     where an editable install under PYTHONDONTWRITEBYTECODE=1 compiles every module of
-    dynlib and cli at every run);
+    dynlib and cli at every run); then where that run's time goes, stage by stage in
+    fresh processes (numba's import, dynlib's kernel modules, pydantic and the scenario
+    schema, the cached loop's load, the run, the CSV write), and the sum of the stages a run
+    cannot drop while its kernels are numba's: the floor of the #19 start-up ratio;
 (f) peak resident memory (ru_maxrss of the child) of `dyn simulate` with --steps and
     of `dyn inverse` on --rows rows, CSV in and out;
 (g) with --first-run: the 10-step `dyn simulate` on a fresh install, every kernel
@@ -28,6 +31,27 @@ from pathlib import Path
 from _peers import ROOT, best_of
 
 DYN = [sys.executable, "-m", "cli.main"]
+
+# the stages of `dyn simulate ROBOT --steps 10 -o OUT` in one fresh process (what cli/simulate calls),
+# each printed as "name seconds" (the interpreter's own start is timed apart: `python -c pass`)
+STAGES = """
+import sys, time
+T = [time.perf_counter()]
+out = []
+def mark(name):
+    T.append(time.perf_counter()); out.append(f"{name} {T[-1] - T[-2]:.6f}")
+import click; mark("click")
+import numpy, numba; mark("numba+numpy")
+import dynlib.urdf, dynlib.simulate, dynlib.controllers, dynlib.contact; mark("dynlib-kernel-modules")
+import pydantic; mark("import-pydantic")
+import dynlib.scenario; mark("scenario-schema")
+from dynlib.scenario import load_scenario, loop_is_cached, run
+sc = load_scenario(sys.argv[1], {"steps": 10, "output.path": sys.argv[2]}); mark("load_scenario")
+loop_is_cached(sc); mark("loop_is_cached")
+r = run(sc); mark("run")
+r.write(sc.output_path, sc.output.columns, source=sc.robot); mark("write")
+print(" ".join(out))
+"""
 
 
 def peak_mb(cmd):
@@ -82,6 +106,25 @@ def main():
           "(goal <= 2)")
     print(f"  python -c 'import numba'        {t_numba:.3f} s   ratio {t_numba / t_pin:.2f} (the floor of a run)")
     print(f"  the 10 steps, bytecode cached   {t_sim10_bc:.3f} s   ratio {t_sim10_bc / t_pin:.2f}")
+    print(f"where a 10-step run's time goes, each stage's best of {args.repeat} fresh processes "
+          "(bytecode cached; numba and numpy imported first, as the run's first kernel module does):")
+    best = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        env = dict(os.environ, PYTHONPYCACHEPREFIX=str(Path(tmp) / "pycache"))
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        stages = [sys.executable, "-c", STAGES, arm6, str(Path(tmp) / "s.csv")]
+        run(stages, env)  # writes the bytecode
+        for _ in range(args.repeat):
+            out = subprocess.run(stages, check=True, capture_output=True, text=True, cwd=ROOT, env=env).stdout.split()
+            for name, t in zip(out[::2], out[1::2]):
+                best[name] = min(best.get(name, float("inf")), float(t))
+        t_python = best_of(lambda: run([sys.executable, "-c", "pass"], env), args.repeat)
+    for name, t in best.items():
+        print(f"  {name:34s} {t:.3f} s   {t / t_pin:.2f} x import pinocchio")
+    print(f"  {'python -c pass':34s} {t_python:.3f} s   {t_python / t_pin:.2f} x import pinocchio")
+    floor = sum(best[k] for k in ("click", "numba+numpy", "dynlib-kernel-modules", "loop_is_cached", "run")) + t_python
+    print(f"  interpreter, click, numba, the kernel modules, the cached loop's load and the run alone: {floor:.3f} s   "
+          f"{floor / t_pin:.2f} x import pinocchio (what remains without scenario validation and CSV writing)")
     if args.first_run:
         load0 = os.getloadavg()[0]
         with tempfile.TemporaryDirectory() as cache:

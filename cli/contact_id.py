@@ -85,7 +85,7 @@ def contact_id(ctx, robot, traj, contacts, point_contacts, guesses, over_time, s
     The root's six coordinates are unactuated: what holds the body up comes
     through the contact frames, not through an imaginary crane on the root.
     """
-    from dynlib.trajectory import read_ahead
+    from dynlib.recordings import read_ahead
 
     read_ahead(traj)  # a CSV or Parquet file is parsed in a thread while numba imports and the kernels load
     from dynlib.contact.inverse import contact_inverse_dynamics

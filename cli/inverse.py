@@ -60,7 +60,7 @@ def inverse(ctx, robot, traj, output, floating_base, gravity, armature, derivati
     friction (damping·qd + friction·tanh(qd/ε)). With --floating-base the root's
     tau.root.fx … tz is the wrench the root would need (no contacts).
     """
-    from dynlib.trajectory import read_ahead
+    from dynlib.recordings import read_ahead
 
     read_ahead(traj)  # a CSV or Parquet file is parsed in a thread while numba imports and the kernels load
     from dynlib.derivatives import parse_column_map

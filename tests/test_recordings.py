@@ -123,6 +123,28 @@ def test_every_format_gives_the_torques_of_the_motion(recorded, fmt):
         assert np.array_equal(out.data[:, names.index(f"residual.{name}")], e - tau[:, k])
 
 
+@pytest.mark.parametrize("fmt", ["rostopic", "plotjuggler"])
+def test_a_csv_read_ahead_is_parsed_once_and_gives_the_same_recording(recorded, fmt, monkeypatch):
+    # dyn inverse and contact-id start a read ahead of the recording (dynlib.recordings.read_ahead);
+    # a PlotJuggler CSV is read as a table (it takes the parse), a rostopic CSV by its own reader
+    # (with its own column types): it must not be parsed ahead too, and held unused
+    import dynlib.trajectory as tj
+    from dynlib.recordings import read_ahead
+    from dynlib.trajectory import csv as tcsv
+
+    folder, paths, _ = recorded
+    expected = read_recording(paths[fmt], ARM)
+    parsed = []
+    real = tcsv.read
+    monkeypatch.setattr(tcsv, "read", lambda *args, **kw: parsed.append(args) or real(*args, **kw))
+    assert read_ahead(paths[fmt])
+    rec = read_recording(paths[fmt], ARM)
+    assert rec.trajectory.names == expected.trajectory.names and rec.format == expected.format
+    assert np.array_equal(rec.trajectory.data, expected.trajectory.data)
+    assert len(parsed) == (1 if fmt == "plotjuggler" else 0)
+    assert not tj._ahead or all(a.result() is None for a in tj._ahead.values())
+
+
 def test_a_wrong_order_is_not_silently_wrong_torques(recorded):
     """Mapping the columns by position ({index}) on a file whose joints are named and in another
     order is an error, in both CSV formats; the same map on a file in the robot's order reads."""

@@ -49,9 +49,27 @@ import numpy as np
 from ..columns import TIME
 from ..errors import InputError, TrajectoryError
 
-__all__ = ["FORMATS", "Recording", "read_recording", "resample"]
+__all__ = ["FORMATS", "Recording", "read_ahead", "read_recording", "resample"]
 
 FORMATS = ("ros1-bag", "ros2-bag", "rostopic-csv", "plotjuggler-csv", "csv", "parquet")
+ROSTOPIC_FIRST = "%time"
+"""The first column of a ``rostopic echo -p`` CSV (`dynlib.recordings.rostopic`, which reads it)."""
+
+
+def is_rostopic(names) -> bool:
+    """Whether a CSV with these column names is a ``rostopic echo -p`` file."""
+    return bool(names) and names[0] == ROSTOPIC_FIRST
+
+
+def read_ahead(source) -> bool:
+    """Start parsing the recording `source` in a background thread when `read_recording`
+    would read it as a table (dyn's CSV or Parquet, a PlotJuggler CSV; see
+    `dynlib.trajectory.read_ahead`), so that the parsing overlaps a command's start-up.
+    A rostopic CSV is not: its reader parses it with its own column types. Returns
+    whether a read was started."""
+    from ..trajectory import read_ahead as start
+
+    return start(source, wanted=lambda names: not is_rostopic(names))
 
 
 class Recording(NamedTuple):
@@ -116,7 +134,7 @@ def read_recording(source, model, *, topic=None, columns=None, time_unit=None, r
         from . import rostopic, tables
 
         names = header(display, buf, path)
-        if rostopic.is_rostopic(names):
+        if is_rostopic(names):
             _no_topic(topic, notes, "a rostopic echo -p file holds one topic")
             traj, name, first, offsets = rostopic.read_rostopic(display, buf, path, names, model, columns, notes)
             return _resampled(_finish(traj, first, offsets, "ns", time_unit, notes, "rostopic-csv", None,

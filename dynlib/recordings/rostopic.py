@@ -35,14 +35,10 @@ from ..trajectory.csv import RowLines, read_file
 from ..trajectory.table import listing
 from . import clock
 
-FIRST = "%time"
+from . import ROSTOPIC_FIRST as FIRST, is_rostopic  # noqa: F401 (is_rostopic: this format's test, kept with it)
 STAMP = "field.header.stamp"
 _ARRAYS = (("q", "position"), ("qd", "velocity"), (EFFORT, "effort"))
 _CELL = re.compile(r"^field\.(position|velocity|effort)(\d+)$")
-
-
-def is_rostopic(names) -> bool:
-    return bool(names) and names[0] == FIRST
 
 
 def read_rostopic(display, buf, path, names, model, columns, notes):

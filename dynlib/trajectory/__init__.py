@@ -151,8 +151,9 @@ def read_opened(display, buf, fmt, path) -> Trajectory:
     recording's reader, `dynlib.recordings`, picks its time column itself)."""
     if buf is None:
         ahead = _take_ahead(display, fmt, path)
-        if ahead is not None:
-            return ahead.result()
+        table = None if ahead is None else ahead.result()
+        if table is not None:
+            return table
     return _read(display, buf, fmt, path)
 
 
@@ -165,18 +166,28 @@ def _read(display, buf, fmt, path) -> Trajectory:
 class _Ahead:
     """One file being read by `read_ahead`'s thread: its identity, then its table or error."""
 
-    def __init__(self, display, fmt, path, identity):
-        self.key, self.identity = (display, fmt, str(path)), identity
+    def __init__(self, display, fmt, path, identity, wanted):
+        self.key, self.identity, self.wanted = (display, fmt, str(path)), identity, wanted
         self._table = self._error = None
         self._thread = threading.Thread(target=self._run, name="dyn-read-ahead")
 
     def _run(self):
+        display, fmt, path = self.key
         try:
-            self._table = _read(self.key[0], None, self.key[1], self.key[2])
+            if fmt == "csv" and self.wanted is not None:
+                try:
+                    names = csv.header(display, None, path)
+                except TrajectoryError:
+                    names = None  # (the reader that reads it later reports it)
+                if names is None or not self.wanted(names):
+                    return
+            self._table = _read(display, None, fmt, path)
         except BaseException as exc:  # noqa: BLE001 -- handed to the thread that takes the table
             self._error = exc
 
-    def result(self) -> Trajectory:
+    def result(self):
+        """The table, or None when the header was not `wanted` (then nothing was parsed); raises
+        the error reading it gave."""
         self._thread.join()
         if self._error is not None:
             raise self._error
@@ -196,13 +207,14 @@ def _identity(path):
     return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns) if stat.S_ISREG(st.st_mode) else None
 
 
-def read_ahead(path) -> bool:
+def read_ahead(path, wanted=None) -> bool:
     """Start reading the trajectory file `path` (a regular file named ``.csv`` or
     ``.parquet``) in a background thread; the next `read_opened` of the same,
     unchanged file takes the table, or raises the error reading it gave, there and
     then (so errors keep their order). Anything else (standard input, a pipe, a bag,
-    a missing file) is left to be read when it is asked for. Returns whether a read
-    was started. One read is kept at a time: a new one drops a table not taken. The
+    a missing file) is left to be read when it is asked for. `wanted`: a test of a
+    CSV's column names (its header): a file it rejects is not parsed (one that
+    another reader reads its own way). Returns whether a read was started. One read is kept at a time: a new one drops a table not taken. The
     thread is not a daemon: a run that ends before taking the table (an error in its
     options or robot, Ctrl-C) waits for the read to finish, as Arrow's parsing cannot
     be stopped midway.
@@ -213,7 +225,7 @@ def read_ahead(path) -> bool:
     identity = _identity(path)
     if fmt is None or identity is None or (fmt == "parquet" and identity[2] == 0):
         return False
-    ahead = _Ahead(str(path), fmt, path, identity)
+    ahead = _Ahead(str(path), fmt, path, identity, wanted)
     with _ahead_lock:
         _ahead.clear()  # one not taken (a command run in-process that failed before reading) is dropped
         _ahead[ahead.key] = ahead

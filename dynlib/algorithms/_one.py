@@ -89,6 +89,38 @@ def first_call(model, one_kernel, shape, n_vectors, ints):
     return found
 
 
+def call(model, one_kernel, vectors, shape, ints=()):
+    """The pattern above as a function, for the wrappers other than those three: the result
+    (a new array of `shape`) of ``one_kernel(ty, buf, *vectors, *ints, out)``, or None when its
+    status is not 0 (the caller then takes its general path). The caller has checked that each
+    of `vectors` is plain (`ARRAY`, `F64`, one dimension)."""
+    try:
+        entry, ty, buf, shape = model._one[one_kernel]
+    except KeyError:
+        entry, ty, buf, shape = first_call(model, one_kernel, shape, len(vectors), ints)
+    out = empty(shape)
+    status = entry(ty, buf, *vectors, *ints, out)
+    if status == BUSY:
+        status = on_own_buffer(model, one_kernel, len(vectors), (*vectors, *ints, out))
+    if status == 0:
+        return out
+    return None
+
+
+_ZEROS = {}  # n -> read-only zeros (n,)
+
+
+def zeros(n):
+    """A read-only vector of n zeros (the kernels only read it): the zero velocity and acceleration
+    that `rnea.gravity_torques` and `rnea.nonlinear_effects` give `rnea.rnea_one`."""
+    try:
+        return _ZEROS[n]
+    except KeyError:
+        z = _ZEROS[n] = np.zeros(n)
+        z.flags.writeable = False
+        return z
+
+
 def on_own_buffer(model, one_kernel, n_vectors, args):
     """The status of ``one_kernel(ty, buf, *args)`` (`n_vectors` vectors first) on the calling thread's
     own buffer, which points to its `model.workspace` (when another thread holds the shared one)."""

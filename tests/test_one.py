@@ -1,5 +1,5 @@
-"""One call from Python (dynlib.algorithms._one): rnea, aba, frame_jacobian, crba, gravity_torques
-and nonlinear_effects of one state.
+"""One call from Python (dynlib.algorithms._one): rnea, aba, frame_jacobian, crba, gravity_torques,
+nonlinear_effects, frame_placement, kinetic_energy, potential_energy and coriolis_matrix of one state.
 
 The one-call path must give what the batch path gives (the same kernel, so the same
 bits) and what Pinocchio gives; it must be the path a plain call takes (checked by
@@ -33,6 +33,10 @@ CALLS = {  # every function with a one-call path: name -> (call of (model, q, v,
     "crba": (lambda model, q, v, a, frame: dynlib.crba(model, q), 1),
     "gravity_torques": (lambda model, q, v, a, frame: dynlib.gravity_torques(model, q), 1),
     "nonlinear_effects": (lambda model, q, v, a, frame: dynlib.nonlinear_effects(model, q, v), 2),
+    "frame_placement": (lambda model, q, v, a, frame: dynlib.frame_placement(model, q, frame), 1),
+    "kinetic_energy": (lambda model, q, v, a, frame: dynlib.kinetic_energy(model, q, v), 2),
+    "potential_energy": (lambda model, q, v, a, frame: dynlib.potential_energy(model, q), 1),
+    "coriolis_matrix": (lambda model, q, v, a, frame: dynlib.coriolis_matrix(model, q, v), 2),
 }
 
 
@@ -69,8 +73,9 @@ def test_plain_calls_take_the_one_call_path(no_general_path):
     q, v, a = random_state(model, rng)
     out = _calls(model, q, v, a, model.frame_names[-1])
     assert all(np.all(np.isfinite(x)) for x in out.values())
-    by_index = dynlib.frame_jacobian(model, q, model.frame_names.index(model.frame_names[-1]))  # a frame index too
-    np.testing.assert_array_equal(by_index, out["local_world_aligned"])
+    index = model.frame_names.index(model.frame_names[-1])  # a frame index too
+    np.testing.assert_array_equal(dynlib.frame_jacobian(model, q, index), out["local_world_aligned"])
+    np.testing.assert_array_equal(dynlib.frame_placement(model, q, np.int64(index)), out["frame_placement"])
     with pytest.raises(AssertionError, match="general path"):  # (the fixture does refuse the others)
         dynlib.rnea(model, list(q), v, a)
 
@@ -102,6 +107,14 @@ def test_one_call_equals_pinocchio(rel, floating, no_general_path):
                      "gravity_torques")
         assert_close(dynlib.nonlinear_effects(model, q, v), P.v_back(pin.nonLinearEffects(pm, pd, qp, vp)), 1e-8,
                      "nonlinear_effects")
+        assert_close(dynlib.coriolis_matrix(model, q, v), P.mat(pin.computeCoriolisMatrix(pm, pd, qp, vp)), 1e-8,
+                     "coriolis_matrix")
+        assert_close(dynlib.kinetic_energy(model, q, v), pin.computeKineticEnergy(pm, pd, qp, vp), 1e-8, "kinetic")
+        assert_close(dynlib.potential_energy(model, q), pin.computePotentialEnergy(pm, pd, qp), 1e-8, "potential")
+        pin.framesForwardKinematics(pm, pd, qp)
+        for frame in (model.frame_names[-1], model.frame_names[len(model.frame_names) // 2]):
+            T = pd.oMf[pm.getFrameId(frame, pin.BODY)].homogeneous
+            assert_close(dynlib.frame_placement(model, q, frame), T, 1e-8, f"frame_placement {frame}")
 
 
 def test_inputs_the_one_call_path_does_not_take_give_the_same_results():
@@ -228,8 +241,10 @@ def test_bad_vectors_give_the_general_paths_error(bad):
                 message = expected.replace("a ", "tau ", 1) if fn == "aba" and which == 2 else expected
                 assert _message(lambda: call(model, *args, frame)) == message, fn
     # q is checked before the frame and the reference, as before
-    assert _message(lambda: dynlib.frame_jacobian(model, q[:-1], "no such link")).startswith("q must have")
-    assert "no frame (link) 'no such link'" in _message(lambda: dynlib.frame_jacobian(model, q, "no such link"))
+    for frame_function in (dynlib.frame_jacobian, dynlib.frame_placement):
+        assert _message(lambda: frame_function(model, q[:-1], "no such link")).startswith("q must have")
+        assert "no frame (link) 'no such link'" in _message(lambda: frame_function(model, q, "no such link"))
+        assert _message(lambda: frame_function(model, q, 10 ** 6)).startswith("frame index 1000000 is out of range")
     assert "reference must be one of" in _message(lambda: dynlib.frame_jacobian(model, q, frame, "body"))
 
 

@@ -89,22 +89,33 @@ def first_call(model, one_kernel, shape, n_vectors, ints):
     return found
 
 
-def call(model, one_kernel, vectors, shape, ints=()):
-    """The pattern above as a function, for the wrappers other than those three: the result
-    (a new array of `shape`) of ``one_kernel(ty, buf, *vectors, *ints, out)``, or None when its
-    status is not 0 (the caller then takes its general path). The caller has checked that each
-    of `vectors` is plain (`ARRAY`, `F64`, one dimension)."""
+def call(model, one_kernel, shape, *args):
+    """The pattern above as one function, for the wrappers other than those three (it costs them
+    0.1-0.2 us a call): the result, a new array, of ``one_kernel(ty, buf, *args, out)``, or None
+    when its status is not 0 (the caller then takes its general path). `args` are the vectors,
+    which the caller has found plain, then the ints. `shape` is the result's, each entry an int or
+    the name of one of the model's sizes (``("nv", "nv")``: a constant, read at the first call)."""
     try:
         entry, ty, buf, shape = model._one[one_kernel]
     except KeyError:
-        entry, ty, buf, shape = first_call(model, one_kernel, shape, len(vectors), ints)
+        n = _n_vectors(args)
+        entry, ty, buf, shape = first_call(model, one_kernel, tuple(getattr(model, s) if type(s) is str else s
+                                                                    for s in shape), n, args[n:])
     out = empty(shape)
-    status = entry(ty, buf, *vectors, *ints, out)
+    status = entry(ty, buf, *args, out)
     if status == BUSY:
-        status = on_own_buffer(model, one_kernel, len(vectors), (*vectors, *ints, out))
+        status = on_own_buffer(model, one_kernel, _n_vectors(args), (*args, out))
     if status == 0:
         return out
     return None
+
+
+def _n_vectors(args):
+    """How many of `args` are vectors (they come first, the ints after)."""
+    n = 0
+    while n < len(args) and type(args[n]) is ARRAY:
+        n += 1
+    return n
 
 
 _ZEROS = {}  # n -> read-only zeros (n,)

@@ -108,7 +108,7 @@ def coriolis_one(ty, buf, q, v, C):
 def coriolis_matrix(model, q, v):
     """C(q, v) (nv, nv): C v = h - g and dM/dt - 2 C is skew-symmetric."""
     if type(q) is type(v) is ARRAY and q.dtype is v.dtype is F64 and q.ndim == v.ndim == 1:  # one call (_one)
-        C = _one.call(model, coriolis_one, (q, v), (model.nv, model.nv))
+        C = _one.call(model, coriolis_one, ("nv", "nv"), q, v)
         if C is not None:
             return C
     (Q, V), batched, n = _args.vectors(model, q=(q, model.nq), v=(v, model.nv))

@@ -83,7 +83,7 @@ def crba_one(ty, buf, q, M):
 def crba(model, q):
     """The joint-space inertia matrix M(q), (nv, nv) symmetric; (N, nv, nv) for a batch."""
     if type(q) is ARRAY and q.dtype is F64 and q.ndim == 1:  # one call (dynlib.algorithms._one)
-        M = _one.call(model, crba_one, (q,), (model.nv, model.nv))
+        M = _one.call(model, crba_one, ("nv", "nv"), q)
         if M is not None:
             return M
     (Q,), batched, n = _args.vectors(model, q=(q, model.nq))

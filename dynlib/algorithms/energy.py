@@ -103,7 +103,7 @@ def potential_one(ty, buf, q, U):
 def kinetic_energy(model, q, v):
     """T(q, v) = 1/2 v^T M(q) v, in joules; (N,) for a batch."""
     if type(q) is type(v) is ARRAY and q.dtype is v.dtype is F64 and q.ndim == v.ndim == 1:  # one call (_one)
-        T = _one.call(model, kinetic_one, (q, v), (1,))
+        T = _one.call(model, kinetic_one, (1,), q, v)
         if T is not None:
             return float(T[0])
     (Q, V), batched, n = _args.vectors(model, q=(q, model.nq), v=(v, model.nv))
@@ -115,7 +115,7 @@ def kinetic_energy(model, q, v):
 def potential_energy(model, q):
     """U(q) = -sum m_i g^T c_i, in joules; (N,) for a batch."""
     if type(q) is ARRAY and q.dtype is F64 and q.ndim == 1:  # one call (dynlib.algorithms._one)
-        U = _one.call(model, potential_one, (q,), (1,))
+        U = _one.call(model, potential_one, (1,), q)
         if U is not None:
             return float(U[0])
     (Q,), batched, n = _args.vectors(model, q=(q, model.nq))

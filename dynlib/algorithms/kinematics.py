@@ -139,7 +139,7 @@ def frame_placement(model, q, frame):
     if type(q) is ARRAY and q.dtype is F64 and q.ndim == 1:  # one call (dynlib.algorithms._one)
         fid = _args.frame_or_none(model, frame)
         if fid is not None:
-            T = _one.call(model, frame_placement_one, (q,), (4, 4), (fid,))
+            T = _one.call(model, frame_placement_one, (4, 4), q, fid)
             if T is not None:
                 return T
     (Q,), batched, n = _args.vectors(model, q=(q, model.nq))

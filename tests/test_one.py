@@ -25,7 +25,8 @@ def _models():
     return [sample("arm7"), sample("quadruped", floating_base=True), random_tree(12, 5, floating_base=True)]
 
 
-CALLS = {  # every function with a one-call path: name -> (call of (model, q, v, a, frame), how many of q, v, a it takes)
+# every function with a one-call path: name -> (call of (model, q, v, a, frame), how many of q, v, a it takes)
+CALLS = {
     "rnea": (lambda model, q, v, a, frame: dynlib.rnea(model, q, v, a), 3),
     "aba": (lambda model, q, v, a, frame: dynlib.aba(model, q, v, a), 3),
     **{ref: (lambda model, q, v, a, frame, ref=ref: dynlib.frame_jacobian(model, q, frame, ref), 1)

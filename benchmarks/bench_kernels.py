@@ -8,8 +8,10 @@ thread (DYN_THREADS=1) and on every core (the default), with the ratios batched
 dynlib / Pinocchio (below 1: dynlib faster). Goal (issue 2): a compiled loop of
 ABA at least 2x faster per step than calling pin.aba from Python.
 
-Then (issue 19) one call from Python, dynlib / Pinocchio, of rnea, aba and
-frame_jacobian (LOCAL_WORLD_ALIGNED, the last frame) on arm7, ur5 and
+Then (issue 19) one call from Python, dynlib / Pinocchio, of rnea, aba,
+frame_jacobian (LOCAL_WORLD_ALIGNED, the last frame), crba, gravity_torques,
+nonlinear_effects, frame_placement (pin: forwardKinematics + updateFramePlacement),
+kinetic_energy, potential_energy and coriolis_matrix on arm7, ur5 and
 talos_reduced (goal <= 1.5), and a batched frame_jacobian of a hand frame on
 talos_reduced against a Python loop of pin.computeFrameJacobian (goal <= 0.5).
 --single prints only these.
@@ -54,7 +56,7 @@ def single_calls(calls, rows):
     """Issue 19: one call from Python, and a batched frame_jacobian on talos_reduced."""
     rng = np.random.default_rng(1)
     print(f"one call from Python, best of 5 x {calls} calls (goal dyn/pin <= 1.5)")
-    print(f"{'robot':26s} {'alg':15s} {'pin/call':>10s} {'dyn/call':>10s} {'dyn/pin':>8s}")
+    print(f"{'robot':26s} {'alg':17s} {'pin/call':>10s} {'dyn/call':>10s} {'dyn/pin':>8s}")
     for label, path, fb in SINGLE:
         model = dynlib.load(path, floating_base=fb)
         pm, pd = pin_model(path, fb)
@@ -70,11 +72,24 @@ def single_calls(calls, rows):
             "aba": (lambda: pin.aba(pm, pd, qp, vp, ap), lambda: dynlib.aba(model, q, v, a)),
             "frame_jacobian": (lambda: pin.computeFrameJacobian(pm, pd, qp, fid, lwa),
                                lambda: dynlib.frame_jacobian(model, q, frame)),
+            "crba": (lambda: pin.crba(pm, pd, qp), lambda: dynlib.crba(model, q)),
+            "gravity_torques": (lambda: pin.computeGeneralizedGravity(pm, pd, qp),
+                                lambda: dynlib.gravity_torques(model, q)),
+            "nonlinear_effects": (lambda: pin.nonLinearEffects(pm, pd, qp, vp),
+                                  lambda: dynlib.nonlinear_effects(model, q, v)),
+            "frame_placement": (lambda: (pin.forwardKinematics(pm, pd, qp), pin.updateFramePlacement(pm, pd, fid)),
+                                lambda: dynlib.frame_placement(model, q, frame)),
+            "kinetic_energy": (lambda: pin.computeKineticEnergy(pm, pd, qp, vp),
+                               lambda: dynlib.kinetic_energy(model, q, v)),
+            "potential_energy": (lambda: pin.computePotentialEnergy(pm, pd, qp),
+                                 lambda: dynlib.potential_energy(model, q)),
+            "coriolis_matrix": (lambda: pin.computeCoriolisMatrix(pm, pd, qp, vp),
+                                lambda: dynlib.coriolis_matrix(model, q, v)),
         }
         for alg, (pin_call, dyn_call) in cases.items():
             dyn_call()  # compiled or loaded here, outside the timings
             tp, td = per_call(pin_call, calls), per_call(dyn_call, calls)
-            print(f"{label:26s} {alg:15s} {tp * 1e6:8.2f}us {td * 1e6:8.2f}us {td / tp:8.2f}")
+            print(f"{label:26s} {alg:17s} {tp * 1e6:8.2f}us {td * 1e6:8.2f}us {td / tp:8.2f}")
     label, path, fb = SINGLE[-1]
     model = dynlib.load(path, floating_base=fb)
     pm, pd = pin_model(path, fb)

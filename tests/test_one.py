@@ -1,4 +1,5 @@
-"""One call from Python (dynlib.algorithms._one): rnea, aba and frame_jacobian of one state.
+"""One call from Python (dynlib.algorithms._one): rnea, aba, frame_jacobian, crba, gravity_torques,
+nonlinear_effects, frame_placement, kinetic_energy, potential_energy and coriolis_matrix of one state.
 
 The one-call path must give what the batch path gives (the same kernel, so the same
 bits) and what Pinocchio gives; it must be the path a plain call takes (checked by
@@ -24,11 +25,25 @@ def _models():
     return [sample("arm7"), sample("quadruped", floating_base=True), random_tree(12, 5, floating_base=True)]
 
 
+# every function with a one-call path: name -> (call of (model, q, v, a, frame), how many of q, v, a it takes)
+CALLS = {
+    "rnea": (lambda model, q, v, a, frame: dynlib.rnea(model, q, v, a), 3),
+    "aba": (lambda model, q, v, a, frame: dynlib.aba(model, q, v, a), 3),
+    **{ref: (lambda model, q, v, a, frame, ref=ref: dynlib.frame_jacobian(model, q, frame, ref), 1)
+       for ref in REFERENCES},
+    "crba": (lambda model, q, v, a, frame: dynlib.crba(model, q), 1),
+    "gravity_torques": (lambda model, q, v, a, frame: dynlib.gravity_torques(model, q), 1),
+    "nonlinear_effects": (lambda model, q, v, a, frame: dynlib.nonlinear_effects(model, q, v), 2),
+    "frame_placement": (lambda model, q, v, a, frame: dynlib.frame_placement(model, q, frame), 1),
+    "kinetic_energy": (lambda model, q, v, a, frame: dynlib.kinetic_energy(model, q, v), 2),
+    "potential_energy": (lambda model, q, v, a, frame: dynlib.potential_energy(model, q), 1),
+    "coriolis_matrix": (lambda model, q, v, a, frame: dynlib.coriolis_matrix(model, q, v), 2),
+}
+
+
 def _calls(model, q, v, a, frame):
-    out = {"rnea": dynlib.rnea(model, q, v, a), "aba": dynlib.aba(model, q, v, a)}
-    for ref in REFERENCES:
-        out[ref] = dynlib.frame_jacobian(model, q, frame, ref)
-    return out
+    """Every function of CALLS on q, v, a (single vectors, or batches: the general path)."""
+    return {name: call(model, q, v, a, frame) for name, (call, _) in CALLS.items()}
 
 
 @pytest.fixture
@@ -46,9 +61,7 @@ def test_one_call_equals_the_batch_path_bit_for_bit(k):
     states = [random_state(model, rng) for _ in range(3)]
     Q, V, A = (np.array(x) for x in zip(*states))
     frame = model.frame_names[-1]
-    batch = {"rnea": dynlib.rnea(model, Q, V, A), "aba": dynlib.aba(model, Q, V, A)}
-    for ref in REFERENCES:
-        batch[ref] = dynlib.frame_jacobian(model, Q, frame, ref)
+    batch = _calls(model, Q, V, A, frame)
     for n in range(3):
         one = _calls(model, Q[n].copy(), V[n].copy(), A[n].copy(), frame)
         for name, value in one.items():
@@ -61,8 +74,9 @@ def test_plain_calls_take_the_one_call_path(no_general_path):
     q, v, a = random_state(model, rng)
     out = _calls(model, q, v, a, model.frame_names[-1])
     assert all(np.all(np.isfinite(x)) for x in out.values())
-    by_index = dynlib.frame_jacobian(model, q, model.frame_names.index(model.frame_names[-1]))  # a frame index too
-    np.testing.assert_array_equal(by_index, out["local_world_aligned"])
+    index = model.frame_names.index(model.frame_names[-1])  # a frame index too
+    np.testing.assert_array_equal(dynlib.frame_jacobian(model, q, index), out["local_world_aligned"])
+    np.testing.assert_array_equal(dynlib.frame_placement(model, q, np.int64(index)), out["frame_placement"])
     with pytest.raises(AssertionError, match="general path"):  # (the fixture does refuse the others)
         dynlib.rnea(model, list(q), v, a)
 
@@ -87,6 +101,21 @@ def test_one_call_equals_pinocchio(rel, floating, no_general_path):
             J = dynlib.frame_jacobian(model, q, frame)
             Jp = pin.computeFrameJacobian(pm, pd, qp, pm.getFrameId(frame), pin.LOCAL_WORLD_ALIGNED)
             assert_close(J, P.jac(Jp), 1e-8, f"frame_jacobian {frame}")
+        Mp = pin.crba(pm, pd, qp)
+        Mp = np.triu(Mp) + np.triu(Mp, 1).T  # (Pinocchio fills the upper triangle only)
+        assert_close(dynlib.crba(model, q), P.mat(Mp), 1e-8, "crba")
+        assert_close(dynlib.gravity_torques(model, q), P.v_back(pin.computeGeneralizedGravity(pm, pd, qp)), 1e-8,
+                     "gravity_torques")
+        assert_close(dynlib.nonlinear_effects(model, q, v), P.v_back(pin.nonLinearEffects(pm, pd, qp, vp)), 1e-8,
+                     "nonlinear_effects")
+        assert_close(dynlib.coriolis_matrix(model, q, v), P.mat(pin.computeCoriolisMatrix(pm, pd, qp, vp)), 1e-8,
+                     "coriolis_matrix")
+        assert_close(dynlib.kinetic_energy(model, q, v), pin.computeKineticEnergy(pm, pd, qp, vp), 1e-8, "kinetic")
+        assert_close(dynlib.potential_energy(model, q), pin.computePotentialEnergy(pm, pd, qp), 1e-8, "potential")
+        pin.framesForwardKinematics(pm, pd, qp)
+        for frame in (model.frame_names[-1], model.frame_names[len(model.frame_names) // 2]):
+            T = pd.oMf[pm.getFrameId(frame, pin.BODY)].homogeneous
+            assert_close(dynlib.frame_placement(model, q, frame), T, 1e-8, f"frame_placement {frame}")
 
 
 def test_inputs_the_one_call_path_does_not_take_give_the_same_results():
@@ -106,9 +135,9 @@ def test_inputs_the_one_call_path_does_not_take_give_the_same_results():
         np.testing.assert_array_equal(value, flipped[name], err_msg=f"{name} reversed")
     qi = np.round(q).astype(np.int64)
     vi = np.arange(model.nv)
-    np.testing.assert_array_equal(dynlib.rnea(model, qi, vi, vi), dynlib.rnea(model, qi.astype(float), vi * 1.0, vi * 1.0))
-    np.testing.assert_array_equal(dynlib.aba(model, qi, vi, vi), dynlib.aba(model, qi.astype(float), vi * 1.0, vi * 1.0))
-    np.testing.assert_array_equal(dynlib.frame_jacobian(model, qi, frame), dynlib.frame_jacobian(model, qi * 1.0, frame))
+    floats = _calls(model, qi.astype(float), vi * 1.0, vi * 1.0, frame)
+    for name, value in _calls(model, qi, vi, vi, frame).items():
+        np.testing.assert_array_equal(value, floats[name], err_msg=f"{name} int64")
     f32 = _calls(model, q.astype(np.float32), v.astype(np.float32), a.astype(np.float32), frame)
     f64 = _calls(model, q.astype(np.float32).astype(float), v.astype(np.float32).astype(float),
                  a.astype(np.float32).astype(float), frame)
@@ -137,9 +166,8 @@ def test_arrays_of_other_kinds_give_the_same_results_and_errors():
     column = q[:, None]  # 2-D, (nq, 1): the general path's error, not a 1-D conversion of it
     nq = model.nq
     expected = f"q must have {nq} entries for robot 'arm7' (shape ({nq},) or (N, {nq})), got shape ({nq}, 1)"
-    assert _message(lambda: dynlib.rnea(model, column, v, a)) == expected
-    assert _message(lambda: dynlib.aba(model, column, v, a)) == expected
-    assert _message(lambda: dynlib.frame_jacobian(model, column, frame)) == expected
+    for name, (call, _) in CALLS.items():
+        assert _message(lambda: call(model, column, v, a, frame)) == expected, name
     assert _message(lambda: dynlib.rnea(model, np.float64(1.0), v, a)).startswith("q must have")
 
 
@@ -209,14 +237,15 @@ def test_bad_vectors_give_the_general_paths_error(bad):
                     "-inf": f"{name} has a non-finite value at index {size // 2}",
                     "text": f"{name} must be an array of numbers, got str",
                     "matrix": f"{name} must have shape ({size},) or (N, {size}), got (2, 2, {size})"}[bad]
-        assert _message(lambda: dynlib.rnea(model, *args)) == expected
-        tau_name = expected.replace("a ", "tau ", 1) if which == 2 and expected.startswith("a ") else expected
-        assert _message(lambda: dynlib.aba(model, *args)) == tau_name
-        if which == 0:
-            assert _message(lambda: dynlib.frame_jacobian(model, args[0], frame)) == expected
+        for fn, (call, n_args) in CALLS.items():
+            if which < n_args:
+                message = expected.replace("a ", "tau ", 1) if fn == "aba" and which == 2 else expected
+                assert _message(lambda: call(model, *args, frame)) == message, fn
     # q is checked before the frame and the reference, as before
-    assert _message(lambda: dynlib.frame_jacobian(model, q[:-1], "no such link")).startswith("q must have")
-    assert "no frame (link) 'no such link'" in _message(lambda: dynlib.frame_jacobian(model, q, "no such link"))
+    for frame_function in (dynlib.frame_jacobian, dynlib.frame_placement):
+        assert _message(lambda: frame_function(model, q[:-1], "no such link")).startswith("q must have")
+        assert "no frame (link) 'no such link'" in _message(lambda: frame_function(model, q, "no such link"))
+        assert _message(lambda: frame_function(model, q, 10 ** 6)).startswith("frame index 1000000 is out of range")
     assert "reference must be one of" in _message(lambda: dynlib.frame_jacobian(model, q, frame, "body"))
 
 
@@ -245,24 +274,30 @@ def test_singular_mass_matrix_in_one_call_is_the_same_error():
 def test_derived_models_use_their_own_arrays():
     model = sample("arm7")
     q, v, a = random_state(model, np.random.default_rng(5))
-    dynlib.rnea(model, q, v, a)  # the original's native struct made first
+    frame = model.frame_names[-1]
+    original = _calls(model, q, v, a, frame)  # the original's native struct made first
     for derived in (model.with_gravity([0.0, 0.0, 0.0]), model.with_armature(0.5)):
-        np.testing.assert_array_equal(dynlib.rnea(derived, q, v, a), dynlib.rnea(derived, q[None], v[None], a[None])[0])
-        np.testing.assert_array_equal(dynlib.aba(derived, q, v, a), dynlib.aba(derived, q[None], v[None], a[None])[0])
+        batch = _calls(derived, q[None], v[None], a[None], frame)
+        for name, value in _calls(derived, q, v, a, frame).items():
+            np.testing.assert_array_equal(value, batch[name][0], err_msg=name)
+    assert not np.any(dynlib.gravity_torques(model.with_gravity([0.0, 0.0, 0.0]), q))
+    assert np.any(original["gravity_torques"])
 
 
 def test_threads_calling_at_once_each_get_their_own_results():
     model = sample("quadruped", floating_base=True)
     rng = np.random.default_rng(6)
     states = [random_state(model, rng) for _ in range(8)]
-    expected = [dynlib.rnea(model, *s) for s in states]
+    frame = model.frame_names[-1]
+    expected = [_calls(model, *s, frame) for s in states]
     errors = []
 
     def work():
-        for _ in range(200):
+        for _ in range(50):
             for s, e in zip(states, expected):
-                if not np.array_equal(dynlib.rnea(model, *s), e):
-                    errors.append(1)
+                for name, value in _calls(model, *s, frame).items():
+                    if not np.array_equal(value, e[name]):
+                        errors.append(name)
 
     threads = [threading.Thread(target=work) for _ in range(3)]
     for t in threads:

@@ -130,6 +130,18 @@ def reference(ref):
         raise InputError(f"reference must be one of {', '.join(REFERENCES)}, got {ref!r}") from None
 
 
+def frame_or_none(model, name_or_index):
+    """The frame's index, or None when `name_or_index` gives no frame (for a one-call path, whose
+    caller then takes its general path: that raises, after it has checked q)."""
+    try:  # (a frame name, the usual: one dict look-up)
+        return model._frame_index[name_or_index]
+    except (KeyError, TypeError):
+        try:
+            return frame(model, name_or_index) if type(name_or_index) is not str else None
+        except InputError:
+            return None
+
+
 def frame(model, frame):
     """A frame index from a name or an index."""
     if type(frame) is str:

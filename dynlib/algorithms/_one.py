@@ -6,8 +6,11 @@ hold about 44 arrays: 1-1.5 us per call, as much as a 6-DoF RNEA. Here they are
 converted once per model: `native` stores ``(model.arrays, workspace, nq, zero
 wrenches (nb, 6))`` as numba's native struct in a small int64 buffer (its
 arrays' data pointers, shapes and strides), after a lock word, and a one-call
-kernel (`rnea.rnea_one`, `aba.aba_one`, `jacobians.jacobian_one`) reads it back
-with `load`, so its entry converts one buffer and the call's own vectors.
+kernel (`rnea.rnea_one`, `aba.aba_one`, `jacobians.jacobian_one`, `crba.crba_one`,
+`kinematics.frame_placement_one`, `energy.kinetic_one`, `energy.potential_one`,
+`coriolis.coriolis_one`; `gravity_torques` and `nonlinear_effects` call `rnea_one`
+with `zeros`) reads it back with `load`, so its entry converts one buffer and the
+call's own vectors.
 
 Threads: the kernels run without the GIL. Each model has one shared buffer, with
 a workspace of its own, kept with the kernels' entries in ``model._one`` (a dict
@@ -48,6 +51,9 @@ out, a Python function call less (10% of a 1 us call)::
         if status == 0:
             return out
 
+The other wrappers check their vectors the same way and call `call`, the same
+pattern as a function (0.3 us a call more than written out, measured on crba).
+
 Numba internals used: the ``entry_point`` of a compiled overload (as in
 `dynlib.parallel`) and ``intrinsic``s that store and load a native value through
 a pointer, take and give back the lock word, and view an array as C-contiguous.
@@ -87,6 +93,49 @@ def first_call(model, one_kernel, shape, n_vectors, ints):
     ty, buf, _ = entries.get("one") or entries.setdefault("one", native(model, model.create_data()))
     found = entries[one_kernel] = (_entry(one_kernel, ty, buf, n_vectors, (*ints, np.empty(shape))), ty, buf, shape)
     return found
+
+
+def call(model, one_kernel, shape, *args):
+    """The pattern above as one function, for the wrappers other than those three (0.3 us a call
+    more than written out, on crba): the result, a new array, of ``one_kernel(ty, buf, *args, out)``, or None
+    when its status is not 0 (the caller then takes its general path). `args` are the vectors,
+    which the caller has found plain, then the ints. `shape` is the result's, each entry an int or
+    the name of one of the model's sizes (``("nv", "nv")``: a constant, read at the first call)."""
+    try:
+        entry, ty, buf, shape = model._one[one_kernel]
+    except KeyError:
+        n = _n_vectors(args)
+        entry, ty, buf, shape = first_call(model, one_kernel, tuple(getattr(model, s) if type(s) is str else s
+                                                                    for s in shape), n, args[n:])
+    out = empty(shape)
+    status = entry(ty, buf, *args, out)
+    if status == BUSY:
+        status = on_own_buffer(model, one_kernel, _n_vectors(args), (*args, out))
+    if status == 0:
+        return out
+    return None
+
+
+def _n_vectors(args):
+    """How many of `args` are vectors (they come first, the ints after)."""
+    n = 0
+    while n < len(args) and type(args[n]) is ARRAY:
+        n += 1
+    return n
+
+
+_ZEROS = {}  # n -> read-only zeros (n,)
+
+
+def zeros(n):
+    """A read-only vector of n zeros (the kernels only read it): the zero velocity and acceleration
+    that `rnea.gravity_torques` and `rnea.nonlinear_effects` give `rnea.rnea_one`."""
+    try:
+        return _ZEROS[n]
+    except KeyError:
+        z = _ZEROS[n] = np.zeros(n)
+        z.flags.writeable = False
+        return z
 
 
 def on_own_buffer(model, one_kernel, n_vectors, args):

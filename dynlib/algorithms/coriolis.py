@@ -15,7 +15,8 @@ import numpy as np
 from ..spatial import (kernel, act_inertia, act_motion, add6, cross_force, cross_motion, dot6, inertia_times, pose,
                        store6, sub6, unit6, vec6)
 from .. import parallel
-from . import _args
+from . import _args, _one
+from ._one import ARRAY, F64
 from .kinematics import motion, placements
 
 _jit = kernel  # no reference counting, numpy error model (see dynlib.spatial)
@@ -85,8 +86,31 @@ def _coriolis_batch(m, d, Q, V, out):
         coriolis_kernel(m, d, Q[n], V[n], out[n])
 
 
+_coriolis_kernel_inlined = _one.inlined(coriolis_kernel)
+
+
+@_jit
+def coriolis_one(ty, buf, q, v, C):
+    """One call of coriolis_kernel (dynlib.algorithms._one): 0; 1 when q, v are not contiguous
+    vectors of the model's sizes, not finite, or q holds a quaternion that cannot be normalised,
+    _one.BUSY when another thread holds buf (then C is not written)."""
+    if not _one.acquire(buf):
+        return _one.BUSY
+    m, d, nq, f0 = _one.load(buf, ty)
+    status = 1
+    if np.isfinite(_one.checked_q(m, q, nq) + _one.checked_sum(v, m.S.shape[0])):
+        _coriolis_kernel_inlined(m, d, _one.contiguous(q), _one.contiguous(v), C)
+        status = 0
+    _one.release(buf)
+    return status
+
+
 def coriolis_matrix(model, q, v):
     """C(q, v) (nv, nv): C v = h - g and dM/dt - 2 C is skew-symmetric."""
+    if type(q) is type(v) is ARRAY and q.dtype is v.dtype is F64 and q.ndim == v.ndim == 1:  # one call (_one)
+        C = _one.call(model, coriolis_one, ("nv", "nv"), q, v)
+        if C is not None:
+            return C
     (Q, V), batched, n = _args.vectors(model, q=(q, model.nq), v=(v, model.nv))
     out = np.empty((n, model.nv, model.nv))
     parallel.run(model, n, _coriolis_batch, (Q,), (V,), (out,))

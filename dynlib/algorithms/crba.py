@@ -13,7 +13,8 @@ import numpy as np
 
 from ..spatial import kernel, act_force, act_motion, act_rigid_inertia, dot6, pose, rigid_inertia_times, store6, vec6
 from .. import parallel
-from . import _args
+from . import _args, _one
+from ._one import ARRAY, F64
 from .kinematics import placements
 
 _jit = kernel  # no reference counting, numpy error model (see dynlib.spatial)
@@ -60,8 +61,31 @@ def crba_batch(m, d, Q, out):
         crba_kernel(m, d, Q[n], out[n])
 
 
+_crba_kernel_inlined = _one.inlined(crba_kernel)
+
+
+@_jit
+def crba_one(ty, buf, q, M):
+    """One call of crba_kernel (dynlib.algorithms._one): 0; 1 when q is not a contiguous vector
+    of size nq, not finite or holds a quaternion that cannot be normalised, _one.BUSY when
+    another thread holds buf (then M is not written)."""
+    if not _one.acquire(buf):
+        return _one.BUSY
+    m, d, nq, f0 = _one.load(buf, ty)
+    status = 1
+    if np.isfinite(_one.checked_q(m, q, nq)):
+        _crba_kernel_inlined(m, d, _one.contiguous(q), M)
+        status = 0
+    _one.release(buf)
+    return status
+
+
 def crba(model, q):
     """The joint-space inertia matrix M(q), (nv, nv) symmetric; (N, nv, nv) for a batch."""
+    if type(q) is ARRAY and q.dtype is F64 and q.ndim == 1:  # one call (dynlib.algorithms._one)
+        M = _one.call(model, crba_one, ("nv", "nv"), q)
+        if M is not None:
+            return M
     (Q,), batched, n = _args.vectors(model, q=(q, model.nq))
     out = np.empty((n, model.nv, model.nv))
     parallel.run(model, n, crba_batch, (Q,), (out,))

@@ -9,7 +9,8 @@ import numpy as np
 
 from ..spatial import kernel, dot6, rigid_inertia_times, vec6
 from .. import parallel
-from . import _args
+from . import _args, _one
+from ._one import ARRAY, F64
 from .kinematics import placements, motion
 
 _jit = kernel  # no reference counting, numpy error model (see dynlib.spatial)
@@ -46,6 +47,12 @@ def potential_after_placements(m, d, gravity):
 
 
 @_jit
+def potential_kernel(m, d, q, gravity):
+    placements(m, d, q)
+    return potential_after_placements(m, d, gravity)
+
+
+@_jit
 def _kinetic_batch(m, d, Q, V, out):
     for n in range(Q.shape[0]):
         out[n] = kinetic_kernel(m, d, Q[n], V[n])
@@ -54,12 +61,51 @@ def _kinetic_batch(m, d, Q, V, out):
 @_jit
 def _potential_batch(m, d, Q, gravity, out):
     for n in range(Q.shape[0]):
-        placements(m, d, Q[n])
-        out[n] = potential_after_placements(m, d, gravity)
+        out[n] = potential_kernel(m, d, Q[n], gravity)
+
+
+_kinetic_kernel_inlined = _one.inlined(kinetic_kernel)
+_potential_kernel_inlined = _one.inlined(potential_kernel)
+
+
+@_jit
+def kinetic_one(ty, buf, q, v, T):
+    """One call of kinetic_kernel into T[0] (dynlib.algorithms._one): 0; 1 when q, v are not
+    contiguous vectors of the model's sizes, not finite, or q holds a quaternion that cannot be
+    normalised, _one.BUSY when another thread holds buf (then T is not written)."""
+    if not _one.acquire(buf):
+        return _one.BUSY
+    m, d, nq, f0 = _one.load(buf, ty)
+    status = 1
+    if np.isfinite(_one.checked_q(m, q, nq) + _one.checked_sum(v, m.S.shape[0])):
+        T[0] = _kinetic_kernel_inlined(m, d, _one.contiguous(q), _one.contiguous(v))
+        status = 0
+    _one.release(buf)
+    return status
+
+
+@_jit
+def potential_one(ty, buf, q, U):
+    """One call of potential_kernel into U[0] (dynlib.algorithms._one): 0; 1 when q is not a
+    contiguous vector of size nq, not finite or holds a quaternion that cannot be normalised,
+    _one.BUSY when another thread holds buf (then U is not written)."""
+    if not _one.acquire(buf):
+        return _one.BUSY
+    m, d, nq, f0 = _one.load(buf, ty)
+    status = 1
+    if np.isfinite(_one.checked_q(m, q, nq)):
+        U[0] = _potential_kernel_inlined(m, d, _one.contiguous(q), m.gravity)
+        status = 0
+    _one.release(buf)
+    return status
 
 
 def kinetic_energy(model, q, v):
     """T(q, v) = 1/2 v^T M(q) v, in joules; (N,) for a batch."""
+    if type(q) is type(v) is ARRAY and q.dtype is v.dtype is F64 and q.ndim == v.ndim == 1:  # one call (_one)
+        T = _one.call(model, kinetic_one, (1,), q, v)
+        if T is not None:
+            return float(T[0])
     (Q, V), batched, n = _args.vectors(model, q=(q, model.nq), v=(v, model.nv))
     out = np.empty(n)
     parallel.run(model, n, _kinetic_batch, (Q,), (V,), (out,))
@@ -68,6 +114,10 @@ def kinetic_energy(model, q, v):
 
 def potential_energy(model, q):
     """U(q) = -sum m_i g^T c_i, in joules; (N,) for a batch."""
+    if type(q) is ARRAY and q.dtype is F64 and q.ndim == 1:  # one call (dynlib.algorithms._one)
+        U = _one.call(model, potential_one, (1,), q)
+        if U is not None:
+            return float(U[0])
     (Q,), batched, n = _args.vectors(model, q=(q, model.nq))
     out = np.empty(n)
     parallel.run(model, n, _potential_batch, (Q,), model.arrays.gravity, (out,))

@@ -16,7 +16,8 @@ from .. import joints as J
 from ..spatial import (kernel, act_inv_motion, add6, compose, cross_motion, joint_motion, pose, store6,
                        store_pose, tuple6, vec6)
 from .. import parallel
-from . import _args
+from . import _args, _one
+from ._one import ARRAY, F64
 
 _jit = kernel  # no reference counting, numpy error model (see dynlib.spatial)
 
@@ -96,20 +97,51 @@ def frame_pose(m, d, fid, R, p):
 
 
 @_jit
+def frame_placement_kernel(m, d, q, fid, T):
+    """T (4, 4) = oMf, the homogeneous transform of frame fid in the world."""
+    placements(m, d, q)
+    R, p = frame_transform(m, d, fid)
+    for r in range(3):
+        for c in range(3):
+            T[r, c] = R[3 * r + c]
+        T[r, 3] = p[r]
+        T[3, r] = 0.0
+    T[3, 3] = 1.0
+
+
+@_jit
 def _frame_placement_batch(m, d, Q, fid, out):
     for n in range(Q.shape[0]):
-        placements(m, d, Q[n])
-        R, p = frame_transform(m, d, fid)
-        for r in range(3):
-            for c in range(3):
-                out[n, r, c] = R[3 * r + c]
-            out[n, r, 3] = p[r]
-            out[n, 3, r] = 0.0
-        out[n, 3, 3] = 1.0
+        frame_placement_kernel(m, d, Q[n], fid, out[n])
+
+
+_frame_placement_kernel_inlined = _one.inlined(frame_placement_kernel)
+
+
+@_jit
+def frame_placement_one(ty, buf, q, fid, T):
+    """One call of frame_placement_kernel (dynlib.algorithms._one): 0; 1 when q is not a
+    contiguous vector of size nq, not finite or holds a quaternion that cannot be normalised,
+    _one.BUSY when another thread holds buf (then T is not written)."""
+    if not _one.acquire(buf):
+        return _one.BUSY
+    m, d, nq, f0 = _one.load(buf, ty)
+    status = 1
+    if np.isfinite(_one.checked_q(m, q, nq)):
+        _frame_placement_kernel_inlined(m, d, _one.contiguous(q), fid, T)
+        status = 0
+    _one.release(buf)
+    return status
 
 
 def frame_placement(model, q, frame):
     """The 4x4 homogeneous transform of a frame (link) in the world; (N, 4, 4) for a batch."""
+    if type(q) is ARRAY and q.dtype is F64 and q.ndim == 1:  # one call (dynlib.algorithms._one)
+        fid = _args.frame_or_none(model, frame)
+        if fid is not None:
+            T = _one.call(model, frame_placement_one, (4, 4), q, fid)
+            if T is not None:
+                return T
     (Q,), batched, n = _args.vectors(model, q=(q, model.nq))
     fid = _args.frame(model, frame)
     out = np.empty((n, 4, 4))

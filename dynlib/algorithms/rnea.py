@@ -108,12 +108,21 @@ def rnea(model, q, v, a, f_ext=None):
 
 def nonlinear_effects(model, q, v):
     """h(q, v) = C(q, v) v + g(q), the torques at zero acceleration."""
+    if type(q) is type(v) is ARRAY and q.dtype is v.dtype is F64 and q.ndim == v.ndim == 1:  # one call: rnea_one
+        h = _one.call(model, rnea_one, ("nv",), q, v, _one.zeros(model.nv))
+        if h is not None:
+            return h
     (Q, V), batched, n = _args.vectors(model, q=(q, model.nq), v=(v, model.nv))
     return _run(model, Q, V, np.zeros((1, model.nv)), None, batched, n)
 
 
 def gravity_torques(model, q):
     """g(q), the torques that hold the robot still against gravity."""
+    if type(q) is ARRAY and q.dtype is F64 and q.ndim == 1:  # one call: rnea_one at v = a = 0
+        z = _one.zeros(model.nv)
+        g = _one.call(model, rnea_one, ("nv",), q, z, z)
+        if g is not None:
+            return g
     (Q,), batched, n = _args.vectors(model, q=(q, model.nq))
     z = np.zeros((1, model.nv))
     return _run(model, Q, z, z, None, batched, n)

@@ -48,17 +48,11 @@ import numpy as np
 
 from ..columns import TIME
 from ..errors import InputError, TrajectoryError
+from .kinds import is_rostopic
 
 __all__ = ["FORMATS", "Recording", "read_ahead", "read_recording", "resample"]
 
 FORMATS = ("ros1-bag", "ros2-bag", "rostopic-csv", "plotjuggler-csv", "csv", "parquet")
-ROSTOPIC_FIRST = "%time"
-"""The first column of a ``rostopic echo -p`` CSV (`dynlib.recordings.rostopic`, which reads it)."""
-
-
-def is_rostopic(names) -> bool:
-    """Whether a CSV with these column names is a ``rostopic echo -p`` file."""
-    return bool(names) and names[0] == ROSTOPIC_FIRST
 
 
 def read_ahead(source) -> bool:

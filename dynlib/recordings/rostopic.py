@@ -35,7 +35,7 @@ from ..trajectory.csv import RowLines, read_file
 from ..trajectory.table import listing
 from . import clock
 
-from . import ROSTOPIC_FIRST as FIRST, is_rostopic  # noqa: F401 (is_rostopic: this format's test, kept with it)
+from .kinds import ROSTOPIC_FIRST as FIRST
 STAMP = "field.header.stamp"
 _ARRAYS = (("q", "position"), ("qd", "velocity"), (EFFORT, "effort"))
 _CELL = re.compile(r"^field\.(position|velocity|effort)(\d+)$")

@@ -434,6 +434,7 @@ def _build(rd: _Reader, robot, floating_base, gravity, source) -> Model:
         stack.extend(reversed(pushes))
     # the loop above numbers a body when its joint is seen, which is breadth-first among siblings;
     # renumber into depth-first pre-order so that every subtree is a contiguous range
+    _check_unique_names(rd, b_joint, b_type, seen, added=1 if floating_base else 0)
     order = _preorder(b_parent)
     rd.links = links
     if len(visited) != len(links):
@@ -443,6 +444,27 @@ def _build(rd: _Reader, robot, floating_base, gravity, source) -> Model:
     return _assemble(rd, order, b_parent, b_code, b_axis, b_R, b_p, b_inertia, b_joint, b_type, b_link,
                      b_dyn, b_lim, frames, frame_names, link_masses, fixed_mass, joints, gravity, source,
                      robot.get("name") or Path(source).stem, floating_base)
+
+
+def _check_unique_names(rd, names, types, lines, added):
+    """Moving joints, and the coordinates of each of q, v and tau, must have distinct names:
+    options, scenarios and columns find them by name. A URDF joint 'root' under
+    floating_base, a joint 'root.x' (a coordinate of that root), or 'slide.x' next to a
+    planar joint 'slide' is an error at the later joint's line. `lines`: the URDF joints' lines;
+    `added`: how many joints at the start of `names` dyn added (the free-flyer root)."""
+    owner = {}
+    for k, (name, kind) in enumerate(zip(names, types)):
+        parts = zip(("q", "v", "tau"), joint_coordinates(name, kind))
+        for key in [("joint", name)] + [(ns, c) for ns, coords in parts for c in coords]:
+            first = owner.setdefault(key, k)
+            if first == k:
+                continue
+            other = names[first]
+            by = ("the free-flyer joint 'root' that floating_base (--floating-base) adds" if first < added
+                  else f"joint '{other}' (line {lines[other]})")
+            what = "has the name of" if key[0] == "joint" else f"its coordinate '{key[1]}' is also a coordinate of"
+            raise URDFError(f"joint '{name}': {what} {by}; names must be distinct, rename the joint",
+                            file=rd.file, line=lines[name])
 
 
 def _preorder(parent):

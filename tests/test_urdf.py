@@ -65,6 +65,24 @@ def test_floating_base_adds_root_free_flyer(tmp_path):
     assert m.q_neutral[6] == 1.0
 
 
+@pytest.mark.parametrize("name, floating, clash", [
+    ("root", True, "joint 'root'"),            # the free-flyer --floating-base adds is 'root'
+    ("root.x", True, "coordinate 'root.x'"),   # the free-flyer's first coordinate
+    ("slide.x", False, "coordinate 'slide.x'"),  # a URDF planar joint 'slide' has slide.x
+])
+def test_a_joint_whose_name_clashes_with_another_joints_coordinates_is_one_line(tmp_path, name, floating, clash):
+    """A URDF joint named 'root' under --floating-base made two joints 'root': the armature of 'root'
+    went to the free-flyer's six coordinates, not to the URDF's joint; a joint 'root.x' made two
+    columns 'q.root.x' (an error only when the output was written, with no file or line)."""
+    planar = "" if floating else "\n".join([link("p"), joint("slide", "b", "p", "planar", '<axis xyz="0 0 1"/>')])
+    body = chain(planar).replace('name="j2"', f'name="{name}"')
+    path = write(tmp_path, body)
+    with pytest.raises(URDFError) as exc:
+        dynlib.load(path, floating_base=floating)
+    msg = str(exc.value)
+    assert msg.startswith(f"{path}:") and msg.split(":")[1].isdigit() and clash in msg and "\n" not in msg, msg
+
+
 def test_urdf_floating_and_planar_joints(tmp_path):
     body = "\n".join([link("world", ""), link("base"), link("arm"),
                       joint("float", "world", "base", "floating", ""),

@@ -220,6 +220,16 @@ def test_identify_never_writes_over_an_input_or_another_output(recordings, tmp_p
     assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
 
 
+@pytest.mark.parametrize("args", [("--duration", "1e9"), ("--duration", "10", "--dt", "1e-12")])
+def test_excite_samples_that_cannot_fit_are_one_line(tmp_path, args):
+    """dyn excite --duration 1e9 (or --dt 1e-12) was an internal error (MemoryError: 7.28 TiB)."""
+    r = dyn("excite", ARM7, *args, "-o", tmp_path / "x.csv")
+    assert r.returncode == 2, r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("dyn: error:") and "GB" in lines[0], r.stderr
+    assert files(tmp_path) == []
+
+
 def test_excite_rejects_a_floating_base(tmp_path):
     urdf = tmp_path / "floating.urdf"
     text = (ROBOTS_DIR / "pendulum.urdf").read_text()

@@ -10,7 +10,8 @@ builds the kinematic tree of `dynlib.model`:
   robot belong to the world (body -1);
 - ``floating_base=True`` adds a free-flyer joint named ``root`` above the root link;
 - a planar joint's ``<axis>`` (the plane normal) becomes the z axis of its body
-  frame (the link's own frame stays addressable as a frame);
+  frame by the smallest turn from z (so with ``<axis xyz="0 0 1">``, x and y are the joint
+  frame's, as in Pinocchio); the link's own frame stays addressable as a frame;
 - mimic joints are independent joints (with a warning), as in Pinocchio.
 
 ``<visual>`` and ``<collision>`` geometry (boxes, cylinders, spheres, capsules,
@@ -321,11 +322,13 @@ def _read_joint(rd: _Reader, el, links) -> _Joint:
 
 
 def _plane_basis(n):
-    """A rotation whose third column is the unit vector n."""
-    a = np.array([1.0, 0.0, 0.0]) if abs(n[0]) < 0.9 else np.array([0.0, 1.0, 0.0])
-    e1 = np.cross(a, n)
-    e1 /= np.linalg.norm(e1)
-    return np.column_stack([e1, np.cross(n, e1), n])
+    """A rotation whose third column is the unit vector n: the smallest turn taking z onto n, so
+    that for the usual <axis xyz="0 0 1"> x and y are the joint frame's (Pinocchio's JointModelPlanar)."""
+    c = n[2]
+    if c < -1 + 1e-12:  # n = -z: half a turn about x
+        return np.diag([1.0, -1.0, -1.0])
+    w = np.array([[0.0, 0.0, n[0]], [0.0, 0.0, n[1]], [-n[0], -n[1], 0.0]])  # [z x n]
+    return np.eye(3) + w + w @ w / (1.0 + c)
 
 
 def load(path, floating_base: bool = False, gravity=GRAVITY, package_path=()) -> Model:

@@ -97,6 +97,29 @@ def test_urdf_floating_and_planar_joints(tmp_path):
     assert np.linalg.norm(dynlib.frame_placement(m, q, "arm")[:3, 3]) == pytest.approx(np.hypot(0.3, 0.2))
 
 
+def test_a_planar_joint_about_z_moves_along_its_frames_x_and_y_as_in_pinocchio(tmp_path):
+    """With <axis xyz="0 0 1"> (the usual one), x and y are the joint frame's x and y, as in
+    Pinocchio's JointModelPlanar: the plane basis was (-y, x), so q.slide.x moved the link along -y
+    and every planar torque and velocity came out in axes turned by 90 degrees."""
+    body = "\n".join([link("base"), link("cart"), joint("slide", "base", "cart", "planar",
+                                                         '<origin xyz="0.3 0 0"/><axis xyz="0 0 1"/>')])
+    path = write(tmp_path, body)
+    m = dynlib.load(path)
+    for q, where in (([1, 0, 0], [1.3, 0, 0]), ([0, 1, 0], [0.3, 1, 0]), ([0, 0, 0.5], [0.3, 0, 0])):
+        T = dynlib.frame_placement(m, np.array(q, float), "cart")
+        np.testing.assert_allclose(T[:3, 3], where, atol=1e-15)
+    np.testing.assert_allclose(dynlib.frame_placement(m, np.array([0, 0, 0.5]), "cart")[:2, 0],
+                               [np.cos(0.5), np.sin(0.5)], atol=1e-15)
+    pin = pytest.importorskip("pinocchio")
+    pm = pin.buildModelFromUrdf(str(path))
+    pd = pm.createData()
+    rng = np.random.default_rng(0)
+    for _ in range(3):
+        q, v, a = rng.uniform(-1, 1, (3, 3))
+        qp = np.r_[q[:2], np.cos(q[2]), np.sin(q[2])]
+        np.testing.assert_allclose(dynlib.rnea(m, q, v, a), pin.rnea(pm, pd, qp, v, a), atol=1e-12)
+
+
 def test_continuous_joint_has_one_coordinate_and_no_limits(tmp_path):
     body = "\n".join([link("base"), link("a"), joint("spin", "base", "a", "continuous")])
     m = dynlib.load(write(tmp_path, body))

@@ -59,7 +59,7 @@ def energy_check(ctx, source, duration, dt, integrator, q0, qd0, seed, tolerance
     scenario = o.load(source)
     model_warnings(ctx, scenario.model)
     check_outputs((report_path, "report", "--report"), (plot_path, "figure", "--plot"),
-                  inputs=(source, scenario.robot))
+                  inputs=(source, *scenario.input_files))
     random_initial = is_robot and not q0 and not qd0
     if random_initial:
         notice(ctx, f"random initial state, seed {seed}")

@@ -5,7 +5,7 @@ import math
 
 import click
 
-from .common import (armature_option, check_value, compile_notice, floating_base_option, gravity_option, load_robot,
+from .common import (armature_option, check_outputs, check_value, compile_notice, floating_base_option, gravity_option, load_robot,
                      naming, notice, recording_source_options, resample_option)
 
 
@@ -92,6 +92,8 @@ def identify(ctx, robot, recordings, output, report_path, validate, plot_path, f
     if plot_path:
         with naming("--plot"):
             check_path(plot_path)
+    check_outputs((output, "urdf", "-o/--output"), (report_path, "report", "--report"), (plot_path, "figure", "--plot"),
+                  inputs=(robot, *recordings, *validate))
 
     terms = () if friction.strip() == "none" else tuple(t.strip() for t in friction.split(",") if t.strip())
     with naming("--columns"):

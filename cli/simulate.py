@@ -93,7 +93,7 @@ def simulate(ctx, source, steps, duration, dt, integrator, q0, qd0, tau, tau_csv
     scenario = o.load(source)
     model_warnings(ctx, scenario.model)
     check_outputs((scenario.output_path, "trajectory", "-o/--output" if output is not None else "output.path"),
-                  (view, "page", "--view"), inputs=(source, scenario.robot))
+                  (view, "page", "--view"), inputs=(source, *scenario.input_files))
     from dynlib.compiled import cache_is_warm
 
     if cache_is_warm() and not loop_is_cached(scenario):

@@ -10,7 +10,8 @@ builds the kinematic tree of `dynlib.model`:
   robot belong to the world (body -1);
 - ``floating_base=True`` adds a free-flyer joint named ``root`` above the root link;
 - a planar joint's ``<axis>`` (the plane normal) becomes the z axis of its body
-  frame (the link's own frame stays addressable as a frame);
+  frame by the smallest turn from z (so with ``<axis xyz="0 0 1">``, x and y are the joint
+  frame's, as in Pinocchio); the link's own frame stays addressable as a frame;
 - mimic joints are independent joints (with a warning), as in Pinocchio.
 
 ``<visual>`` and ``<collision>`` geometry (boxes, cylinders, spheres, capsules,
@@ -321,11 +322,13 @@ def _read_joint(rd: _Reader, el, links) -> _Joint:
 
 
 def _plane_basis(n):
-    """A rotation whose third column is the unit vector n."""
-    a = np.array([1.0, 0.0, 0.0]) if abs(n[0]) < 0.9 else np.array([0.0, 1.0, 0.0])
-    e1 = np.cross(a, n)
-    e1 /= np.linalg.norm(e1)
-    return np.column_stack([e1, np.cross(n, e1), n])
+    """A rotation whose third column is the unit vector n: the smallest turn taking z onto n, so
+    that for the usual <axis xyz="0 0 1"> x and y are the joint frame's (Pinocchio's JointModelPlanar)."""
+    c = n[2]
+    if c < -1 + 1e-12:  # n = -z: half a turn about x
+        return np.diag([1.0, -1.0, -1.0])
+    w = np.array([[0.0, 0.0, n[0]], [0.0, 0.0, n[1]], [-n[0], -n[1], 0.0]])  # [z x n]
+    return np.eye(3) + w + w @ w / (1.0 + c)
 
 
 def load(path, floating_base: bool = False, gravity=GRAVITY, package_path=()) -> Model:
@@ -434,6 +437,7 @@ def _build(rd: _Reader, robot, floating_base, gravity, source) -> Model:
         stack.extend(reversed(pushes))
     # the loop above numbers a body when its joint is seen, which is breadth-first among siblings;
     # renumber into depth-first pre-order so that every subtree is a contiguous range
+    _check_unique_names(rd, b_joint, b_type, seen, added=1 if floating_base else 0)
     order = _preorder(b_parent)
     rd.links = links
     if len(visited) != len(links):
@@ -443,6 +447,27 @@ def _build(rd: _Reader, robot, floating_base, gravity, source) -> Model:
     return _assemble(rd, order, b_parent, b_code, b_axis, b_R, b_p, b_inertia, b_joint, b_type, b_link,
                      b_dyn, b_lim, frames, frame_names, link_masses, fixed_mass, joints, gravity, source,
                      robot.get("name") or Path(source).stem, floating_base)
+
+
+def _check_unique_names(rd, names, types, lines, added):
+    """Moving joints, and the coordinates of each of q, v and tau, must have distinct names:
+    options, scenarios and columns find them by name. A URDF joint 'root' under
+    floating_base, a joint 'root.x' (a coordinate of that root), or 'slide.x' next to a
+    planar joint 'slide' is an error at the later joint's line. `lines`: the URDF joints' lines;
+    `added`: how many joints at the start of `names` dyn added (the free-flyer root)."""
+    owner = {}
+    for k, (name, kind) in enumerate(zip(names, types)):
+        parts = zip(("q", "v", "tau"), joint_coordinates(name, kind))
+        for key in [("joint", name)] + [(ns, c) for ns, coords in parts for c in coords]:
+            first = owner.setdefault(key, k)
+            if first == k:
+                continue
+            other = names[first]
+            by = ("the free-flyer joint 'root' that floating_base (--floating-base) adds" if first < added
+                  else f"joint '{other}' (line {lines[other]})")
+            what = "has the name of" if key[0] == "joint" else f"its coordinate '{key[1]}' is also a coordinate of"
+            raise URDFError(f"joint '{name}': {what} {by}; names must be distinct, rename the joint",
+                            file=rd.file, line=lines[name])
 
 
 def _preorder(parent):

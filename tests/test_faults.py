@@ -120,6 +120,30 @@ def test_an_input_is_never_an_output(tmp_path):
         assert traj.read_bytes() == before
 
 
+def test_a_table_the_run_reads_is_never_its_output(tmp_path):
+    """dyn simulate --tau-csv tau.csv -o tau.csv wrote the trajectory over the torques it played,
+    with exit code 0; a scenario's control.file and control.target.file (relative to the
+    scenario, whatever the working folder) are inputs too."""
+    tau = tmp_path / "tau.csv"
+    tau.write_text("time,tau.elbow\n0,1\n1,1\n")
+    target = tmp_path / "target.csv"
+    target.write_text("time,q.elbow\n0,0\n1,0.5\n")
+    scenarios = {}
+    for name, control, out in (("play", "{type: csv, file: tau.csv}", "tau.csv"),
+                               ("track", "{type: computed-torque, kp: 100, kd: 20, target: {file: target.csv}}",
+                                "target.csv")):
+        scenarios[name] = tmp_path / f"{name}.yaml"
+        scenarios[name].write_text(f"dyn: 1\nrobot: {ARM6}\nsteps: 10\ncontrol: {control}\noutput: {{path: {out}}}\n")
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    for args in (("simulate", ARM6, "--steps", "10", "--tau-csv", tau, "-o", tau),
+                 ("simulate", scenarios["play"]), ("simulate", scenarios["track"]),
+                 ("simulate", scenarios["track"], "-o", target)):
+        p = dyn(*args, cwd=ROBOTS_DIR)
+        assert p.returncode == 2, (args, p.stderr)
+        assert "is an input of this command" in one_line_error(p.stderr)
+        assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
+
+
 # ------------------------------------------------------------------ devices and FIFOs
 
 def test_dev_null_as_output_stays_the_device():

@@ -310,6 +310,19 @@ def test_bad_recordings_are_one_line_errors_without_output(bad, tmp_path, fmt, c
     assert not out.exists() and list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.parametrize("hz", ["1e9", "1e300"])
+def test_a_resampling_rate_whose_samples_cannot_fit_is_one_line(recorded, tmp_path, hz):
+    """--resample 1e9 on 0.4 s (4e8 samples) was an internal error (MemoryError), 1e300 too
+    (ValueError: Maximum allowed size exceeded): the count is checked before the arrays are made."""
+    folder, paths, _ = recorded
+    out = tmp_path / "tau.csv"
+    r = dyn("inverse", ARM6, paths["rostopic"], "--resample", hz, "-o", out)
+    assert r.returncode == 2, r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert lines[-1].startswith("dyn: error:") and "--resample" in lines[-1] and "internal" not in r.stderr, r.stderr
+    assert not out.exists()
+
+
 def test_a_bag_cannot_come_from_standard_input(recorded):
     folder, paths, _ = recorded
     r = subprocess.run([sys.executable, "-m", "cli.main", "inverse", str(ARM6), "-"],

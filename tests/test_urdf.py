@@ -65,6 +65,24 @@ def test_floating_base_adds_root_free_flyer(tmp_path):
     assert m.q_neutral[6] == 1.0
 
 
+@pytest.mark.parametrize("name, floating, clash", [
+    ("root", True, "joint 'root'"),            # the free-flyer --floating-base adds is 'root'
+    ("root.x", True, "coordinate 'root.x'"),   # the free-flyer's first coordinate
+    ("slide.x", False, "coordinate 'slide.x'"),  # a URDF planar joint 'slide' has slide.x
+])
+def test_a_joint_whose_name_clashes_with_another_joints_coordinates_is_one_line(tmp_path, name, floating, clash):
+    """A URDF joint named 'root' under --floating-base made two joints 'root': the armature of 'root'
+    went to the free-flyer's six coordinates, not to the URDF's joint; a joint 'root.x' made two
+    columns 'q.root.x' (an error only when the output was written, with no file or line)."""
+    planar = "" if floating else "\n".join([link("p"), joint("slide", "b", "p", "planar", '<axis xyz="0 0 1"/>')])
+    body = chain(planar).replace('name="j2"', f'name="{name}"')
+    path = write(tmp_path, body)
+    with pytest.raises(URDFError) as exc:
+        dynlib.load(path, floating_base=floating)
+    msg = str(exc.value)
+    assert msg.startswith(f"{path}:") and msg.split(":")[1].isdigit() and clash in msg and "\n" not in msg, msg
+
+
 def test_urdf_floating_and_planar_joints(tmp_path):
     body = "\n".join([link("world", ""), link("base"), link("arm"),
                       joint("float", "world", "base", "floating", ""),
@@ -77,6 +95,29 @@ def test_urdf_floating_and_planar_joints(tmp_path):
     q[7:] = [0.3, -0.2, 0.7]
     assert dynlib.frame_placement(m, q, "arm")[1, 3] == pytest.approx(0.0, abs=1e-12)
     assert np.linalg.norm(dynlib.frame_placement(m, q, "arm")[:3, 3]) == pytest.approx(np.hypot(0.3, 0.2))
+
+
+def test_a_planar_joint_about_z_moves_along_its_frames_x_and_y_as_in_pinocchio(tmp_path):
+    """With <axis xyz="0 0 1"> (the usual one), x and y are the joint frame's x and y, as in
+    Pinocchio's JointModelPlanar: the plane basis was (-y, x), so q.slide.x moved the link along -y
+    and every planar torque and velocity came out in axes turned by 90 degrees."""
+    body = "\n".join([link("base"), link("cart"), joint("slide", "base", "cart", "planar",
+                                                         '<origin xyz="0.3 0 0"/><axis xyz="0 0 1"/>')])
+    path = write(tmp_path, body)
+    m = dynlib.load(path)
+    for q, where in (([1, 0, 0], [1.3, 0, 0]), ([0, 1, 0], [0.3, 1, 0]), ([0, 0, 0.5], [0.3, 0, 0])):
+        T = dynlib.frame_placement(m, np.array(q, float), "cart")
+        np.testing.assert_allclose(T[:3, 3], where, atol=1e-15)
+    np.testing.assert_allclose(dynlib.frame_placement(m, np.array([0, 0, 0.5]), "cart")[:2, 0],
+                               [np.cos(0.5), np.sin(0.5)], atol=1e-15)
+    pin = pytest.importorskip("pinocchio")
+    pm = pin.buildModelFromUrdf(str(path))
+    pd = pm.createData()
+    rng = np.random.default_rng(0)
+    for _ in range(3):
+        q, v, a = rng.uniform(-1, 1, (3, 3))
+        qp = np.r_[q[:2], np.cos(q[2]), np.sin(q[2])]
+        np.testing.assert_allclose(dynlib.rnea(m, q, v, a), pin.rnea(pm, pd, qp, v, a), atol=1e-12)
 
 
 def test_continuous_joint_has_one_coordinate_and_no_limits(tmp_path):

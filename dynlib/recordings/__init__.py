@@ -41,6 +41,7 @@ jittery stamps do not give.
 """
 from __future__ import annotations
 
+import os
 from decimal import Decimal
 from typing import NamedTuple
 
@@ -209,7 +210,17 @@ def resample(rec: Recording, model, hz) -> Recording:
         k = int(np.flatnonzero(step <= 0)[0]) + 1
         raise TrajectoryError(f"time {t[k]!r} does not increase (previous sample {t[k - 1]!r}): cannot resample",
                               file=traj.path, column=TIME, **traj.locate(k))
-    n = int(np.floor((t[-1] - t[0]) * hz + 1e-9)) + 1
+    count = np.floor((t[-1] - t[0]) * hz + 1e-9) + 1
+    need = count * len(traj.names) * 8 * 2  # the resampled table, and as much again made from it
+    try:
+        memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):
+        memory = np.inf
+    if not count <= 2 ** 53 or need > memory:
+        raise InputError(f"{hz:g} Hz over {t[-1] - t[0]:.6g} s makes {count:.3g} samples, which need "
+                         f"{need / 1e9:.3g} GB, more than this machine's {memory / 1e9:.3g} GB; choose a lower rate",
+                         key="--resample")
+    n = int(count)
     times = t[0] + np.arange(n) / hz
     qcols = [f"q.{c}" for c in model.q_names]
     from ..trajectory import require_columns

@@ -367,6 +367,15 @@ class Scenario(_Block):
         return p if p.is_absolute() else self.folder / p
 
     @property
+    def input_files(self) -> tuple:
+        """The files a run of this scenario reads, resolved: the scenario, its robot and its
+        control's table (control.file, control.target.file). No output may be one of them."""
+        c = self.control
+        tables = (getattr(c, "file", None), getattr(getattr(c, "target", None), "file", None))
+        return ((self.source,) if self.source else ()) + tuple(
+            str(self.resolve(f)) for f in (self.robot, *tables) if isinstance(f, str))
+
+    @property
     def n_steps(self) -> int:
         if self.steps is not None:
             return int(self.steps)

@@ -109,6 +109,16 @@ class Dask:
                              "(or pip install 'dask[distributed]')") from None
         self.distributed = distributed
         self.address = address
+        # a host:port address that does not parse is refused here: a Client that fails on it in its
+        # constructor closes itself at exit, 20 s later, with a traceback
+        from distributed.comm import get_address_host_port, parse_address
+
+        try:
+            if parse_address(address)[0] in ("tcp", "tls", "ws", "wss"):
+                get_address_host_port(address)
+        except ValueError as exc:
+            raise InputError(f"cannot reach the Dask scheduler at {address}: {exc} "
+                             "(expected tcp://HOST:PORT)") from None
 
     def run(self, tasks, scenario, finished):
         from .. import __version__

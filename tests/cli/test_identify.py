@@ -195,6 +195,41 @@ def test_identify_bad_figure_name_fails_before_any_work(recordings, tmp_path):
     assert files(tmp_path) == []
 
 
+@pytest.mark.parametrize("case, message", [
+    ("output-is-the-recording", "must end in .urdf"),
+    ("output-is-the-robot", "is an input of this command"),
+    ("report-is-the-recording", "must end in .json"),
+    ("report-is-the-output", "must end in .json"),
+])
+def test_identify_never_writes_over_an_input_or_another_output(recordings, tmp_path, case, message):
+    """dyn identify wrote its URDF or its report over whatever path it was given: over the
+    recording (-o rec.csv, --report rec.csv), the robot's own URDF, or the URDF output (the report
+    lost), with exit code 0."""
+    train, validate = recordings
+    robot, rec, val = tmp_path / "arm7.urdf", tmp_path / "train.csv", tmp_path / "validate.csv"
+    for src, dst in ((ARM7, robot), (train, rec), (validate, val)):
+        dst.write_bytes(src.read_bytes())
+    out, report = {"output-is-the-recording": (rec, None), "output-is-the-robot": (robot, None),
+                   "report-is-the-recording": (tmp_path / "id.urdf", rec),
+                   "report-is-the-output": (tmp_path / "id.urdf", tmp_path / "id.urdf")}[case]
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    r = dyn("identify", robot, rec, "--validate", val, "-o", out, *(["--report", report] if report else []))
+    assert r.returncode == 2, r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("dyn: error:") and message in lines[0], r.stderr
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
+
+
+@pytest.mark.parametrize("args", [("--duration", "1e9"), ("--duration", "10", "--dt", "1e-12")])
+def test_excite_samples_that_cannot_fit_are_one_line(tmp_path, args):
+    """dyn excite --duration 1e9 (or --dt 1e-12) was an internal error (MemoryError: 7.28 TiB)."""
+    r = dyn("excite", ARM7, *args, "-o", tmp_path / "x.csv")
+    assert r.returncode == 2, r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("dyn: error:") and "GB" in lines[0], r.stderr
+    assert files(tmp_path) == []
+
+
 def test_excite_rejects_a_floating_base(tmp_path):
     urdf = tmp_path / "floating.urdf"
     text = (ROBOTS_DIR / "pendulum.urdf").read_text()

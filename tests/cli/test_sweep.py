@@ -160,6 +160,18 @@ def test_an_unreachable_scheduler_is_exit_2(tmp_path, monkeypatch):
     assert not list((tmp_path / "out").glob("v*"))
 
 
+@pytest.mark.parametrize("address", ["nonsense", "tcp://host:port"])
+def test_a_scheduler_address_without_a_port_is_one_line_without_a_traceback(tmp_path, address):
+    """--scheduler nonsense: the one-line error came, then, 20 s later, "Exception ignored in
+    Client.__del__" and a traceback (the half-made Client closing itself at exit)."""
+    pytest.importorskip("distributed")
+    r = subprocess.run([sys.executable, "-m", "cli.main", "sweep", str(write(tmp_path, GRID)), "-o",
+                        str(tmp_path / "out"), "--scheduler", address], capture_output=True, text=True)
+    assert r.returncode == 2, r.stderr
+    assert "Dask scheduler" in one_line_error(r.stderr) and "Exception ignored" not in r.stderr, r.stderr
+    assert not list((tmp_path / "out").glob("v*"))
+
+
 def _group_alive(pgid):
     """Processes of a process group that are still running (zombies excluded)."""
     alive = []

@@ -323,6 +323,29 @@ def test_a_resampling_rate_whose_samples_cannot_fit_is_one_line(recorded, tmp_pa
     assert not out.exists()
 
 
+@pytest.mark.parametrize("kind", ["bag", "db3"])
+@pytest.mark.parametrize("part", ["velocity", "effort"])
+def test_a_bag_whose_messages_carry_velocities_or_efforts_only_sometimes_is_one_error(tmp_path, kind, part):
+    # two publishers on one topic, one without efforts: the rows without them were NaN cells
+    # (written by dyn inverse, exit 0; 'value nan is not finite' in dyn identify)
+    t_ns, t, Q, V, A, E = motion(40)
+    msgs = messages(ARM.q_names, t_ns, Q, V, E)
+    for k in (3, 17):
+        msgs[k] = msgs[k]._replace(**{part: []})
+    path = write_bag(tmp_path / ("mixed.bag" if kind == "bag" else "mixed"), {"/joint_states": msgs}, kind)
+    with pytest.raises(DynError) as err:
+        read_recording(path, ARM)
+    message = str(err.value)
+    assert "message 4 of /joint_states has no " + ("velocities" if part == "velocity" else "efforts") in message
+    assert "message 1 has them" in message and "\n" not in message
+    # every message without: no such columns, no error
+    for k in range(len(msgs)):
+        msgs[k] = msgs[k]._replace(**{part: []})
+    path = write_bag(tmp_path / ("none.bag" if kind == "bag" else "none"), {"/joint_states": msgs}, kind)
+    names = read_recording(path, ARM).trajectory.names
+    assert not any(n.startswith("qd." if part == "velocity" else "effort.") for n in names)
+
+
 def test_a_bag_cannot_come_from_standard_input(recorded):
     folder, paths, _ = recorded
     r = subprocess.run([sys.executable, "-m", "cli.main", "inverse", str(ARM6), "-"],

@@ -255,6 +255,7 @@ def _read(reader, display, model, joints, topic, notes):
     dec = _Decoder(reader.is2, joints, describe)
     k = 0
     last = None
+    layouts = []  # (the message where a layout starts, the layout), in message order
     head1 = struct.Struct("<4I").unpack_from
     for _, logtime, data in reader.messages(connections=conns):
         if k == cap:
@@ -269,6 +270,7 @@ def _read(reader, display, model, joints, topic, notes):
         if (last is None or start != last.start or len(data) != last.end
                 or data[start:last.stop] != last.blob):
             last = dec.layout(data, start, endian, k, stamp)
+            layouts.append((k, last))
         vals = last.tail.unpack_from(data, last.stop)
         row = out[k]
         for sl, get in last.put:
@@ -283,6 +285,7 @@ def _read(reader, display, model, joints, topic, notes):
         notes.append(f"{chosen}: every header.stamp is zero (the driver does not stamp): time from the bag's "
                      "log time (when each message was recorded)")
         stamps = logged
+    _check_parts_everywhere(layouts, describe)
     names = [TIME] + coordinate_columns("q", joints)
     keep = list(range(1 + nj))
     for k_part, part in enumerate(_PARTS[1:], start=1):
@@ -295,6 +298,20 @@ def _read(reader, display, model, joints, topic, notes):
     data = out if len(keep) == width else out[:, keep]
     first, offsets = clock.exact_offsets(stamps)
     return Trajectory(names, data, display), first, offsets, chosen
+
+
+def _check_parts_everywhere(layouts, describe):
+    """TrajectoryError when some messages carry velocities (or efforts) and others carry none: the
+    rows without them would be NaN cells in the columns of the rows with them (written out, or an
+    error about a NaN the bag does not hold). A velocity or effort array is every message's or none's."""
+    for k_part, what in ((1, "velocities"), (2, "efforts")):
+        has = [(k, lay.counts[k_part] > 0) for k, lay in layouts]
+        if any(h for _, h in has) and not all(h for _, h in has):
+            without = next(k for k, h in has if not h)
+            with_ = next(k for k, h in has if h)
+            raise TrajectoryError(f"{describe(without, None)} has no {what} where message {with_ + 1} has them: "
+                                  f"the topic mixes messages with and without {what} (two publishers?); "
+                                  "dyn does not fill the gaps (record one publisher, or filter the bag)")
 
 
 def _grow(arr, cap, fill=None):

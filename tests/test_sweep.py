@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dynlib.errors import ScenarioError
+from dynlib.errors import InputError, ScenarioError
 from dynlib.scenario import load_scenario
 from dynlib.sweep import (RECORDS, SUMMARY, SweepFailed, grid_points, key_path, max_contact_force, plan_sweep,
                           random_points, run_sweep, summary_columns, variant_key)
@@ -374,3 +374,31 @@ def test_a_dask_local_cluster_writes_the_same_files_as_local_processes(tmp_path,
         assert local[p][2] == remote[p][2], p  # byte for byte
     workers = {json.loads(p.read_text())["worker"] for p in (tmp_path / "dask" / RECORDS).glob("*.json")}
     assert len(workers) <= 2
+
+
+@pytest.mark.parametrize("given", ["new/out", "empty", "kept"])
+def test_a_sweep_that_cannot_reach_its_scheduler_leaves_no_folder_behind(tmp_path, monkeypatch, given):
+    # the folder (its manifest, lock and a header-only summary) was made before the backend
+    # connected: an unreachable scheduler left it behind, though nothing ran. A folder this sweep made
+    # goes, with the parents it made; an empty folder it was given is emptied; one holding an
+    # earlier sweep keeps its trajectories and records (its summary is rewritten, as a resumed sweep's)
+    pytest.importorskip("distributed")
+    from dynlib.sweep import backends
+
+    monkeypatch.setattr(backends.Dask, "CONNECT_TIMEOUT", 0.5)
+    plan = plan_sweep(write(tmp_path, ARM6_GRID))
+    out = tmp_path / given
+    if given == "empty":
+        out.mkdir()
+    if given == "kept":
+        run_sweep(plan, out, workers=1)
+    before = {k: v for k, v in snapshot(out).items() if k != Path(SUMMARY)} if given == "kept" else None
+    with pytest.raises(InputError, match="cannot reach the Dask scheduler"):
+        run_sweep(plan_sweep(write(tmp_path, ARM6_GRID.replace("0.002]", "0.003]"))), out,
+                  scheduler="tcp://127.0.0.1:9")
+    if given == "new/out":
+        assert not (tmp_path / "new").exists()
+    elif given == "empty":
+        assert out.is_dir() and list(out.iterdir()) == []
+    else:
+        assert {k: v for k, v in snapshot(out).items() if k != Path(SUMMARY)} == before and (out / SUMMARY).is_file()

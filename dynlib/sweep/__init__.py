@@ -56,6 +56,7 @@ and `backends` (local processes, Dask); `run_sweep`, here, ties them together.
 """
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Callable, Optional
 
@@ -63,7 +64,8 @@ from ..errors import InputError, SweepFailed
 from .backends import Dask, Local
 from .plan import SweepPlan, Variant, grid_points, key_path, plan_sweep, random_points, variant_key
 from .records import (FORMATS, MANIFEST, RECORDS, SUMMARY, Summary, SweepReport, check_record, claim,
-                      default_format, store, summary_columns, summary_row, summary_text, variants_csv)
+                      default_format, first_missing, store, summary_columns, summary_row, summary_text, unmake,
+                      variants_csv)
 from .worker import Task, max_contact_force, run_variant, warm
 
 __all__ = ["MANIFEST", "RECORDS", "SUMMARY", "SweepFailed", "SweepPlan", "SweepReport", "Task", "Variant",
@@ -94,11 +96,18 @@ def run_sweep(plan: SweepPlan, outdir, *, workers=None, scheduler=None, fmt=None
     outdir = Path(outdir)
     if outdir.exists() and not outdir.is_dir():
         raise InputError(f"{outdir}: exists and is not a folder; expected the sweep's output folder")
-    with claim(outdir, plan.source) as held:
-        report = _run(plan, outdir, workers, scheduler, fmt, progress, held.unlocked)
-        if then is not None:
-            then(report)
-        return report
+    made = first_missing(outdir)  # the folders this sweep makes; or its folder was there and empty:
+    empty = made is None and outdir.is_dir() and next(os.scandir(outdir), None) is None
+    try:
+        with claim(outdir, plan.source) as held:
+            report = _run(plan, outdir, workers, scheduler, fmt, progress, held.unlocked)
+            if then is not None:
+                then(report)
+            return report
+    except BaseException:
+        if made is not None or empty:  # what this sweep made, when no variant was written: not left behind
+            unmake(outdir, made)
+        raise
 
 
 def _run(plan, outdir, workers, scheduler, fmt, progress, unlocked):

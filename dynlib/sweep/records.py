@@ -312,6 +312,43 @@ def claim(outdir, source=None) -> Claim:
     return held
 
 
+def first_missing(outdir) -> Optional[Path]:
+    """The outermost folder of `outdir`'s path that does not exist yet (`claim` makes it), or None."""
+    outdir = Path(os.path.abspath(outdir))
+    missing = None
+    for folder in (outdir, *outdir.parents):
+        if folder.exists():
+            break
+        missing = folder
+    return missing
+
+
+def unmake(outdir, made) -> None:
+    """Remove what `claim` made for a sweep that stopped before any variant was written (the
+    scheduler could not be reached, Ctrl-C while connecting), when `outdir` holds nothing else: the
+    header-only summary, the manifest and lock and their folder; then, when `made` is a folder
+    (`first_missing` before the claim), `outdir` and its empty parents up to `made`. Anything else
+    in it, and it all stays."""
+    outdir = Path(os.path.abspath(outdir))
+    records = outdir / RECORDS
+    try:
+        if {e.name for e in os.scandir(outdir)} - {SUMMARY, RECORDS} or \
+                {e.name for e in os.scandir(records)} - {MANIFEST, LOCK}:
+            return
+        for path in (outdir / SUMMARY, records / MANIFEST, records / LOCK):
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
+        records.rmdir()
+        folder = outdir
+        while made is not None:
+            folder.rmdir()
+            if folder == made:
+                break
+            folder = folder.parent
+    except OSError:  # (what could not be removed stays: nothing of the user's is in it)
+        pass
+
+
 def _lock(fd, outdir):
     """flock `fd` (InputError naming the holder's pid when another sweep holds it); None when locked,
     else why it could not be (the sweep then runs unlocked)."""

@@ -104,8 +104,8 @@ def run_sweep(plan: SweepPlan, outdir, *, workers=None, scheduler=None, fmt=None
             if then is not None:
                 then(report)
             return report
-    except BaseException:
-        if made is not None or empty:  # what this sweep made, when no variant was written: not left behind
+    except InputError:  # bad input (an unreachable scheduler): what this sweep made, when no variant was written,
+        if made is not None or empty:  # is not left behind; an interrupted sweep keeps its folder (see above)
             unmake(outdir, made)
         raise
 

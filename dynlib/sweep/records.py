@@ -324,8 +324,8 @@ def first_missing(outdir) -> Optional[Path]:
 
 
 def unmake(outdir, made) -> None:
-    """Remove what `claim` made for a sweep that stopped before any variant was written (the
-    scheduler could not be reached, Ctrl-C while connecting), when `outdir` holds nothing else: the
+    """Remove what `claim` made for a sweep refused before any variant was written (its scheduler
+    could not be reached, its workers cannot run dyn), when `outdir` holds nothing else: the
     header-only summary, the manifest and lock and their folder; then, when `made` is a folder
     (`first_missing` before the claim), `outdir` and its empty parents up to `made`. Anything else
     in it, and it all stays."""

@@ -120,16 +120,18 @@ def main():
             out = subprocess.run(stages, check=True, capture_output=True, text=True, cwd=ROOT, env=env).stdout.split()
             ended = time.time()
             for name, t in zip(out[::2], out[1::2]):
-                t = ended - float(t) if name == "end" else float(t)  # "end": the exit, from the print to the wait's end
-                best["exit" if name == "end" else name] = min(best.get("exit" if name == "end" else name, float("inf")), t)
+                if name == "end":  # the exit: from the child's last print to the end of the wait for it
+                    name, t = "exit", ended - float(t)
+                best[name] = min(best.get(name, float("inf")), float(t))
         t_python = best_of(lambda: run([sys.executable, "-c", "pass"], env), args.repeat)
     for name, t in best.items():
         print(f"  {name:34s} {t:.3f} s   {t / t_pin:.2f} x import pinocchio")
     print(f"  {'python -c pass':34s} {t_python:.3f} s   {t_python / t_pin:.2f} x import pinocchio")
     floor = sum(best[k] for k in ("click", "numba+numpy", "dynlib-kernel-modules", "loop_is_cached", "run", "exit"))
     floor += t_python
-    print(f"  interpreter, click, numba, the kernel modules, the cached loop's load, the run and the exit: {floor:.3f} s   "
-          f"{floor / t_pin:.2f} x import pinocchio (what remains without scenario validation and CSV writing)")
+    print("  interpreter, click, numba, the kernel modules, the cached loop's load, the run and the exit: "
+          f"{floor:.3f} s   {floor / t_pin:.2f} x import pinocchio (what remains without scenario validation and CSV "
+          "writing)")
     if args.first_run:
         load0 = os.getloadavg()[0]
         with tempfile.TemporaryDirectory() as cache:

@@ -5,8 +5,8 @@ import math
 
 import click
 
-from .common import (armature_option, check_outputs, check_value, compile_notice, floating_base_option, gravity_option, load_robot,
-                     naming, notice, recording_source_options, resample_option)
+from .common import (armature_option, check_outputs, check_value, compile_notice, floating_base_option, gravity_option,
+                     load_robot, naming, notice, recording_source_options, resample_option)
 
 
 @click.command(epilog="""\b

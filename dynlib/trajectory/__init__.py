@@ -214,10 +214,10 @@ def read_ahead(path, wanted=None) -> bool:
     then (so errors keep their order). Anything else (standard input, a pipe, a bag,
     a missing file) is left to be read when it is asked for. `wanted`: a test of a
     CSV's column names (its header): a file it rejects is not parsed (one that
-    another reader reads its own way). Returns whether a read was started. One read is kept at a time: a new one drops a table not taken. The
-    thread is not a daemon: a run that ends before taking the table (an error in its
-    options or robot, Ctrl-C) waits for the read to finish, as Arrow's parsing cannot
-    be stopped midway.
+    another reader reads its own way). Returns whether a read was started. One read
+    is kept at a time: a new one drops a table not taken. The thread is not a daemon:
+    a run that ends before taking the table (an error in its options or robot,
+    Ctrl-C) waits for the read to finish, as Arrow's parsing cannot be stopped midway.
     """
     if path is None or str(path) == STDIO:
         return False

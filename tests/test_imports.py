@@ -206,7 +206,10 @@ def test_plain_simulate_imports_only_what_it_uses(trajectory):
 
 
 def test_plain_inverse_imports_no_scenario_schema(trajectory):
-    # no scenario on this path: neither pydantic nor the scenario package, nor anything of NEVER
+    # no scenario on this path: neither pydantic nor the scenario package, nor anything of NEVER.
+    # A plain run loads its kernels from the cache: the first run on a cold cache (this test alone)
+    # compiles them, and numba's compiler imports scipy.linalg
+    imported_by("inverse", ARM6, trajectory, "-o", trajectory.parent / "tau.csv")
     mods = imported_by("inverse", ARM6, trajectory, "-o", trajectory.parent / "tau.csv")
     assert "dynlib.inverse" in mods
     assert loaded(mods, NEVER + ("pydantic", "pydantic_core", "dynlib.scenario")) == []

@@ -119,20 +119,149 @@ def dynlib_version():
     return dynlib.__version__
 
 
-def test_a_change_in_any_dynlib_source_is_another_folder(tmp_path, monkeypatch):
+def _folder_name():
+    compiled.kernel_sources.cache_clear()
+    compiled.sources_hash.cache_clear()
+    return compiled.cache_folder().name
+
+
+@pytest.fixture
+def dynlib_copy(tmp_path, monkeypatch):
+    """A copy of dynlib's sources that `dynlib.compiled` hashes instead of the real ones."""
     pkg = tmp_path / "dynlib"
     shutil.copytree(compiled._HERE, pkg, ignore=shutil.ignore_patterns("__pycache__"))
     monkeypatch.setattr(compiled, "_HERE", pkg)
-    seen = []
-    for change in (None, lambda: (pkg / "spatial.py").write_text((pkg / "spatial.py").read_text() + "\n# edit\n"),
-                   lambda: (pkg / "contact" / "new.py").write_text("x = 1\n"),
-                   lambda: (pkg / "contact" / "new.py").rename(pkg / "contact" / "renamed.py")):
-        if change:
-            change()
-        compiled.sources_hash.cache_clear()
-        seen.append(compiled.cache_folder().name)
+    yield pkg
+    compiled.kernel_sources.cache_clear()
     compiled.sources_hash.cache_clear()
-    assert len(set(seen)) == len(seen), seen
+
+
+def _append(path, text="\n# edit\n"):
+    path.write_text(path.read_text() + text)
+
+
+KERNEL_EDITS = {
+    "a kernel": lambda pkg: _append(pkg / "algorithms" / "rnea.py"),
+    "the spatial helpers": lambda pkg: _append(pkg / "spatial.py"),
+    "the simulation loop": lambda pkg: _append(pkg / "simulate.py"),
+    "a module the kernels import (errors)": lambda pkg: _append(pkg / "errors.py"),
+    "the kernels' records (model)": lambda pkg: _append(pkg / "model.py"),
+    "the cache itself": lambda pkg: _append(pkg / "compiled.py"),
+    "a new kernel module": lambda pkg: (pkg / "contact" / "new.py").write_text(
+        "from ..spatial import kernel\n\n\n@kernel\ndef f(x):\n    return x\n"),
+    "a new module a kernel module imports": lambda pkg: (
+        (pkg / "helper_new.py").write_text("C = 2.0\n"),
+        _append(pkg / "joints.py", "\nfrom .helper_new import C  # noqa\n")),
+    "a new numba module": lambda pkg: (pkg / "contact" / "new.py").write_text("from numba import njit\n"),
+}
+
+
+@pytest.mark.parametrize("edit", KERNEL_EDITS, ids=list(KERNEL_EDITS))
+def test_an_edit_to_what_compiled_code_is_made_of_is_another_folder(dynlib_copy, edit):
+    before = _folder_name()
+    KERNEL_EDITS[edit](dynlib_copy)
+    assert _folder_name() != before
+
+
+OTHER_EDITS = ("view/page.py", "view/__init__.py", "scenario/messages.py", "scenario/schema.py", "sweep/records.py",
+               "trajectory/csv.py", "trajectory/__init__.py", "recordings/bags.py", "recordings/rostopic.py",
+               "output.py", "checks.py", "identification/__init__.py", "urdf.py", "figures.py", "__init__.py")
+
+
+def test_an_edit_elsewhere_keeps_the_folder(dynlib_copy):
+    names, _ = compiled.kernel_sources()
+    assert not set(OTHER_EDITS) & set(names)
+    before = _folder_name()
+    for rel in OTHER_EDITS:
+        _append(dynlib_copy / rel)
+    (dynlib_copy / "view" / "new.py").write_text("import numpy\n")  # a new module no kernel module imports
+    assert _folder_name() == before
+
+
+def test_the_kernel_sources_are_what_defines_and_feeds_the_kernels():
+    names, texts = compiled.kernel_sources()
+    for rel in ("compiled.py", "spatial.py", "joints.py", "model.py", "simulate.py", "stages.py", "integrators.py",
+                "algorithms/rnea.py", "algorithms/aba.py", "algorithms/_one.py", "contact/unilateral.py"):
+        assert rel in names
+    for rel in names:
+        assert texts[rel] == (compiled._HERE / rel).read_bytes()
+
+
+def _numba_records(t, seen):
+    """The classes of the records (NamedTuples) inside numba type `t`."""
+    from numba.core import types
+
+    if t in seen:
+        return
+    seen.add(t)
+    if isinstance(t, (types.NamedTuple, types.NamedUniTuple)):
+        yield t.instance_class
+    for attr in ("types", "dtype", "key"):
+        inner = getattr(t, attr, None)
+        for u in inner if isinstance(inner, tuple) else (inner,):
+            if isinstance(u, types.Type):
+                yield from _numba_records(u, seen)
+
+
+def test_every_record_a_kernel_was_compiled_for_is_defined_in_a_kernel_source():
+    """numba keys a cached kernel on its argument types, a record's class by name: the module that defines a
+    record's fields must be part of the hash, or an edit to the fields would load code compiled for the old
+    ones. Checked on every kernel this process has compiled or loaded (the suite's warm-up: dynamics, the
+    simulation loop), after a contact simulation and an inverse dynamics call."""
+    import numpy as np
+    from numba.core.registry import CPUDispatcher
+
+    import dynlib
+
+    m = dynlib.load(ROOT / "robots" / "quadruped.urdf", floating_base=True)
+    dynlib.simulate(m, dt=1e-3, steps=2, contacts={"model": "unilateral"}, integrator="semi-implicit")
+    dynlib.rnea(m, m.q_neutral, np.zeros(m.nv), np.zeros(m.nv))
+    names = set(compiled.kernel_sources()[0])
+    checked, seen = 0, set()
+    for module in [mod for name, mod in sys.modules.items() if name.startswith("dynlib")]:
+        for value in list(vars(module).values()):
+            if not isinstance(value, CPUDispatcher):
+                continue
+            for sig in value.signatures:
+                for arg in sig:
+                    for cls in _numba_records(arg, seen):
+                        rel = Path(sys.modules[cls.__module__].__file__).resolve().relative_to(compiled._HERE)
+                        assert rel.as_posix() in names, f"{value.py_func.__qualname__} takes {cls.__qualname__}"
+                        checked += 1
+    assert checked > 10
+
+
+def test_compile_time_code_imports_nothing_inside_its_body():
+    """An overload's implementation runs while numba compiles a kernel: a name it imported inside its body
+    would feed compiled code from a module outside `kernel_sources`. Every such import is at module level."""
+    import ast
+
+    names, texts = compiled.kernel_sources()
+    for rel in names:
+        for node in ast.walk(ast.parse(texts[rel])):
+            if not isinstance(node, ast.FunctionDef):
+                continue
+            decorators = [ast.unparse(d) for d in node.decorator_list]
+            if any(d.startswith(("overload", "intrinsic", "lower_builtin", "type_callable")) for d in decorators):
+                inner = [n for n in ast.walk(node) if isinstance(n, (ast.Import, ast.ImportFrom))]
+                assert not inner, f"{rel}:{inner[0].lineno}: an import inside {node.name}, which numba runs"
+
+
+def test_an_edit_outside_the_kernels_keeps_every_cached_kernel(tmp_path, warm_copy):
+    """A checkout whose only change is to a module no kernel is made of (here the view's page) runs `dyn
+    simulate` and `dyn inverse` from the warm cache: nothing compiled, no notice."""
+    site = tmp_path / "site"
+    for top in ("dynlib", "cli"):
+        shutil.copytree(ROOT / top, site / top, ignore=shutil.ignore_patterns("__pycache__"))
+    _append(site / "dynlib" / "view" / "page.py", "\nEDITED = True\n")
+    _append(site / "cli" / "info.py", "\nEDITED = True\n")
+    env = env_with(source=site, DYN_CACHE_DIR=warm_copy)
+    for args in (["simulate", PENDULUM, "--steps", "10", "-o", tmp_path / "t.csv"],
+                 ["inverse", PENDULUM, tmp_path / "t.csv", "--derivatives", "given", "-o", tmp_path / "tau.csv"]):
+        code, report, stderr = run_dyn(args, env, cwd=site)
+        assert code == 0, stderr
+        assert "compiling" not in stderr, stderr
+        assert report["stats"]["saved"] == 0 and report["stats"]["fast_loads"] > 0, report
 
 
 def test_the_cache_root_follows_the_environment(tmp_path, monkeypatch):

@@ -46,51 +46,36 @@ from . import joints as J
 from .algorithms.rnea import rnea_kernel
 from .dynamics import assign
 from .errors import InputError, closest
-from .spatial import kernel
-from .stages import stage, target
+from .spatial import inline_kernel, kernel
 
-# ---------------------------------------------------------------- parameters and workspaces
+# ---------------------------------------------------------------- parameters, the control record, its workspace
+
+# the control law of a Control record (its `kind`), and the computed-torque target's (ComputedTorqueParams.target)
+ZERO_TORQUE, CONSTANT_TORQUE, TABLE_TORQUE, PD_TORQUE, GRAVITY_TORQUE, COMPUTED_TORQUE = range(6)
+SINE_TARGET, TABLE_TARGET = 0, 1
 
 
-class NoWork(NamedTuple):
-    """The workspace of a controller that needs none."""
+class ControlWork(NamedTuple):
+    """Workspace of the control stage, one for every controller (PD and gravity compensation use err, fext0)."""
 
-
-class FeedbackWork(NamedTuple):
-    """Workspace of PD and gravity compensation."""
-
-    err: np.ndarray    # (nv,) position error q* ⊖ q
+    q_d: np.ndarray    # (nq,) computed torque: target positions at t
+    v_d: np.ndarray    # (nv,) target velocities at t
+    a_d: np.ndarray    # (nv,) target accelerations at t, then the commanded acceleration
+    err: np.ndarray    # (nv,) position error (q* or q_d) ⊖ q
     fext0: np.ndarray  # (nb, 6) zeros, never written: the external wrenches of the RNEA calls
 
 
-class TrackingWork(NamedTuple):
-    """Workspace of computed torque."""
-
-    q_d: np.ndarray    # (nq,) target positions at t
-    v_d: np.ndarray    # (nv,) target velocities at t
-    a_d: np.ndarray    # (nv,) target accelerations at t, then the commanded acceleration
-    err: np.ndarray    # (nv,) position error q_d ⊖ q
-    fext0: np.ndarray  # (nb, 6) zeros, never written
-
-
 class ZeroParams(NamedTuple):
-    def work(self, model):
-        return NoWork()
+    pass
 
 
 class ConstantParams(NamedTuple):
     tau: np.ndarray  # (nv,)
 
-    def work(self, model):
-        return NoWork()
-
 
 class TableParams(NamedTuple):
     times: np.ndarray   # (n,) increasing sample times
     values: np.ndarray  # (n, nv) torques
-
-    def work(self, model):
-        return NoWork()
 
 
 class PDParams(NamedTuple):
@@ -100,15 +85,9 @@ class PDParams(NamedTuple):
     actuated: np.ndarray  # (nv,) 1.0 where the controller acts, 0.0 on free-flyer roots
     gravity_compensation: bool
 
-    def work(self, model):
-        return FeedbackWork(np.zeros(model.nv), np.zeros((model.nb, 6)))
-
 
 class GravityParams(NamedTuple):
     actuated: np.ndarray  # (nv,)
-
-    def work(self, model):
-        return FeedbackWork(np.zeros(model.nv), np.zeros((model.nb, 6)))
 
 
 class TableTarget(NamedTuple):
@@ -136,11 +115,46 @@ class ComputedTorqueParams(NamedTuple):
     damping: np.ndarray   # (nv,) the plant's joint friction, cancelled: viscous ...
     friction: np.ndarray  # (nv,) ... and Coulomb,
     eps: float            # smoothed by tanh(v / eps)
-    target: tuple         # TableTarget or SineTarget
+    target: int           # SINE_TARGET or TABLE_TARGET: which of the two below is the target
+    table: TableTarget    # (zero-size arrays when the target is sinusoids)
+    sine: SineTarget      # (zero-size arrays when the target is a table)
 
-    def work(self, model):
-        nq, nv = model.nq, model.nv
-        return TrackingWork(np.zeros(nq), np.zeros(nv), np.zeros(nv), np.zeros(nv), np.zeros((model.nb, 6)))
+
+def _empty(*ndims):
+    return tuple(np.zeros((0,) * n) for n in ndims)
+
+
+_NO_TABLE = TableTarget(*_empty(1, 2, 2, 2))
+_NO_SINE = SineTarget(*_empty(1, 1, 1, 1))
+_NONE = {ConstantParams: ConstantParams(*_empty(1)), TableParams: TableParams(*_empty(1, 2)),
+         PDParams: PDParams(*_empty(1, 1, 1, 1), False), GravityParams: GravityParams(*_empty(1)),
+         ComputedTorqueParams: ComputedTorqueParams(*_empty(1, 1, 1, 1, 1), 1.0, SINE_TARGET, _NO_TABLE, _NO_SINE)}
+_KINDS = {ZeroParams: ZERO_TORQUE, ConstantParams: CONSTANT_TORQUE, TableParams: TABLE_TORQUE, PDParams: PD_TORQUE,
+          GravityParams: GRAVITY_TORQUE, ComputedTorqueParams: COMPUTED_TORQUE}
+
+
+class Control(NamedTuple):
+    """The control stage's record: the law (`kind`) and every law's parameters, those of the other laws
+    zero-size, so that every controller has the one numba type the simulation loop is compiled for."""
+
+    kind: int                       # ZERO_TORQUE, CONSTANT_TORQUE, ...
+    constant: ConstantParams
+    table: TableParams
+    pd: PDParams
+    gravity: GravityParams
+    computed: ComputedTorqueParams
+
+
+def control_record(params) -> Control:
+    """The Control record of a controller's parameters (`Controller.params`)."""
+    slots = {cls: params if isinstance(params, cls) else empty for cls, empty in _NONE.items()}
+    return Control(_KINDS[type(params)], slots[ConstantParams], slots[TableParams], slots[PDParams],
+                   slots[GravityParams], slots[ComputedTorqueParams])
+
+
+def control_work(model) -> ControlWork:
+    nq, nv = model.nq, model.nv
+    return ControlWork(np.zeros(nq), np.zeros(nv), np.zeros(nv), np.zeros(nv), np.zeros((model.nb, 6)))
 
 
 # ---------------------------------------------------------------- compiled part: the control stage
@@ -178,23 +192,26 @@ def position_error(m, q_ref, q, err):
                 err[m.idx_v[i] + k] = 0.0
 
 
-@stage("control", ZeroParams)
-def zero_torque(m, d, p, w, t, q, v, tau):
-    tau[:] = 0.0
+@inline_kernel
+def control_torque(m, d, c, w, t, q, v, tau):
+    """tau (nv,) = the motor torque at (t, q, v) of the law c.kind of the Control record c (workspace w)."""
+    k = c.kind
+    if k == PD_TORQUE:
+        pd_torque(m, d, c.pd, w, q, v, tau)
+    elif k == COMPUTED_TORQUE:
+        computed_torque(m, d, c.computed, w, t, q, v, tau)
+    elif k == GRAVITY_TORQUE:
+        gravity_torque(m, d, c.gravity, w, q, tau)
+    elif k == TABLE_TORQUE:
+        interpolate_rows(c.table.times, c.table.values, t, tau)
+    elif k == CONSTANT_TORQUE:
+        assign(tau, c.constant.tau)
+    else:
+        tau[:] = 0.0
 
 
-@stage("control", ConstantParams)
-def constant_torque(m, d, p, w, t, q, v, tau):
-    assign(tau, p.tau)
-
-
-@stage("control", TableParams)
-def table_torque(m, d, p, w, t, q, v, tau):
-    interpolate_rows(p.times, p.values, t, tau)
-
-
-@stage("control", PDParams)
-def pd_torque(m, d, p, w, t, q, v, tau):
+@inline_kernel
+def pd_torque(m, d, p, w, q, v, tau):
     """tau = (kp (q* ⊖ q) - kd v [+ g(q)]) on the actuated DoFs."""
     if p.gravity_compensation:
         rnea_kernel(m, d, q, d.zeros_v, d.zeros_v, w.fext0, m.gravity, tau)
@@ -205,18 +222,21 @@ def pd_torque(m, d, p, w, t, q, v, tau):
         tau[k] = (tau[k] + (p.kp[k] * w.err[k] - p.kd[k] * v[k])) * p.actuated[k]
 
 
-@stage("control", GravityParams)
-def gravity_torque(m, d, p, w, t, q, v, tau):
+@inline_kernel
+def gravity_torque(m, d, p, w, q, tau):
     """tau = g(q) = RNEA(q, 0, 0) on the actuated DoFs."""
     rnea_kernel(m, d, q, d.zeros_v, d.zeros_v, w.fext0, m.gravity, tau)
-    for k in range(v.shape[0]):
+    for k in range(tau.shape[0]):
         tau[k] *= p.actuated[k]
 
 
-@stage("control", ComputedTorqueParams)
+@inline_kernel
 def computed_torque(m, d, p, w, t, q, v, tau):
     """tau = RNEA(q, v, a_cmd) + joint friction(v), a_cmd = a_d + kd (v_d - v) + kp (q_d ⊖ q)."""
-    target(p.target, t, w.q_d, w.v_d, w.a_d)
+    if p.target == TABLE_TARGET:
+        table_target(p.table, t, w.q_d, w.v_d, w.a_d)
+    else:
+        sine_target(p.sine, t, w.q_d, w.v_d, w.a_d)
     position_error(m, w.q_d, q, w.err)
     for k in range(v.shape[0]):
         w.a_d[k] += p.kd[k] * (w.v_d[k] - v[k]) + p.kp[k] * w.err[k]
@@ -225,14 +245,14 @@ def computed_torque(m, d, p, w, t, q, v, tau):
         tau[k] = (tau[k] + (p.damping[k] * v[k] + p.friction[k] * math.tanh(v[k] / p.eps))) * p.actuated[k]
 
 
-@stage("target", TableTarget)
+@inline_kernel
 def table_target(p, t, q_d, v_d, a_d):
     interpolate_rows(p.times, p.q, t, q_d)
     interpolate_rows(p.times, p.v, t, v_d)
     interpolate_rows(p.times, p.a, t, a_d)
 
 
-@stage("target", SineTarget)
+@inline_kernel
 def sine_target(p, t, q_d, v_d, a_d):
     for k in range(q_d.shape[0]):
         amp, w, ph = p.amplitude[k], p.omega[k], p.phase[k]
@@ -317,8 +337,8 @@ def _euclidean(model, what):
 
 
 class Controller:
-    """Base class: `params(model, q0, friction)` gives the compiled form, a parameter tuple of the
-    ``control`` stage (its workspace: ``params.work(model)``).
+    """Base class: `params(model, q0, friction)` gives the law's parameter tuple, which `control_record`
+    makes the ``control`` stage's record.
 
     q0: the initial configuration; friction: the plant's joint friction (damping (nv,),
     friction (nv,), eps), which the computed-torque controller cancels."""
@@ -455,9 +475,11 @@ class ComputedTorque(Controller):
         kp = per_dof(model, self.kp, "kp", actuated_only=True)
         kd = per_dof(model, self.kd, "kd", actuated_only=True)
         damping, fric, eps = friction
-        tgt = self.target if self.target is not None else Sinusoids()
+        tgt = _target(model, self.target if self.target is not None else Sinusoids(), q0)
+        table = isinstance(tgt, TableTarget)
         return ComputedTorqueParams(kp, kd, actuated_mask(model), _floats(damping), _floats(fric), float(eps),
-                                    _target(model, tgt, q0))
+                                    TABLE_TARGET if table else SINE_TARGET, tgt if table else _NO_TABLE,
+                                    _NO_SINE if table else tgt)
 
 
 def _target(model, tgt, q0):

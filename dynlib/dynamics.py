@@ -63,10 +63,8 @@ import numpy as np
 
 from .algorithms.aba import aba_at_velocities, aba_kernel
 from .algorithms.crba import crba_kernel
-from .algorithms.kinematics import placements
 from .algorithms.rnea import rnea_kernel
-from .spatial import kernel
-from .stages import inline_kernel, stage
+from .spatial import inline_kernel, kernel
 
 
 class Forces(NamedTuple):
@@ -85,22 +83,13 @@ class Forces(NamedTuple):
     wrench_stop: np.ndarray   # (nw,) ... until this time (excluded)
 
 
-class ExternalWrenches(NamedTuple):
-    """Body-forces stage without soft contact: the external wrenches of `Forces` only."""
-
-
-class Free(NamedTuple):
-    """Acceleration stage: the ABA, joint friction explicit."""
-
-
-class ImplicitFriction(NamedTuple):
-    """Acceleration stage: (M + dt B) a = tau_total - h by the ABA, joint friction linearly implicit (dt:
-    Forces.implicit_dt), and implicit PD gains (Forces.gain_m, gain_v)."""
-
-
-class ImplicitGains(NamedTuple):
-    """Acceleration stage: `ImplicitFriction`'s kernel with the PD gains alone implicit (Forces.implicit_dt = 0),
-    whose acceleration is the model's at the applied torque, so the row records it."""
+# the acceleration without constraints (the Pipeline's `implicit`, by data)
+FREE = 0               # the ABA, joint friction explicit
+IMPLICIT_FRICTION = 1  # (M + dt B) a = tau_total - h by the ABA, joint friction linearly implicit (dt:
+                       # Forces.implicit_dt), and implicit PD gains (Forces.gain_m, gain_v); the row records the
+                       # explicit acceleration
+IMPLICIT_GAINS = 2     # the same kernel with the PD gains alone implicit (Forces.implicit_dt = 0): its
+                       # acceleration is the model's at the applied torque, so the row records it
 
 
 @kernel
@@ -113,7 +102,7 @@ def assign(dst, src):
 
 # ------------------------------------------------------------------ generalized forces
 
-@stage("joint_forces")
+@inline_kernel
 def joint_forces(fo, v, tau, tau_total):
     """tau_total = tau - damping v - friction tanh(v / eps) (SPEC §2 joint friction)."""
     for k in range(v.shape[0]):
@@ -146,12 +135,6 @@ def wrench_forces(oR, fo, t, fext):
         fext[b, 5] += R[0, 2] * f[3] + R[1, 2] * f[4] + R[2, 2] * f[5] + p[w, 0] * fb1 - p[w, 1] * fb0
 
 
-@stage("body_forces", ExternalWrenches)
-def external_wrenches(m, d, p, pts, fo, t, q, v, w, fext):
-    """fext = the external wrenches active at t (untouched, zero, when there are none)."""
-    if fo.wrench_body.shape[0] > 0:
-        placements(m, d, q)
-        wrench_forces(d.oR, fo, t, fext)
 
 
 # ------------------------------------------------------------------ forward dynamics
@@ -192,15 +175,8 @@ def applied_torque(fo, v, a, tau, tau_total):
         tau_total[k] -= c
 
 
-@stage("acceleration", Free)
-def free_acceleration(m, d, p, pts, fo, dt, q, v, tau_total, fext, w, tau_h, a):
-    """a = ABA(q, v, tau_total, fext)."""
-    aba_kernel(m, d, q, v, tau_total, fext, m.gravity, d.zeros_v, a)
-    return True
-
-
-@stage("acceleration", ImplicitFriction, ImplicitGains)
-def implicit_friction_acceleration(m, d, p, pts, fo, dt, q, v, tau_total, fext, w, tau_h, a):
+@inline_kernel
+def implicit_acceleration(m, d, fo, q, v, tau_total, fext, tau_h, a):
     """(M + diag(dt B + gain_m)) a = tau_total - gain_v v - h by one ABA with that diagonal on D_k, O(n);
     False if a pivot D_k is not positive (M plus the diagonal not positive definite)."""
     implicit_diagonal(fo, v, d.diag)
@@ -214,14 +190,8 @@ def implicit_friction_acceleration(m, d, p, pts, fo, dt, q, v, tau_total, fext, 
     return True
 
 
-@stage("recorded_acceleration")
-def stage_acceleration(m, d, p, q, v, tau_total, fext, a, out):
-    """out = a: the row records the stage's own acceleration."""
-    assign(out, a)
-
-
-@stage("recorded_acceleration", ImplicitFriction)
-def explicit_acceleration(m, d, p, q, v, tau_total, fext, a, out):
+@inline_kernel
+def explicit_acceleration(m, d, tau_total, fext, out):
     """out = ABA(q, v, tau_total, fext): the model's acceleration at the state, not the implicit stage's; the
     stage's ABA at (q, v) just before left pass 1 in d (`aba_at_velocities`)."""
     aba_at_velocities(m, d, tau_total, fext, m.gravity, d.zeros_v, out)

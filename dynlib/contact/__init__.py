@@ -35,6 +35,21 @@ MODELS = {"soft": SoftParams, "bilateral": BilateralParams, "unilateral": Unilat
           "relaxed": RelaxedParams}
 PARAMETERS = sorted({f for cls in MODELS.values() for f in cls._fields})  # every model's keys
 
+# the contact model of a ContactModel record (its `kind`)
+NO_CONTACT, SOFT, BILATERAL, UNILATERAL, RELAXED = range(5)
+KINDS = {"soft": SOFT, "bilateral": BILATERAL, "unilateral": UNILATERAL, "relaxed": RELAXED}
+
+
+class ContactModel(NamedTuple):
+    """The contact stages' record: the model (`kind`) and every model's parameters (the others' defaults), one
+    numba type for every contact model and for none."""
+
+    kind: int  # NO_CONTACT, SOFT, BILATERAL, UNILATERAL or RELAXED
+    soft: SoftParams
+    bilateral: BilateralParams
+    unilateral: UnilateralParams
+    relaxed: RelaxedParams
+
 
 class Contact(NamedTuple):
     """A built contact model: its name, point names, parameters, points and workspace."""
@@ -44,6 +59,14 @@ class Contact(NamedTuple):
     params: tuple       # SoftParams, BilateralParams, UnilateralParams or RelaxedParams
     points: Points
     work: ContactWork
+
+
+def contact_record(contact) -> ContactModel:
+    """The ContactModel record of a built `Contact` (None: no contact)."""
+    slots = {name: contact.params if contact is not None and contact.model == name else cls()
+             for name, cls in MODELS.items()}
+    return ContactModel(NO_CONTACT if contact is None else KINDS[contact.model], slots["soft"], slots["bilateral"],
+                        slots["unilateral"], slots["relaxed"])
 
 
 def key_problem(name, keys):

@@ -30,8 +30,7 @@ import numpy as np
 from ..algorithms.kinematics import motion, placements
 from ..algorithms.linalg import cholesky, cholesky_solve, ltdl, ltdl_solve
 from ..dynamics import mass_and_bias
-from ..spatial import kernel
-from ..stages import stage
+from ..spatial import inline_kernel, kernel
 from .points import delassus, point_jacobian, point_position
 
 _ZERO6 = np.zeros(6)  # the world's acceleration in the bias pass: none
@@ -112,8 +111,8 @@ def constrained_acceleration(m, d, w, tau_h, a):
     return True
 
 
-@stage("acceleration", BilateralParams)
-def bilateral_acceleration(m, d, p, pts, fo, dt, q, v, tau_total, fext, w, tau_h, a):
+@inline_kernel
+def bilateral_acceleration(m, d, p, pts, fo, q, v, tau_total, fext, w, tau_h, a):
     """a = the acceleration with every point held (KKT system); w.force = λ per point.
     False if M (+ dt B) or the Delassus matrix is not positive definite."""
     mass_and_bias(m, d, fo, q, v, tau_total, fext, tau_h)

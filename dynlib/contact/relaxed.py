@@ -31,8 +31,7 @@ PGS and the impulses of `dynlib.contact.unilateral`, with the rows of `relaxed_r
 import math
 from typing import NamedTuple
 
-from ..spatial import kernel
-from ..stages import stage
+from ..spatial import inline_kernel, kernel
 from .unilateral import apply_impulses, free_step
 
 IMPEDANCE = 0.9
@@ -78,7 +77,7 @@ def relaxed_rows(p, dt, w):
                                        p.stiffness, p.damping)
 
 
-@stage("acceleration", RelaxedParams)
+@inline_kernel
 def relaxed_acceleration(m, d, p, pts, fo, dt, q, v, tau_total, fext, w, tau_h, a):
     """a = (v+ − v)/dt of one time step with compliant contact impulses; w.force = λ/dt per point (world).
     False if M (+ dt B) is not positive definite."""

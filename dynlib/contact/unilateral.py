@@ -44,8 +44,7 @@ from typing import NamedTuple
 from ..algorithms.kinematics import placements
 from ..algorithms.linalg import ltdl, ltdl_solve
 from ..dynamics import mass_and_bias
-from ..spatial import kernel
-from ..stages import inline_kernel, stage
+from ..spatial import inline_kernel, kernel
 from .points import delassus, point_jacobian, point_position
 
 
@@ -179,7 +178,7 @@ def unilateral_rows(p, dt, w):
         w.rhs[r] = 0.0 if i > 0 else (-gap / dt if gap > 0.0 else -p.penetration_correction * gap / dt)
 
 
-@stage("acceleration", UnilateralParams)
+@inline_kernel
 def unilateral_acceleration(m, d, p, pts, fo, dt, q, v, tau_total, fext, w, tau_h, a):
     """a = (v+ − v)/dt of one time step with contact impulses; w.force = λ/dt per point (world).
     False if M (+ dt B) is not positive definite."""

@@ -1,24 +1,32 @@
 """Controllers for `dynlib.simulate`: the motor torque tau(t, q, v), inside the compiled loop.
 
 A controller is a small Python object that `dynlib.simulate` turns, once, into
-a parameter tuple and a workspace (`Controller.params`, `params.work`); the
-compiled loop's ``control`` stage (`dynlib.stages`) then runs the kernel of that
-parameter type at every evaluation of the dynamics (four times per RK4 step):
+its law's parameter tuple (`Controller.params`) and then into the one `Control`
+record of the compiled loop (`control_record`: the law's code ``kind`` and every
+law's parameters, those of the other laws zero-size) with the one workspace
+`ControlWork` (`control_work`). Every controller is thus a value of the same
+numba type: the loop's ``control`` stage (`control_torque`, `dynlib.stages`)
+branches on ``kind`` at every evaluation of the dynamics (four times per RK4
+step), and a new controller compiles no new loop:
 
 ==================== ======================= ============================================================
-controller            parameters (workspace)  tau (nv,)
+controller            parameters (kind)       tau (nv,)
 ==================== ======================= ============================================================
 `Zero`                `ZeroParams`            0
+                      (ZERO_TORQUE)
 `Constant`            `ConstantParams`        tau_c
+                      (CONSTANT_TORQUE)
 `TorqueTable`         `TableParams`           tau(t) linearly interpolated in a table (held at its ends)
+                      (TABLE_TORQUE)
 `PD`                  `PDParams`              kp (q* ⊖ q) - kd v  [+ g(q) with ``gravity_compensation``]
-                      (`FeedbackWork`)
-`GravityCompensation` `GravityParams`         g(q) = RNEA(q, 0, 0)
-                      (`FeedbackWork`)
+                      (PD_TORQUE)             (`pd_torque`)
+`GravityCompensation` `GravityParams`         g(q) = RNEA(q, 0, 0) (`gravity_torque`)
+                      (GRAVITY_TORQUE)
 `ComputedTorque`      `ComputedTorqueParams`  M(q) (a_d + kd (v_d - v) + kp (q_d - q)) + h(q, v) + friction(v),
-                      (`TrackingWork`)        one RNEA call with the commanded acceleration; the target
-                                              (q_d, v_d, a_d)(t) is a table (`TableTarget`) or sinusoids
-                                              (`SineTarget`), itself dispatched by type (stage ``target``)
+                      (COMPUTED_TORQUE)       one RNEA call with the commanded acceleration (`computed_torque`);
+                                              the target (q_d, v_d, a_d)(t) is a table (`TableTarget`) or
+                                              sinusoids (`SineTarget`), chosen by data too (``target``:
+                                              TABLE_TARGET or SINE_TARGET, the other one zero-size)
 ==================== ======================= ============================================================
 
 Joints that are not actuated get zero torque from the feedback controllers (PD,

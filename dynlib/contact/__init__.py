@@ -11,11 +11,15 @@ model's parameters. `build` turns it into a `Contact`:
 3. ``points`` and ``ground`` become the shared `points.Points`, and a
    `points.ContactWork` is allocated for them.
 
-The parameter class is also what picks the model's kernel when the simulation
-loop is compiled (`dynlib.stages`): soft contact is a ``body_forces`` kernel, the
-other three ``acceleration`` kernels. Adding a parameter to a model means a
-field (with its default) in its parameter class, the scenario schema's key, and
-its use in the model's kernel.
+The simulation loop takes a built contact (or none) as one `ContactModel`
+record (`contact_record`): the model's code ``kind`` (NO_CONTACT, SOFT,
+BILATERAL, UNILATERAL, RELAXED) and every model's parameter tuple (the others'
+defaults), with the `Points` and `ContactWork` (empty without contacts). Every
+contact model is thus a value of the same numba type: the loop's stages
+(`dynlib.stages`) branch on ``kind`` (soft contact in ``body_forces``, the other
+three in ``acceleration``), and a new contact model compiles no new loop.
+Adding a parameter to a model means a field (with its default) in its
+parameter class, the scenario schema's key, and its use in the model's kernel.
 """
 from __future__ import annotations
 

@@ -19,13 +19,12 @@ take the minimum-norm split), ``D λ = γ − Jc a0``, ``a = a0 + Y λ``. λ_c i
 world force on the robot at point c: it may pull. Cost O(nv³ + nc nv² + nc³)
 per evaluation, inside the compiled loop.
 
-`BilateralParams` (baumgarte_kp, baumgarte_kd: the scenario's keys) selects
-`bilateral_acceleration` as the ``acceleration`` stage of the simulation step
-(`dynlib.stages`); the targets x* are the points' (`dynlib.contact.points.Points`).
+`BilateralParams` (baumgarte_kp, baumgarte_kd: the scenario's keys) are the
+parameters of `bilateral_acceleration`, which the ``acceleration`` stage of the
+simulation step (`dynlib.stages`) runs when the contact model is bilateral; the
+targets x* are the points' (`dynlib.contact.points.Points`).
 """
 from typing import NamedTuple
-
-import numpy as np
 
 from ..algorithms.kinematics import motion, placements
 from ..algorithms.linalg import cholesky, cholesky_solve, ltdl, ltdl_solve
@@ -33,7 +32,6 @@ from ..dynamics import mass_and_bias
 from ..spatial import inline_kernel, kernel
 from .points import delassus, point_jacobian, point_position
 
-_ZERO6 = np.zeros(6)  # the world's acceleration in the bias pass: none
 
 
 class BilateralParams(NamedTuple):
@@ -117,6 +115,6 @@ def bilateral_acceleration(m, d, p, pts, fo, q, v, tau_total, fext, w, tau_h, a)
     False if M (+ dt B) or the Delassus matrix is not positive definite."""
     mass_and_bias(m, d, fo, q, v, tau_total, fext, tau_h)
     placements(m, d, q)
-    motion(m, d, v, d.zeros_v, _ZERO6)
+    motion(m, d, v, d.zeros_v, w.zero6)  # the world's acceleration in the bias pass: none
     constraint_rows(m, d, p, pts, v, w)
     return constrained_acceleration(m, d, w, tau_h, a)

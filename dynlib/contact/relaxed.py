@@ -24,8 +24,9 @@ carrying its share W with Delassus entry D_nn sits at depth
 friction is slightly compliant (slow creep under a tangential load below μ λn).
 
 `RelaxedParams` (friction, time_constant, damping_ratio or stiffness, damping,
-tolerance, max_iterations: the scenario's keys) selects `relaxed_acceleration` as the
-``acceleration`` stage of the simulation step (`dynlib.stages`): the free step,
+tolerance, max_iterations: the scenario's keys) are the parameters of `relaxed_acceleration`,
+which the ``acceleration`` stage of the simulation step (`dynlib.stages`) runs when the
+contact model is relaxed: the free step,
 PGS and the impulses of `dynlib.contact.unilateral`, with the rows of `relaxed_rows`.
 """
 import math
@@ -84,5 +85,5 @@ def relaxed_acceleration(m, d, p, pts, fo, dt, q, v, tau_total, fext, w, tau_h, 
     if not free_step(m, d, pts, fo, dt, q, v, tau_total, fext, w, tau_h, a):
         return False
     relaxed_rows(p, dt, w)
-    apply_impulses(p, pts, dt, w, a)
+    apply_impulses(p.friction, p.tolerance, p.max_iterations, pts, dt, w, a)
     return True

@@ -23,8 +23,9 @@ small effective masses) need a smaller dt, as any explicit penalty method.
 O(nc · depth).
 
 `SoftParams` (stiffness, damping, friction, slip_velocity: the scenario's keys)
-selects `soft_forces` as the ``body_forces`` stage of the simulation step
-(`dynlib.stages`): the external wrenches, then the contact forces.
+are the parameters of `soft_forces`, which the ``body_forces`` stage of the
+simulation step (`dynlib.stages`) runs after the external wrenches when the
+contact model is soft.
 """
 from typing import NamedTuple
 

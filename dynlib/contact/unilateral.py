@@ -33,8 +33,9 @@ One step from (q, v) to (q+, v+) (semi-implicit Euler on impulses, Stewart–Tri
 O(nv³ + nc nv² + iterations · nc²) per step.
 
 `UnilateralParams` (friction, tolerance, max_iterations, penetration_correction:
-the scenario's keys) selects `unilateral_acceleration` as the ``acceleration``
-stage of the simulation step (`dynlib.stages`): steps 1–2 are `free_step`, the
+the scenario's keys) are the parameters of `unilateral_acceleration`, which the
+``acceleration`` stage of the simulation step (`dynlib.stages`) runs when the
+contact model is unilateral: steps 1–2 are `free_step`, the
 rows' targets of step 3 `unilateral_rows`, the solve and step 4 `apply_impulses`
 (with `pgs`). The relaxed model (`dynlib.contact.relaxed`) shares `free_step`,
 `pgs` and `apply_impulses`, with rows of its own.
@@ -146,11 +147,12 @@ def pgs(D, R, w, target, active, mu, lam, tol, max_iter):
 
 
 @kernel
-def apply_impulses(p, pts, dt, w, a):
-    """Solve for the impulses λ (PGS, warm-started from the last step's), then a += M⁻¹ Jcᵀ λ / dt and
-    w.force = λ / dt per point (world); counts a solve that stops on the iteration limit in w.stats."""
-    it, change = pgs(w.D, w.R, w.u_free, w.rhs, w.active, p.friction, w.lam, p.tolerance, p.max_iterations)
-    if change > p.tolerance:
+def apply_impulses(mu, tol, max_iter, pts, dt, w, a):
+    """Solve for the impulses λ (PGS with friction μ, tolerance and sweep limit, warm-started from the last
+    step's), then a += M⁻¹ Jcᵀ λ / dt and w.force = λ / dt per point (world); counts a solve that stops on the
+    iteration limit in w.stats. (The model's parameters as numbers: one compile for both impulse models.)"""
+    it, change = pgs(w.D, w.R, w.u_free, w.rhs, w.active, mu, w.lam, tol, max_iter)
+    if change > tol:
         w.stats[0] += 1.0
         w.stats[2] = max(w.stats[2], change)
     w.stats[1] = max(w.stats[1], float(it))
@@ -185,5 +187,5 @@ def unilateral_acceleration(m, d, p, pts, fo, dt, q, v, tau_total, fext, w, tau_
     if not free_step(m, d, pts, fo, dt, q, v, tau_total, fext, w, tau_h, a):
         return False
     unilateral_rows(p, dt, w)
-    apply_impulses(p, pts, dt, w, a)
+    apply_impulses(p.friction, p.tolerance, p.max_iterations, pts, dt, w, a)
     return True

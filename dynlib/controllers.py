@@ -20,10 +20,11 @@ controller            parameters (kind)       tau (nv,)
                       (TABLE_TORQUE)
 `PD`                  `PDParams`              kp (q* ⊖ q) - kd v  [+ g(q) with ``gravity_compensation``]
                       (PD_TORQUE)             (`pd_torque`)
-`GravityCompensation` `GravityParams`         g(q) = RNEA(q, 0, 0) (`gravity_torque`)
+`GravityCompensation` `GravityParams`         g(q) = RNEA(q, 0, 0)
                       (GRAVITY_TORQUE)
 `ComputedTorque`      `ComputedTorqueParams`  M(q) (a_d + kd (v_d - v) + kp (q_d - q)) + h(q, v) + friction(v),
-                      (COMPUTED_TORQUE)       one RNEA call with the commanded acceleration (`computed_torque`);
+                      (COMPUTED_TORQUE)       one RNEA call with the commanded acceleration
+                                              (`commanded_acceleration`, `tracking_torque`);
                                               the target (q_d, v_d, a_d)(t) is a table (`TableTarget`) or
                                               sinusoids (`SineTarget`), chosen by data too (``target``:
                                               TABLE_TARGET or SINE_TARGET, the other one zero-size)
@@ -202,45 +203,39 @@ def position_error(m, q_ref, q, err):
 
 @inline_kernel
 def control_torque(m, d, c, w, t, q, v, tau):
-    """tau (nv,) = the motor torque at (t, q, v) of the law c.kind of the Control record c (workspace w)."""
+    """tau (nv,) = the motor torque at (t, q, v) of the law c.kind of the Control record c (workspace w).
+    The laws that need inverse dynamics share one RNEA call (one call site in the loop's code)."""
     k = c.kind
-    if k == PD_TORQUE:
-        pd_torque(m, d, c.pd, w, q, v, tau)
-    elif k == COMPUTED_TORQUE:
-        computed_torque(m, d, c.computed, w, t, q, v, tau)
-    elif k == GRAVITY_TORQUE:
-        gravity_torque(m, d, c.gravity, w, q, tau)
-    elif k == TABLE_TORQUE:
+    if k == TABLE_TORQUE:
         interpolate_rows(c.table.times, c.table.values, t, tau)
     elif k == CONSTANT_TORQUE:
         assign(tau, c.constant.tau)
-    else:
-        tau[:] = 0.0
-
-
-@inline_kernel
-def pd_torque(m, d, p, w, q, v, tau):
-    """tau = (kp (q* ⊖ q) - kd v [+ g(q)]) on the actuated DoFs."""
-    if p.gravity_compensation:
+    elif k == COMPUTED_TORQUE:
+        commanded_acceleration(m, c.computed, w, t, q, v)
+        rnea_kernel(m, d, q, v, w.a_d, w.fext0, m.gravity, tau)
+        tracking_torque(c.computed, v, tau)
+    elif k == GRAVITY_TORQUE or (k == PD_TORQUE and c.pd.gravity_compensation):
         rnea_kernel(m, d, q, d.zeros_v, d.zeros_v, w.fext0, m.gravity, tau)
     else:
         tau[:] = 0.0
+    if k == PD_TORQUE:
+        pd_torque(m, c.pd, w, q, v, tau)
+    elif k == GRAVITY_TORQUE:
+        for i in range(tau.shape[0]):
+            tau[i] *= c.gravity.actuated[i]
+
+
+@inline_kernel
+def pd_torque(m, p, w, q, v, tau):
+    """tau = (kp (q* ⊖ q) - kd v + tau) on the actuated DoFs, tau the gravity torque g(q) or zero on entry."""
     position_error(m, p.q_ref, q, w.err)
     for k in range(v.shape[0]):
         tau[k] = (tau[k] + (p.kp[k] * w.err[k] - p.kd[k] * v[k])) * p.actuated[k]
 
 
 @inline_kernel
-def gravity_torque(m, d, p, w, q, tau):
-    """tau = g(q) = RNEA(q, 0, 0) on the actuated DoFs."""
-    rnea_kernel(m, d, q, d.zeros_v, d.zeros_v, w.fext0, m.gravity, tau)
-    for k in range(tau.shape[0]):
-        tau[k] *= p.actuated[k]
-
-
-@inline_kernel
-def computed_torque(m, d, p, w, t, q, v, tau):
-    """tau = RNEA(q, v, a_cmd) + joint friction(v), a_cmd = a_d + kd (v_d - v) + kp (q_d ⊖ q)."""
+def commanded_acceleration(m, p, w, t, q, v):
+    """w.a_d = the computed-torque controller's commanded acceleration a_d + kd (v_d - v) + kp (q_d ⊖ q)."""
     if p.target == TABLE_TARGET:
         table_target(p.table, t, w.q_d, w.v_d, w.a_d)
     else:
@@ -248,7 +243,11 @@ def computed_torque(m, d, p, w, t, q, v, tau):
     position_error(m, w.q_d, q, w.err)
     for k in range(v.shape[0]):
         w.a_d[k] += p.kd[k] * (w.v_d[k] - v[k]) + p.kp[k] * w.err[k]
-    rnea_kernel(m, d, q, v, w.a_d, w.fext0, m.gravity, tau)
+
+
+@inline_kernel
+def tracking_torque(p, v, tau):
+    """tau = (RNEA(q, v, a_cmd) + joint friction(v)) on the actuated DoFs, tau the RNEA torque on entry."""
     for k in range(v.shape[0]):
         tau[k] = (tau[k] + (p.damping[k] * v[k] + p.friction[k] * math.tanh(v[k] / p.eps))) * p.actuated[k]
 

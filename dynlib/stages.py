@@ -39,6 +39,16 @@ inlines them into the loop (numba IR), because a compiled call passes the arrays
 of the model, Data, parameter and workspace tuples one by one (several hundred
 values), which would cost as much as the ABA per evaluation. What they call
 (the algorithm kernels, the contact solvers) is compiled and cached once.
+
+The loop's own code is every stage's, cold branches included, and each call of a
+kernel in it spells out the arrays of its tuples (a few hundred instructions per
+call site): inlining all three constraint models made the loop body five times
+the machine code of one combination's loop before, and the steps without
+contacts 5–10 % slower (`benchmarks/bench_stages.py`). So the call sites are
+few: the three models are one kernel compiled on its own and called,
+`constrained_acceleration` (its call is small beside their O(nv³) work), and
+the control laws that need inverse dynamics share one RNEA call
+(`controllers.control_torque`).
 """
 from .algorithms.aba import aba_kernel
 from .algorithms.kinematics import placements
@@ -50,7 +60,7 @@ from .contact.unilateral import unilateral_acceleration
 from .controllers import control_torque
 from .dynamics import (FREE, IMPLICIT_FRICTION, assign, explicit_acceleration, implicit_acceleration, joint_forces,
                        wrench_forces)
-from .spatial import inline_kernel
+from .spatial import inline_kernel, kernel
 
 __all__ = ["control_torque", "joint_forces", "body_forces", "acceleration", "recorded_acceleration"]
 
@@ -71,17 +81,26 @@ def body_forces(m, d, p, t, q, v, fext):
 def acceleration(m, d, p, dt, q, v, tau_total, fext, tau_h, a):
     """a (nv,) = the acceleration at (q, v) under tau_total and fext, with the contact model's constraints;
     False if a matrix is not positive definite."""
-    kind, pts, fo, w = p.contact.kind, p.points, p.forces, p.contact_work
-    if kind == BILATERAL:
-        return bilateral_acceleration(m, d, p.contact.bilateral, pts, fo, q, v, tau_total, fext, w, tau_h, a)
-    if kind == UNILATERAL:
-        return unilateral_acceleration(m, d, p.contact.unilateral, pts, fo, dt, q, v, tau_total, fext, w, tau_h, a)
-    if kind == RELAXED:
-        return relaxed_acceleration(m, d, p.contact.relaxed, pts, fo, dt, q, v, tau_total, fext, w, tau_h, a)
+    kind = p.contact.kind
+    if kind == BILATERAL or kind == UNILATERAL or kind == RELAXED:
+        return constrained_acceleration(m, d, p.contact, p.points, p.forces, dt, q, v, tau_total, fext,
+                                        p.contact_work, tau_h, a)
     if p.implicit == FREE:
         aba_kernel(m, d, q, v, tau_total, fext, m.gravity, d.zeros_v, a)
         return True
-    return implicit_acceleration(m, d, fo, q, v, tau_total, fext, tau_h, a)
+    return implicit_acceleration(m, d, p.forces, q, v, tau_total, fext, tau_h, a)
+
+
+@kernel
+def constrained_acceleration(m, d, c, pts, fo, dt, q, v, tau_total, fext, w, tau_h, a):
+    """a (nv,) = the acceleration of the contact model c.kind that constrains the motion (bilateral,
+    unilateral, relaxed): compiled on its own and called, one call site in the loop's code instead of the
+    dozen of the three models' kernels (see the module docstring)."""
+    if c.kind == BILATERAL:
+        return bilateral_acceleration(m, d, c.bilateral, pts, fo, q, v, tau_total, fext, w, tau_h, a)
+    if c.kind == UNILATERAL:
+        return unilateral_acceleration(m, d, c.unilateral, pts, fo, dt, q, v, tau_total, fext, w, tau_h, a)
+    return relaxed_acceleration(m, d, c.relaxed, pts, fo, dt, q, v, tau_total, fext, w, tau_h, a)
 
 
 @inline_kernel

@@ -42,25 +42,26 @@ values), which would cost as much as the ABA per evaluation. What they call
 
 The loop's own code is every stage's, cold branches included, and each call of a
 kernel in it spells out the arrays of its tuples (a few hundred instructions per
-call site): inlining all three constraint models made the loop body five times
-the machine code of one combination's loop before, and the steps without
+call site): with every model's kernels called from it, the loop body was five
+times the machine code of one combination's loop before, and the steps without
 contacts 5–10 % slower (`benchmarks/bench_stages.py`). So the call sites are
-few: the three models are one kernel compiled on its own and called,
-`constrained_acceleration` (its call is small beside their O(nv³) work), and
-the control laws that need inverse dynamics share one RNEA call
+few: bilateral contact is two kernels (`contact.bilateral.bilateral_rows`, then
+the solve), unilateral and relaxed contact share one impulse step
+(`impulse_acceleration`: the free step, their own rows, PGS), and the control
+laws that need inverse dynamics share one RNEA call
 (`controllers.control_torque`).
 """
 from .algorithms.aba import aba_kernel
 from .algorithms.kinematics import placements
 from .contact import BILATERAL, RELAXED, SOFT, UNILATERAL
 from .contact.bilateral import bilateral_acceleration
-from .contact.relaxed import relaxed_acceleration
+from .contact.relaxed import relaxed_rows
 from .contact.soft import soft_forces
-from .contact.unilateral import unilateral_acceleration
+from .contact.unilateral import apply_impulses, free_step, unilateral_rows
 from .controllers import control_torque
 from .dynamics import (FREE, IMPLICIT_FRICTION, assign, explicit_acceleration, implicit_acceleration, joint_forces,
                        wrench_forces)
-from .spatial import inline_kernel, kernel
+from .spatial import inline_kernel
 
 __all__ = ["control_torque", "joint_forces", "body_forces", "acceleration", "recorded_acceleration"]
 
@@ -81,26 +82,32 @@ def body_forces(m, d, p, t, q, v, fext):
 def acceleration(m, d, p, dt, q, v, tau_total, fext, tau_h, a):
     """a (nv,) = the acceleration at (q, v) under tau_total and fext, with the contact model's constraints;
     False if a matrix is not positive definite."""
-    kind = p.contact.kind
-    if kind == BILATERAL or kind == UNILATERAL or kind == RELAXED:
-        return constrained_acceleration(m, d, p.contact, p.points, p.forces, dt, q, v, tau_total, fext,
-                                        p.contact_work, tau_h, a)
+    kind, pts, fo, w = p.contact.kind, p.points, p.forces, p.contact_work
+    if kind == BILATERAL:
+        return bilateral_acceleration(m, d, p.contact.bilateral, pts, fo, q, v, tau_total, fext, w, tau_h, a)
+    if kind == UNILATERAL or kind == RELAXED:
+        return impulse_acceleration(m, d, p.contact, pts, fo, dt, q, v, tau_total, fext, w, tau_h, a)
     if p.implicit == FREE:
         aba_kernel(m, d, q, v, tau_total, fext, m.gravity, d.zeros_v, a)
         return True
-    return implicit_acceleration(m, d, p.forces, q, v, tau_total, fext, tau_h, a)
+    return implicit_acceleration(m, d, fo, q, v, tau_total, fext, tau_h, a)
 
 
-@kernel
-def constrained_acceleration(m, d, c, pts, fo, dt, q, v, tau_total, fext, w, tau_h, a):
-    """a (nv,) = the acceleration of the contact model c.kind that constrains the motion (bilateral,
-    unilateral, relaxed): compiled on its own and called, one call site in the loop's code instead of the
-    dozen of the three models' kernels (see the module docstring)."""
-    if c.kind == BILATERAL:
-        return bilateral_acceleration(m, d, c.bilateral, pts, fo, q, v, tau_total, fext, w, tau_h, a)
+@inline_kernel
+def impulse_acceleration(m, d, c, pts, fo, dt, q, v, tau_total, fext, w, tau_h, a):
+    """a = (v+ − v)/dt of one time step with contact impulses, the rows of the model c.kind (UNILATERAL or
+    RELAXED: `contact.unilateral`, `contact.relaxed`); w.force = λ/dt per point (world). False if M (+ dt B)
+    is not positive definite."""
+    if not free_step(m, d, pts, fo, dt, q, v, tau_total, fext, w, tau_h, a):
+        return False
     if c.kind == UNILATERAL:
-        return unilateral_acceleration(m, d, c.unilateral, pts, fo, dt, q, v, tau_total, fext, w, tau_h, a)
-    return relaxed_acceleration(m, d, c.relaxed, pts, fo, dt, q, v, tau_total, fext, w, tau_h, a)
+        unilateral_rows(c.unilateral, dt, w)
+        mu, tol, max_iter = c.unilateral.friction, c.unilateral.tolerance, c.unilateral.max_iterations
+    else:
+        relaxed_rows(c.relaxed, dt, w)
+        mu, tol, max_iter = c.relaxed.friction, c.relaxed.tolerance, c.relaxed.max_iterations
+    apply_impulses(mu, tol, max_iter, pts, dt, w, a)
+    return True
 
 
 @inline_kernel

@@ -109,12 +109,18 @@ def constrained_acceleration(m, d, w, tau_h, a):
     return True
 
 
-@inline_kernel
-def bilateral_acceleration(m, d, p, pts, fo, q, v, tau_total, fext, w, tau_h, a):
-    """a = the acceleration with every point held (KKT system); w.force = λ per point.
-    False if M (+ dt B) or the Delassus matrix is not positive definite."""
+@kernel
+def bilateral_rows(m, d, p, pts, fo, q, v, tau_total, fext, w, tau_h):
+    """d.M = M (+ dt B), tau_h = τ − h (`mass_and_bias`), and every point's constraint rows (w.Jc, γ in w.rhs)."""
     mass_and_bias(m, d, fo, q, v, tau_total, fext, tau_h)
     placements(m, d, q)
     motion(m, d, v, d.zeros_v, w.zero6)  # the world's acceleration in the bias pass: none
     constraint_rows(m, d, p, pts, v, w)
+
+
+@inline_kernel
+def bilateral_acceleration(m, d, p, pts, fo, q, v, tau_total, fext, w, tau_h, a):
+    """a = the acceleration with every point held (KKT system); w.force = λ per point.
+    False if M (+ dt B) or the Delassus matrix is not positive definite."""
+    bilateral_rows(m, d, p, pts, fo, q, v, tau_total, fext, w, tau_h)
     return constrained_acceleration(m, d, w, tau_h, a)

@@ -33,9 +33,9 @@ One step from (q, v) to (q+, v+) (semi-implicit Euler on impulses, Stewart–Tri
 O(nv³ + nc nv² + iterations · nc²) per step.
 
 `UnilateralParams` (friction, tolerance, max_iterations, penetration_correction:
-the scenario's keys) are the parameters of `unilateral_acceleration`, which the
-``acceleration`` stage of the simulation step (`dynlib.stages`) runs when the
-contact model is unilateral: steps 1–2 are `free_step`, the
+the scenario's keys) are the parameters of the impulse step that the
+``acceleration`` stage of the simulation step runs when the contact model is
+unilateral (`dynlib.stages.impulse_acceleration`): steps 1–2 are `free_step`, the
 rows' targets of step 3 `unilateral_rows`, the solve and step 4 `apply_impulses`
 (with `pgs`). The relaxed model (`dynlib.contact.relaxed`) shares `free_step`,
 `pgs` and `apply_impulses`, with rows of its own.
@@ -179,13 +179,3 @@ def unilateral_rows(p, dt, w):
         w.R[r] = 0.0
         w.rhs[r] = 0.0 if i > 0 else (-gap / dt if gap > 0.0 else -p.penetration_correction * gap / dt)
 
-
-@inline_kernel
-def unilateral_acceleration(m, d, p, pts, fo, dt, q, v, tau_total, fext, w, tau_h, a):
-    """a = (v+ − v)/dt of one time step with contact impulses; w.force = λ/dt per point (world).
-    False if M (+ dt B) is not positive definite."""
-    if not free_step(m, d, pts, fo, dt, q, v, tau_total, fext, w, tau_h, a):
-        return False
-    unilateral_rows(p, dt, w)
-    apply_impulses(p.friction, p.tolerance, p.max_iterations, pts, dt, w, a)
-    return True

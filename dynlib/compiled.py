@@ -193,7 +193,7 @@ def on_first_compile(callback) -> bool:
 
 
 _COUNTS = "compile-counts.json"  # in the cache root: kept across dyn versions (pruning removes folders only)
-_COUNTS_SHIPPED = {"simulate": 90}
+_COUNTS_SHIPPED = {"simulate": 91}
 """Compiles of a first run of `dyn simulate robot.urdf` (numba compile events, a kernel's helpers included:
 the one simulation loop with every stage's kernels, whatever the scenario), for the progress line of a
 fresh install; a later run records its own."""

@@ -46,9 +46,10 @@ import numpy, numba; mark("numba+numpy")
 import dynlib.urdf, dynlib.simulate, dynlib.controllers, dynlib.contact; mark("dynlib-kernel-modules")
 import pydantic; mark("import-pydantic")
 import dynlib.scenario; mark("scenario-schema")
-from dynlib.scenario import load_scenario, loop_is_cached, run
+from dynlib.scenario import load_scenario, run
+from dynlib.simulate import loop_is_cached
 sc = load_scenario(sys.argv[1], {"steps": 10, "output.path": sys.argv[2]}); mark("load_scenario")
-loop_is_cached(sc); mark("loop_is_cached")
+loop_is_cached(); mark("loop_is_cached")
 r = run(sc); mark("run")
 r.write(sc.output_path, sc.output.columns, source=sc.robot); mark("write")
 import gc; gc.freeze()  # as the console script does at its end (cli.main.run)

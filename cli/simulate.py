@@ -60,7 +60,7 @@ def simulate(ctx, source, steps, duration, dt, integrator, q0, qd0, tau, tau_csv
     (and energy.* with --columns). Exit code 1 if the simulation diverges (the
     finite part is written).
     """
-    from dynlib.scenario import loop_is_cached, run
+    from dynlib.scenario import run
 
     o = Overrides()
     if steps is not None and duration is not None:
@@ -95,8 +95,9 @@ def simulate(ctx, source, steps, duration, dt, integrator, q0, qd0, tau, tau_csv
     check_outputs((scenario.output_path, "trajectory", "-o/--output" if output is not None else "output.path"),
                   (view, "page", "--view"), inputs=(source, *scenario.input_files))
     from dynlib.compiled import cache_is_warm
+    from dynlib.simulate import loop_is_cached
 
-    if cache_is_warm() and not loop_is_cached(scenario):
+    if cache_is_warm() and not loop_is_cached():
         notice(ctx, "compiling the simulation loop (first run only; later runs load it from the cache)…")
         compile_progress(ctx, "simulate loop")
     else:

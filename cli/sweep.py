@@ -75,7 +75,7 @@ def sweep(ctx, scenario, outdir, workers, scheduler, fmt, dry_run, view, no_prog
     if scheduler is None:
         from dynlib.sweep.worker import loop_ready
 
-        if not loop_ready(plan.base):
+        if not loop_ready():
             notice(ctx, "compiling the simulation loop (first run only; later runs load it from the cache)…")
     status = _Status(ctx, show_progress(ctx, no_progress))
     pages = []

@@ -57,17 +57,6 @@ or its signature changed, dyn uses numba's public behaviour for that part
 instead (numba's own cache pointed at the same folder, numba's own loading,
 kernels with the runtime) -- a slower start-up, the same results.
 `boundary()` says which parts are in use; `stats` counts the loads.
-
-Stages typed, not compiled. An ``overload(..., inline="always")`` (the stages of
-`dynlib.stages`) is inlined in numba's IR at its call site, but numba first
-compiles the implementation it returns in full (numba's
-``_OverloadFunctionTemplate.generic`` resolves it through the dispatcher's
-``get_call_template``), LLVM included: its callees' code linked in, optimised and
-made machine code, then thrown away (about 7 % of a first run's compile
-time). An implementation marked `typed_only` is only typed there (its dispatcher
-does not compile while numba asks for its call template); when numba's
-``Dispatcher.get_call_template`` changed, it is compiled as numba does
-(``typed_only`` False in `boundary`).
 """
 import contextlib
 import os
@@ -283,9 +272,10 @@ def on_first_compile(callback) -> bool:
 
 
 _COUNTS = "compile-counts.json"  # in the cache root: kept across dyn versions (pruning removes folders only)
-_COUNTS_SHIPPED = {"simulate": 55}
-"""Compiles of a first run of `dyn simulate robot.urdf` (default scenario, no contacts; numba compile
-events, a kernel's helpers included), for the progress line of a fresh install; a later run records its own."""
+_COUNTS_SHIPPED = {"simulate": 91}
+"""Compiles of a first run of `dyn simulate robot.urdf` (numba compile events, a kernel's helpers included:
+the one simulation loop with every stage's kernels, whatever the scenario), for the progress line of a
+fresh install; a later run records its own."""
 
 
 def expected_compiles(task):
@@ -390,12 +380,10 @@ def boundary() -> dict:
       the same folder) or "numba-default" (numba's own cache where numba puts it);
     - ``fast_load``: dyn's loader (False: numba's own loading, with its full refresh);
     - ``nrt_option``: numba's ``_nrt`` option (False: every kernel has the runtime);
-    - ``typed_only``: `typed_only` implementations are typed, not compiled (False: compiled);
     - ``notes``: why a part fell back.
     """
     b = _boundary()
-    return {"cache": b.cache, "fast_load": b.fast_load, "nrt_option": b.nrt_option, "typed_only": b.typed_only,
-            "notes": list(b.notes)}
+    return {"cache": b.cache, "fast_load": b.fast_load, "nrt_option": b.nrt_option, "notes": list(b.notes)}
 
 
 class _Boundary:
@@ -405,7 +393,6 @@ class _Boundary:
         self.cache = "dyn" if self.cache_class else self._numba_cache()
         self.fast_load = self.cache == "dyn" and self._check(self._fast_load)
         self.nrt_option = self._check(self._nrt_option)
-        self.typed_only = self._check(self._typed_only)
 
     def _check(self, probe):
         try:
@@ -467,29 +454,6 @@ class _Boundary:
             raise AttributeError("numba.core.cpu.CPUTargetOptions has no _nrt option")
         return True
 
-    @staticmethod
-    def _typed_only():
-        import inspect
-
-        from numba.core.dispatcher import Dispatcher
-
-        original = Dispatcher.get_call_template
-        params = list(inspect.signature(original).parameters)
-        if params != ["self", "args", "kws"]:
-            raise TypeError(f"Dispatcher.get_call_template{tuple(params)}: its signature changed")
-
-        def get_call_template(self, args, kws):
-            if not getattr(self.py_func, "_dyn_typed_only", False) or not self._can_compile:
-                return original(self, args, kws)
-            self._can_compile = False  # numba's switch: give the template of what is compiled (nothing)
-            try:
-                return original(self, args, kws)
-            finally:
-                self._can_compile = True
-
-        Dispatcher.get_call_template = get_call_template
-        return True
-
 
 @lru_cache(maxsize=None)
 def _boundary():
@@ -531,13 +495,6 @@ def jit(fn=None, *, nrt=True, **options):
         return _numba_cached(njit, f, opts)
 
     return decorate if fn is None else decorate(fn)
-
-
-def typed_only(impl):
-    """Mark `impl`, what an ``overload(..., inline="always")`` returns, as typed and inlined only, never
-    compiled on its own (see the module docstring); returns it."""
-    impl._dyn_typed_only = True
-    return impl
 
 
 def _numba_cached(njit, f, opts):

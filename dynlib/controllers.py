@@ -1,24 +1,33 @@
 """Controllers for `dynlib.simulate`: the motor torque tau(t, q, v), inside the compiled loop.
 
 A controller is a small Python object that `dynlib.simulate` turns, once, into
-a parameter tuple and a workspace (`Controller.params`, `params.work`); the
-compiled loop's ``control`` stage (`dynlib.stages`) then runs the kernel of that
-parameter type at every evaluation of the dynamics (four times per RK4 step):
+its law's parameter tuple (`Controller.params`) and then into the one `Control`
+record of the compiled loop (`control_record`: the law's code ``kind`` and every
+law's parameters, those of the other laws zero-size) with the one workspace
+`ControlWork` (`control_work`). Every controller is thus a value of the same
+numba type: the loop's ``control`` stage (`control_torque`, `dynlib.stages`)
+branches on ``kind`` at every evaluation of the dynamics (four times per RK4
+step), and a new controller compiles no new loop:
 
 ==================== ======================= ============================================================
-controller            parameters (workspace)  tau (nv,)
+controller            parameters (kind)       tau (nv,)
 ==================== ======================= ============================================================
 `Zero`                `ZeroParams`            0
+                      (ZERO_TORQUE)
 `Constant`            `ConstantParams`        tau_c
+                      (CONSTANT_TORQUE)
 `TorqueTable`         `TableParams`           tau(t) linearly interpolated in a table (held at its ends)
+                      (TABLE_TORQUE)
 `PD`                  `PDParams`              kp (q* ⊖ q) - kd v  [+ g(q) with ``gravity_compensation``]
-                      (`FeedbackWork`)
+                      (PD_TORQUE)             (`pd_torque`)
 `GravityCompensation` `GravityParams`         g(q) = RNEA(q, 0, 0)
-                      (`FeedbackWork`)
+                      (GRAVITY_TORQUE)
 `ComputedTorque`      `ComputedTorqueParams`  M(q) (a_d + kd (v_d - v) + kp (q_d - q)) + h(q, v) + friction(v),
-                      (`TrackingWork`)        one RNEA call with the commanded acceleration; the target
-                                              (q_d, v_d, a_d)(t) is a table (`TableTarget`) or sinusoids
-                                              (`SineTarget`), itself dispatched by type (stage ``target``)
+                      (COMPUTED_TORQUE)       one RNEA call with the commanded acceleration
+                                              (`commanded_acceleration`, `tracking_torque`);
+                                              the target (q_d, v_d, a_d)(t) is a table (`TableTarget`) or
+                                              sinusoids (`SineTarget`), chosen by data too (``target``:
+                                              TABLE_TARGET or SINE_TARGET, the other one zero-size)
 ==================== ======================= ============================================================
 
 Joints that are not actuated get zero torque from the feedback controllers (PD,
@@ -46,51 +55,36 @@ from . import joints as J
 from .algorithms.rnea import rnea_kernel
 from .dynamics import assign
 from .errors import InputError, closest
-from .spatial import kernel
-from .stages import stage, target
+from .spatial import inline_kernel, kernel
 
-# ---------------------------------------------------------------- parameters and workspaces
+# ---------------------------------------------------------------- parameters, the control record, its workspace
+
+# the control law of a Control record (its `kind`), and the computed-torque target's (ComputedTorqueParams.target)
+ZERO_TORQUE, CONSTANT_TORQUE, TABLE_TORQUE, PD_TORQUE, GRAVITY_TORQUE, COMPUTED_TORQUE = range(6)
+SINE_TARGET, TABLE_TARGET = 0, 1
 
 
-class NoWork(NamedTuple):
-    """The workspace of a controller that needs none."""
+class ControlWork(NamedTuple):
+    """Workspace of the control stage, one for every controller (PD and gravity compensation use err, fext0)."""
 
-
-class FeedbackWork(NamedTuple):
-    """Workspace of PD and gravity compensation."""
-
-    err: np.ndarray    # (nv,) position error q* ⊖ q
+    q_d: np.ndarray    # (nq,) computed torque: target positions at t
+    v_d: np.ndarray    # (nv,) target velocities at t
+    a_d: np.ndarray    # (nv,) target accelerations at t, then the commanded acceleration
+    err: np.ndarray    # (nv,) position error (q* or q_d) ⊖ q
     fext0: np.ndarray  # (nb, 6) zeros, never written: the external wrenches of the RNEA calls
 
 
-class TrackingWork(NamedTuple):
-    """Workspace of computed torque."""
-
-    q_d: np.ndarray    # (nq,) target positions at t
-    v_d: np.ndarray    # (nv,) target velocities at t
-    a_d: np.ndarray    # (nv,) target accelerations at t, then the commanded acceleration
-    err: np.ndarray    # (nv,) position error q_d ⊖ q
-    fext0: np.ndarray  # (nb, 6) zeros, never written
-
-
 class ZeroParams(NamedTuple):
-    def work(self, model):
-        return NoWork()
+    pass
 
 
 class ConstantParams(NamedTuple):
     tau: np.ndarray  # (nv,)
 
-    def work(self, model):
-        return NoWork()
-
 
 class TableParams(NamedTuple):
     times: np.ndarray   # (n,) increasing sample times
     values: np.ndarray  # (n, nv) torques
-
-    def work(self, model):
-        return NoWork()
 
 
 class PDParams(NamedTuple):
@@ -100,15 +94,9 @@ class PDParams(NamedTuple):
     actuated: np.ndarray  # (nv,) 1.0 where the controller acts, 0.0 on free-flyer roots
     gravity_compensation: bool
 
-    def work(self, model):
-        return FeedbackWork(np.zeros(model.nv), np.zeros((model.nb, 6)))
-
 
 class GravityParams(NamedTuple):
     actuated: np.ndarray  # (nv,)
-
-    def work(self, model):
-        return FeedbackWork(np.zeros(model.nv), np.zeros((model.nb, 6)))
 
 
 class TableTarget(NamedTuple):
@@ -136,11 +124,46 @@ class ComputedTorqueParams(NamedTuple):
     damping: np.ndarray   # (nv,) the plant's joint friction, cancelled: viscous ...
     friction: np.ndarray  # (nv,) ... and Coulomb,
     eps: float            # smoothed by tanh(v / eps)
-    target: tuple         # TableTarget or SineTarget
+    target: int           # SINE_TARGET or TABLE_TARGET: which of the two below is the target
+    table: TableTarget    # (zero-size arrays when the target is sinusoids)
+    sine: SineTarget      # (zero-size arrays when the target is a table)
 
-    def work(self, model):
-        nq, nv = model.nq, model.nv
-        return TrackingWork(np.zeros(nq), np.zeros(nv), np.zeros(nv), np.zeros(nv), np.zeros((model.nb, 6)))
+
+def _empty(*ndims):
+    return tuple(np.zeros((0,) * n) for n in ndims)
+
+
+_NO_TABLE = TableTarget(*_empty(1, 2, 2, 2))
+_NO_SINE = SineTarget(*_empty(1, 1, 1, 1))
+_NONE = {ConstantParams: ConstantParams(*_empty(1)), TableParams: TableParams(*_empty(1, 2)),
+         PDParams: PDParams(*_empty(1, 1, 1, 1), False), GravityParams: GravityParams(*_empty(1)),
+         ComputedTorqueParams: ComputedTorqueParams(*_empty(1, 1, 1, 1, 1), 1.0, SINE_TARGET, _NO_TABLE, _NO_SINE)}
+_KINDS = {ZeroParams: ZERO_TORQUE, ConstantParams: CONSTANT_TORQUE, TableParams: TABLE_TORQUE, PDParams: PD_TORQUE,
+          GravityParams: GRAVITY_TORQUE, ComputedTorqueParams: COMPUTED_TORQUE}
+
+
+class Control(NamedTuple):
+    """The control stage's record: the law (`kind`) and every law's parameters, those of the other laws
+    zero-size, so that every controller has the one numba type the simulation loop is compiled for."""
+
+    kind: int                       # ZERO_TORQUE, CONSTANT_TORQUE, ...
+    constant: ConstantParams
+    table: TableParams
+    pd: PDParams
+    gravity: GravityParams
+    computed: ComputedTorqueParams
+
+
+def control_record(params) -> Control:
+    """The Control record of a controller's parameters (`Controller.params`)."""
+    slots = {cls: params if isinstance(params, cls) else empty for cls, empty in _NONE.items()}
+    return Control(_KINDS[type(params)], slots[ConstantParams], slots[TableParams], slots[PDParams],
+                   slots[GravityParams], slots[ComputedTorqueParams])
+
+
+def control_work(model) -> ControlWork:
+    nq, nv = model.nq, model.nv
+    return ControlWork(np.zeros(nq), np.zeros(nv), np.zeros(nv), np.zeros(nv), np.zeros((model.nb, 6)))
 
 
 # ---------------------------------------------------------------- compiled part: the control stage
@@ -178,61 +201,65 @@ def position_error(m, q_ref, q, err):
                 err[m.idx_v[i] + k] = 0.0
 
 
-@stage("control", ZeroParams)
-def zero_torque(m, d, p, w, t, q, v, tau):
-    tau[:] = 0.0
-
-
-@stage("control", ConstantParams)
-def constant_torque(m, d, p, w, t, q, v, tau):
-    assign(tau, p.tau)
-
-
-@stage("control", TableParams)
-def table_torque(m, d, p, w, t, q, v, tau):
-    interpolate_rows(p.times, p.values, t, tau)
-
-
-@stage("control", PDParams)
-def pd_torque(m, d, p, w, t, q, v, tau):
-    """tau = (kp (q* ⊖ q) - kd v [+ g(q)]) on the actuated DoFs."""
-    if p.gravity_compensation:
+@inline_kernel
+def control_torque(m, d, c, w, t, q, v, tau):
+    """tau (nv,) = the motor torque at (t, q, v) of the law c.kind of the Control record c (workspace w).
+    The laws that need inverse dynamics share one RNEA call (one call site in the loop's code)."""
+    k = c.kind
+    if k == TABLE_TORQUE:
+        interpolate_rows(c.table.times, c.table.values, t, tau)
+    elif k == CONSTANT_TORQUE:
+        assign(tau, c.constant.tau)
+    elif k == COMPUTED_TORQUE:
+        commanded_acceleration(m, c.computed, w, t, q, v)
+        rnea_kernel(m, d, q, v, w.a_d, w.fext0, m.gravity, tau)
+        tracking_torque(c.computed, v, tau)
+    elif k == GRAVITY_TORQUE or (k == PD_TORQUE and c.pd.gravity_compensation):
         rnea_kernel(m, d, q, d.zeros_v, d.zeros_v, w.fext0, m.gravity, tau)
     else:
         tau[:] = 0.0
+    if k == PD_TORQUE:
+        pd_torque(m, c.pd, w, q, v, tau)
+    elif k == GRAVITY_TORQUE:
+        for i in range(tau.shape[0]):
+            tau[i] *= c.gravity.actuated[i]
+
+
+@inline_kernel
+def pd_torque(m, p, w, q, v, tau):
+    """tau = (kp (q* ⊖ q) - kd v + tau) on the actuated DoFs, tau the gravity torque g(q) or zero on entry."""
     position_error(m, p.q_ref, q, w.err)
     for k in range(v.shape[0]):
         tau[k] = (tau[k] + (p.kp[k] * w.err[k] - p.kd[k] * v[k])) * p.actuated[k]
 
 
-@stage("control", GravityParams)
-def gravity_torque(m, d, p, w, t, q, v, tau):
-    """tau = g(q) = RNEA(q, 0, 0) on the actuated DoFs."""
-    rnea_kernel(m, d, q, d.zeros_v, d.zeros_v, w.fext0, m.gravity, tau)
-    for k in range(v.shape[0]):
-        tau[k] *= p.actuated[k]
-
-
-@stage("control", ComputedTorqueParams)
-def computed_torque(m, d, p, w, t, q, v, tau):
-    """tau = RNEA(q, v, a_cmd) + joint friction(v), a_cmd = a_d + kd (v_d - v) + kp (q_d ⊖ q)."""
-    target(p.target, t, w.q_d, w.v_d, w.a_d)
+@inline_kernel
+def commanded_acceleration(m, p, w, t, q, v):
+    """w.a_d = the computed-torque controller's commanded acceleration a_d + kd (v_d - v) + kp (q_d ⊖ q)."""
+    if p.target == TABLE_TARGET:
+        table_target(p.table, t, w.q_d, w.v_d, w.a_d)
+    else:
+        sine_target(p.sine, t, w.q_d, w.v_d, w.a_d)
     position_error(m, w.q_d, q, w.err)
     for k in range(v.shape[0]):
         w.a_d[k] += p.kd[k] * (w.v_d[k] - v[k]) + p.kp[k] * w.err[k]
-    rnea_kernel(m, d, q, v, w.a_d, w.fext0, m.gravity, tau)
+
+
+@inline_kernel
+def tracking_torque(p, v, tau):
+    """tau = (RNEA(q, v, a_cmd) + joint friction(v)) on the actuated DoFs, tau the RNEA torque on entry."""
     for k in range(v.shape[0]):
         tau[k] = (tau[k] + (p.damping[k] * v[k] + p.friction[k] * math.tanh(v[k] / p.eps))) * p.actuated[k]
 
 
-@stage("target", TableTarget)
+@inline_kernel
 def table_target(p, t, q_d, v_d, a_d):
     interpolate_rows(p.times, p.q, t, q_d)
     interpolate_rows(p.times, p.v, t, v_d)
     interpolate_rows(p.times, p.a, t, a_d)
 
 
-@stage("target", SineTarget)
+@inline_kernel
 def sine_target(p, t, q_d, v_d, a_d):
     for k in range(q_d.shape[0]):
         amp, w, ph = p.amplitude[k], p.omega[k], p.phase[k]
@@ -317,8 +344,8 @@ def _euclidean(model, what):
 
 
 class Controller:
-    """Base class: `params(model, q0, friction)` gives the compiled form, a parameter tuple of the
-    ``control`` stage (its workspace: ``params.work(model)``).
+    """Base class: `params(model, q0, friction)` gives the law's parameter tuple, which `control_record`
+    makes the ``control`` stage's record.
 
     q0: the initial configuration; friction: the plant's joint friction (damping (nv,),
     friction (nv,), eps), which the computed-torque controller cancels."""
@@ -455,9 +482,11 @@ class ComputedTorque(Controller):
         kp = per_dof(model, self.kp, "kp", actuated_only=True)
         kd = per_dof(model, self.kd, "kd", actuated_only=True)
         damping, fric, eps = friction
-        tgt = self.target if self.target is not None else Sinusoids()
+        tgt = _target(model, self.target if self.target is not None else Sinusoids(), q0)
+        table = isinstance(tgt, TableTarget)
         return ComputedTorqueParams(kp, kd, actuated_mask(model), _floats(damping), _floats(fric), float(eps),
-                                    _target(model, tgt, q0))
+                                    TABLE_TARGET if table else SINE_TARGET, tgt if table else _NO_TABLE,
+                                    _NO_SINE if table else tgt)
 
 
 def _target(model, tgt, q0):

@@ -1,20 +1,22 @@
-"""Generalized forces and forward dynamics: the stages of the simulation step that need no contact.
+"""Generalized forces and forward dynamics: the kernels of the simulation step that need no contact.
 
-One evaluation of the dynamics at (t, q, v) (`dynlib.simulate`) gathers every
-generalized force, then turns them into an acceleration:
+One evaluation of the dynamics at (t, q, v) (`dynlib.simulate`, its stages in
+`dynlib.stages`) gathers every generalized force, then turns them into an acceleration:
 
 - ``joint_forces`` (`Forces`): ``tau_total = tau - damping v - friction tanh(v/eps)``,
-  the motor torque plus the joint friction (SPEC §2);
-- ``body_forces`` (`ExternalWrenches`): ``fext`` (nb, 6), the external wrenches
+  the motor torque plus the joint friction (SPEC §2; zero arrays without it);
+- `wrench_forces` (the ``body_forces`` stage): ``fext`` (nb, 6), the external wrenches
   active at t as body wrenches (body frame, at the body origin). A wrench
   ``(f, tau)`` is given in world-aligned axes at a frame origin (the dual of the
   ``local_world_aligned`` frame Jacobian: generalized force ``J^T w``), active for
-  ``start <= t < stop``. Soft contact (`dynlib.contact.soft.SoftParams`) is the
-  other kernel of this stage: the same wrenches plus its contact forces;
-- ``acceleration``:
+  ``start <= t < stop``. The stage adds the soft contact forces to them
+  (`dynlib.contact.soft`);
+- the ``acceleration`` stage, without a contact model that constrains the motion,
+  by the friction mode (the Pipeline's ``implicit``, data: FREE, IMPLICIT_FRICTION,
+  IMPLICIT_GAINS below):
 
-  - `Free`: ``a = ABA(q, v, tau_total, fext)``, joint friction explicit;
-  - `ImplicitFriction`: ``(M + dt B) a = tau_total - h``, with ``h = RNEA(q, v, 0, fext)``
+  - FREE: ``a = ABA(q, v, tau_total, fext)``, joint friction explicit;
+  - IMPLICIT_FRICTION (`implicit_acceleration`): ``(M + dt B) a = tau_total - h``, with ``h = RNEA(q, v, 0, fext)``
     and ``B = diag(damping + friction/eps (1 - tanh²(v/eps)))`` the friction's
     (negated) velocity Jacobian. Joint damping and the smoothed Coulomb friction
     are stiff for light links (a wrist with 1e-4 kg m² and 0.5 N m s of damping
@@ -27,18 +29,18 @@ generalized force, then turns them into an acceleration:
     ABA solves ``(M + diag(dt B)) a = tau_total - h`` with ``D_k = S_k^T IA S_k +
     armature_k + (dt B)_k`` (`dynlib.algorithms.aba`), in O(n) like the explicit
     step, without forming M. A recorded row holds the explicit acceleration
-    ``ABA(q, v, tau_total, fext)`` (`recorded_acceleration`), so that inverse
+    ``ABA(q, v, tau_total, fext)`` (`explicit_acceleration`), so that inverse
     dynamics on the rows gives back tau. The diagonal enters every pivot D_k and
     so every articulated inertia a body passes to its parent: the implicit pass's
     factorization is of M + diag, not of M, and the explicit acceleration needs
     passes 2 and 3 of its own; pass 1 (joint placements, velocities, c), which
     the diagonal and tau do not enter, it takes from the implicit pass at the same
-    state (`aba_at_velocities`). With the PD gains alone implicit (`ImplicitGains`:
+    state (`aba_at_velocities`). With the PD gains alone implicit (IMPLICIT_GAINS:
     dt B = 0), ``(M + gain_m) a = tau_total - gain_v v - h`` is ``M a + h =
     tau_total - gain_m a - gain_v v``, the torque `applied_torque` records: the
     stage's own acceleration is the explicit one, and the row records it;
   - the contact models that constrain the motion (`dynlib.contact.bilateral`,
-    `unilateral`, `relaxed`) are the other kernels of this stage.
+    `unilateral`, `relaxed`) take the stage's place when the pipeline has one.
 
 Implicit PD gains (`dynlib.simulate`, semi-implicit and euler): a PD's torque
 ``kp (q* ⊖ q) - kd v`` taken at the state the step predicts, ``v+ = v + dt a``,
@@ -49,7 +51,7 @@ so stiff gains on light links are stable at any dt. `applied_torque` then
 makes the recorded motor torque the one applied, ``M a + h = tau_applied``.
 
 `implicit_diagonal` is the one home of that diagonal, ``dt B + gain_m`` (nv,),
-for both paths: the ABA of `ImplicitFriction`, and `mass_and_bias`, the dense
+for both paths: the ABA of `implicit_acceleration`, and `mass_and_bias`, the dense
 prelude of the contact stages that need M itself (`dynlib.contact.bilateral`,
 `unilateral`, `relaxed`): ``M`` by CRBA plus the diagonal, ``h`` by RNEA,
 ``tau_h = tau_total - h - gain_v v``.
@@ -63,10 +65,8 @@ import numpy as np
 
 from .algorithms.aba import aba_at_velocities, aba_kernel
 from .algorithms.crba import crba_kernel
-from .algorithms.kinematics import placements
 from .algorithms.rnea import rnea_kernel
-from .spatial import kernel
-from .stages import inline_kernel, stage
+from .spatial import inline_kernel, kernel
 
 
 class Forces(NamedTuple):
@@ -85,22 +85,13 @@ class Forces(NamedTuple):
     wrench_stop: np.ndarray   # (nw,) ... until this time (excluded)
 
 
-class ExternalWrenches(NamedTuple):
-    """Body-forces stage without soft contact: the external wrenches of `Forces` only."""
-
-
-class Free(NamedTuple):
-    """Acceleration stage: the ABA, joint friction explicit."""
-
-
-class ImplicitFriction(NamedTuple):
-    """Acceleration stage: (M + dt B) a = tau_total - h by the ABA, joint friction linearly implicit (dt:
-    Forces.implicit_dt), and implicit PD gains (Forces.gain_m, gain_v)."""
-
-
-class ImplicitGains(NamedTuple):
-    """Acceleration stage: `ImplicitFriction`'s kernel with the PD gains alone implicit (Forces.implicit_dt = 0),
-    whose acceleration is the model's at the applied torque, so the row records it."""
+# the acceleration without constraints (the Pipeline's `implicit`, by data)
+FREE = 0               # the ABA, joint friction explicit
+IMPLICIT_FRICTION = 1  # (M + dt B) a = tau_total - h by the ABA, joint friction linearly implicit (dt:
+                       # Forces.implicit_dt), and implicit PD gains (Forces.gain_m, gain_v); the row records the
+                       # explicit acceleration
+IMPLICIT_GAINS = 2     # the same kernel with the PD gains alone implicit (Forces.implicit_dt = 0): its
+                       # acceleration is the model's at the applied torque, so the row records it
 
 
 @kernel
@@ -113,7 +104,7 @@ def assign(dst, src):
 
 # ------------------------------------------------------------------ generalized forces
 
-@stage("joint_forces")
+@inline_kernel
 def joint_forces(fo, v, tau, tau_total):
     """tau_total = tau - damping v - friction tanh(v / eps) (SPEC §2 joint friction)."""
     for k in range(v.shape[0]):
@@ -146,12 +137,6 @@ def wrench_forces(oR, fo, t, fext):
         fext[b, 5] += R[0, 2] * f[3] + R[1, 2] * f[4] + R[2, 2] * f[5] + p[w, 0] * fb1 - p[w, 1] * fb0
 
 
-@stage("body_forces", ExternalWrenches)
-def external_wrenches(m, d, p, pts, fo, t, q, v, w, fext):
-    """fext = the external wrenches active at t (untouched, zero, when there are none)."""
-    if fo.wrench_body.shape[0] > 0:
-        placements(m, d, q)
-        wrench_forces(d.oR, fo, t, fext)
 
 
 # ------------------------------------------------------------------ forward dynamics
@@ -192,15 +177,8 @@ def applied_torque(fo, v, a, tau, tau_total):
         tau_total[k] -= c
 
 
-@stage("acceleration", Free)
-def free_acceleration(m, d, p, pts, fo, dt, q, v, tau_total, fext, w, tau_h, a):
-    """a = ABA(q, v, tau_total, fext)."""
-    aba_kernel(m, d, q, v, tau_total, fext, m.gravity, d.zeros_v, a)
-    return True
-
-
-@stage("acceleration", ImplicitFriction, ImplicitGains)
-def implicit_friction_acceleration(m, d, p, pts, fo, dt, q, v, tau_total, fext, w, tau_h, a):
+@inline_kernel
+def implicit_acceleration(m, d, fo, q, v, tau_total, fext, tau_h, a):
     """(M + diag(dt B + gain_m)) a = tau_total - gain_v v - h by one ABA with that diagonal on D_k, O(n);
     False if a pivot D_k is not positive (M plus the diagonal not positive definite)."""
     implicit_diagonal(fo, v, d.diag)
@@ -214,14 +192,8 @@ def implicit_friction_acceleration(m, d, p, pts, fo, dt, q, v, tau_total, fext, 
     return True
 
 
-@stage("recorded_acceleration")
-def stage_acceleration(m, d, p, q, v, tau_total, fext, a, out):
-    """out = a: the row records the stage's own acceleration."""
-    assign(out, a)
-
-
-@stage("recorded_acceleration", ImplicitFriction)
-def explicit_acceleration(m, d, p, q, v, tau_total, fext, a, out):
+@inline_kernel
+def explicit_acceleration(m, d, tau_total, fext, out):
     """out = ABA(q, v, tau_total, fext): the model's acceleration at the state, not the implicit stage's; the
     stage's ABA at (q, v) just before left pass 1 in d (`aba_at_velocities`)."""
     aba_at_velocities(m, d, tau_total, fext, m.gravity, d.zeros_v, out)

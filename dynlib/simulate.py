@@ -1,4 +1,4 @@
-"""Forward-dynamics simulation: one compiled loop from an initial state, its step a pipeline of stages.
+"""Forward-dynamics simulation: one compiled loop from an initial state, its step a fixed pipeline of stages.
 
 `simulate(model, q0, v0, dt=..., steps=...)` integrates the rigid-body dynamics
 (`dynlib.integrators`: euler, semi-implicit, rk4) under a controller
@@ -20,20 +20,21 @@ One step, from state k to k + 1 (`_run`, compiled):
 
 1. the scheme's stages (one, or four for rk4): `integrators.stage_state` gives the
    stage's state (t_s, q_s, v_s), the state k itself first;
-2. `evaluate` runs the pipeline at that state, stage by stage (`dynlib.stages`),
-   each stage the kernel that the *type* of its parameters picks:
+2. `evaluate` runs the pipeline at that state, stage by stage (`dynlib.stages`), each
+   stage summing every source present, switched by data (MuJoCo's forward pipeline):
 
-   a. ``control``: the controller's motor torque tau (`PDParams` -> `controllers.pd_torque`, ...);
+   a. ``control``: the controller's motor torque tau (`controllers.control_torque`: the law
+      of ``Control.kind``, e.g. PD -> `controllers.pd_torque`);
    b. ``joint_forces``: tau_total = tau + joint friction (`dynamics.joint_forces`);
-   c. ``body_forces``: the body wrenches f_ext: external wrenches (`dynamics.external_wrenches`),
-      plus the contact forces for soft contact (`contact.soft.soft_forces`);
-   d. ``acceleration``: a from (q_s, v_s, tau_total, f_ext): the ABA (`dynamics.Free`),
-      ``(M + dt B) a = tau_total - h`` under implicit joint friction and PD gains, one ABA with the
-      diagonal dt B on each pivot D_k, O(n) (`dynamics.ImplicitFriction`; `ImplicitGains` with only
-      the PD gains implicit),
-      the KKT system of bilateral contact (`contact.bilateral`), or one time step with
-      contact impulses (`contact.unilateral`, `contact.relaxed`; semi-implicit Euler only,
-      whose acceleration is then ``(v+ − v)/dt``);
+   c. ``body_forces``: the body wrenches f_ext: external wrenches (`dynamics.wrench_forces`),
+      plus the contact forces of soft contact (`contact.soft.soft_forces`);
+   d. ``acceleration``: a from (q_s, v_s, tau_total, f_ext): the KKT system of bilateral contact
+      (`contact.bilateral`), or one time step with contact impulses (`contact.unilateral`,
+      `contact.relaxed`; semi-implicit Euler only, whose acceleration is then ``(v+ − v)/dt``);
+      without those, the ABA (``Pipeline.implicit`` FREE), or ``(M + dt B) a = tau_total - h``
+      under implicit joint friction and PD gains, one ABA with the diagonal dt B on each pivot
+      D_k, O(n) (IMPLICIT_FRICTION; IMPLICIT_GAINS with only the PD gains implicit:
+      `dynamics.implicit_acceleration`);
 
    later stages also get their configuration rate (`integrators.dexp_inv`);
 3. after the first stage, the state k is checked and, every K steps, recorded
@@ -41,14 +42,19 @@ One step, from state k to k + 1 (`_run`, compiled):
 4. `integrators.advance` moves to the state k + 1, which is checked for divergence.
 
 The parameters of every stage travel in one `Pipeline` tuple that `simulate`
-builds (`_pipeline`): the controller's `params`, the `Forces`, and the contact
-model's parameters (`dynlib.contact.build`) in the stage their class has a
-kernel for (soft: ``body_forces``; bilateral, unilateral, relaxed:
-``acceleration``), `ExternalWrenches` and `Free`, `ImplicitFriction` or `ImplicitGains` in the
-stages it leaves. numba compiles `_run` once per combination of stage types that
-is run (and caches it), so no stage is chosen by a flag at run time, and a run
-compiles only the kernels it uses (`loop_is_cached`); likewise the energy of the recorded rows,
-whose kernels a run without it does not compile (``Rows.energy`` is None). Long runs are cut into
+builds (`_pipeline`), of one numba type for every scenario: the controller's
+`controllers.Control` record (the law's code and every law's parameters, the
+unused ones zero-size), its `controllers.ControlWork`, the `Forces` (joint friction,
+implicit PD gains, external wrenches; zeros and empty arrays when absent), the
+friction mode ``implicit`` (an integer), the `contact.ContactModel` record (the
+model's code, NO_CONTACT without contacts, and every model's parameters), the
+contact `Points` and `ContactWork` (empty without contacts). The energy of the
+recorded rows is data as well: ``Rows.energy`` has no rows when it is not asked.
+So numba compiles `_run` once (per layout of the model arrays, which is the same
+for every robot, fixed or floating base) and caches it: a scenario of another
+controller, contact model or integrator compiles no new loop (`loop_is_cached`).
+The price: the first run compiles every stage's kernels, the contact solvers and
+the energy's included. Long runs are cut into
 chunks of about 1 % of the steps so that a progress callback can report between
 them (nothing in Python per step); `result.contact_solver` reports the steps
 where the impulse solver (PGS) stopped on its iteration limit.
@@ -65,24 +71,19 @@ import math
 from typing import NamedTuple
 
 import numpy as np
-from numba.core import types
-from numba.extending import overload
-
 from . import controllers as C
 from . import integrators as I
-from . import stages
 from .algorithms.aba import check_dynamics
 from .algorithms.energy import kinetic_kernel, potential_after_placements
-from .contact import build as build_contact
+from .contact import ContactModel, build as build_contact, contact_record
 from .contact.points import ContactWork, Points, contact_work, no_points
 from .contact.relaxed import RelaxedParams
 from .contact.unilateral import UnilateralParams
-from .dynamics import (ExternalWrenches, Forces, Free, ImplicitFriction, ImplicitGains, applied_torque, assign,
-                       joint_forces)
-from .compiled import typed_only
+from .controllers import Control, ControlWork, control_record, control_work
+from .dynamics import FREE, IMPLICIT_FRICTION, IMPLICIT_GAINS, Forces, applied_torque, assign
 from .errors import InputError, NumericalError
-from .spatial import kernel
-from .stages import acceleration, body_forces, control, inline_kernel, recorded_acceleration
+from .spatial import inline_kernel, kernel
+from .stages import acceleration, body_forces, control_torque, joint_forces, recorded_acceleration
 
 # divergence reasons
 NONFINITE_ACCELERATION = 1
@@ -102,14 +103,14 @@ CHUNKED_ABOVE = 20_000  # steps: below this, one compiled call (Ctrl-C waits for
 
 
 class Pipeline(NamedTuple):
-    """The parameters of every stage of one evaluation, as `_run` takes them (see the module docstring)."""
+    """The parameters of every stage of one evaluation, as `_run` takes them (see the module docstring):
+    one numba type for every scenario."""
 
-    control: tuple            # controllers.ZeroParams, PDParams, ... (the control stage's kernel)
-    control_work: tuple       # its workspace (controllers.NoWork, FeedbackWork, TrackingWork)
-    forces: Forces            # joint friction and external wrenches
-    body_forces: tuple        # dynamics.ExternalWrenches or contact.soft.SoftParams
-    acceleration: tuple       # dynamics.Free, ImplicitFriction, ImplicitGains, or BilateralParams, UnilateralParams,
-                              # RelaxedParams
+    control: Control          # the controller's law (kind) and parameters
+    control_work: ControlWork
+    forces: Forces            # joint friction, implicit gains and external wrenches (none: empty arrays)
+    implicit: int             # dynamics.FREE, IMPLICIT_FRICTION or IMPLICIT_GAINS
+    contact: ContactModel     # the contact model (kind, NO_CONTACT without contacts) and its parameters
     points: Points            # contact points and ground (none without contacts)
     contact_work: ContactWork
 
@@ -122,7 +123,7 @@ class Rows(NamedTuple):
     v: np.ndarray       # (N, nv)
     a: np.ndarray       # (N, nv)
     tau: np.ndarray     # (N, nv)
-    energy: np.ndarray | None  # (N, 3) kinetic, potential, total; None when not asked (its kernels not compiled)
+    energy: np.ndarray  # (N, 3) kinetic, potential, total; (0, 3) when not asked
     force: np.ndarray   # (N, nc, 3)
     pen: np.ndarray     # (N, nc)
 
@@ -155,11 +156,10 @@ def _finite(x):
 def evaluate(m, d, p, w, dt, t, q, v, a):
     """a = the acceleration at (t, q, v): the pipeline's stages in order, which leave this evaluation's
     tau, tau_total and fext in w. False if the acceleration stage's matrix is not positive definite."""
-    control(m, d, p.control, p.control_work, t, q, v, w.tau)
+    control_torque(m, d, p.control, p.control_work, t, q, v, w.tau)
     joint_forces(p.forces, v, w.tau, w.tau_total)
-    body_forces(m, d, p.body_forces, p.points, p.forces, t, q, v, p.contact_work, w.fext)
-    ok = acceleration(m, d, p.acceleration, p.points, p.forces, dt, q, v, w.tau_total, w.fext,
-                      p.contact_work, w.tau_h, a)
+    body_forces(m, d, p, t, q, v, w.fext)
+    ok = acceleration(m, d, p, dt, q, v, w.tau_total, w.fext, w.tau_h, a)
     applied_torque(p.forces, v, a, w.tau, w.tau_total)  # implicit PD gains: the torque applied
     return ok
 
@@ -168,7 +168,7 @@ def evaluate(m, d, p, w, dt, t, q, v, a):
 def record(m, d, p, w, t, q, v, a, rows, row):
     """Row `row` of the state (q, v) at t, evaluated just before (stage acceleration a): its acceleration,
     motor torque, contact forces and energy. False if the recorded acceleration is not finite."""
-    recorded_acceleration(m, d, p.acceleration, q, v, w.tau_total, w.fext, a, rows.a[row])
+    recorded_acceleration(m, d, p, w.tau_total, w.fext, a, rows.a[row])
     if not _finite(rows.a[row]):
         return False
     rows.t[row] = t
@@ -178,30 +178,13 @@ def record(m, d, p, w, t, q, v, a, rows, row):
     assign(rows.pen[row], p.contact_work.pen)
     for c in range(rows.force.shape[1]):
         assign(rows.force[row, c], p.contact_work.force[c])
-    _record_energy(m, d, q, v, rows.energy, row)
-    return True
-
-
-def _record_energy(m, d, q, v, energy, row):
-    """energy[row] = kinetic, potential and total energy at (q, v); nothing when `energy` is None (not asked)."""
-    raise NotImplementedError("called from compiled code only (record)")
-
-
-@overload(_record_energy, inline="always")
-def _record_energy_impl(m, d, q, v, energy, row):
-    # picked by the type of `energy` while numba types `record`: a run without the energy columns
-    # (Rows.energy None) compiles no energy kernel, about a fifth of a first run's compile time
-    if isinstance(energy, types.NoneType):
-        return typed_only(lambda m, d, q, v, energy, row: None)
-
-    def impl(m, d, q, v, energy, row):
+    if rows.energy.shape[0] > 0:  # asked for
         T = kinetic_kernel(m, d, q, v)
         U = potential_after_placements(m, d, m.gravity)  # placements done by kinetic_kernel
-        energy[row, 0] = T
-        energy[row, 1] = U
-        energy[row, 2] = T + U
-
-    return typed_only(impl)
+        rows.energy[row, 0] = T
+        rows.energy[row, 1] = U
+        rows.energy[row, 2] = T + U
+    return True
 
 
 @kernel
@@ -435,17 +418,15 @@ def _pipeline(model, q, *, dt, integrator, controller, external_wrenches, joint_
         if needs is not None and integrator != needs:
             raise InputError(f"the {contact.model} contact model steps velocities with impulses "
                              f"(semi-implicit Euler): set integrator to '{needs}' (got {integrator!r})")
-    params = contact.params if contact is not None else None
-    body = params if stages.handles("body_forces", type(params)) else ExternalWrenches()
-    implicit = ImplicitFriction() if stiff else ImplicitGains() if implicit_gains else Free()
-    accel = params if stages.handles("acceleration", type(params)) else implicit
+    implicit = IMPLICIT_FRICTION if stiff else IMPLICIT_GAINS if implicit_gains else FREE
     points, work = (no_points(), contact_work(0, model.nv)) if contact is None else (contact.points, contact.work)
-    return _normalized(Pipeline(ctrl, ctrl.work(model), fo, body, accel, points, work)), contact
+    return _normalized(Pipeline(control_record(ctrl), control_work(model), fo, implicit, contact_record(contact),
+                                points, work)), contact
 
 
 def _rows(model, nrows, nc, energy) -> Rows:
     return Rows(np.zeros(nrows), np.zeros((nrows, model.nq)), np.zeros((nrows, model.nv)),
-                np.zeros((nrows, model.nv)), np.zeros((nrows, model.nv)), np.zeros((nrows, 3)) if energy else None,
+                np.zeros((nrows, model.nv)), np.zeros((nrows, model.nv)), np.zeros((nrows if energy else 0, 3)),
                 np.zeros((nrows, nc, 3)), np.zeros((nrows, nc)))
 
 
@@ -550,35 +531,20 @@ def _solver_report(contact, work):
             "max_iterations": int(contact.params.max_iterations)}
 
 
-def loop_is_cached(model=None, q0=None, *, integrator="rk4", controller=None, external_wrenches=(),
-                   joint_friction=True, friction_integration="implicit", energy=True, contacts=None,
-                   gain_integration="implicit") -> bool:
-    """Whether dyn's kernel cache (`dynlib.compiled.cache_folders`) holds the compiled loop (`_run`) that a
-    run needs, so that it starts at once.
-
-    Without a model: whether any specialization of the loop is cached. With a model and `simulate`'s
-    arguments: whether the specialization for that run's stage types is (`dynlib.stages`). A cache
-    this function cannot read counts as holding the loop when its index file is there.
-    """
+def loop_is_cached() -> bool:
+    """Whether dyn's kernel cache (`dynlib.compiled.cache_folders`) holds the compiled loop (`_run`), so that a
+    run starts at once. There is one loop for every scenario (controller, contact model, friction mode and
+    energy are data: `dynlib.stages`). A cache this function cannot read counts as holding the loop when its
+    index file is there."""
     from .compiled import cache_folders
 
-    indexes = [f for folder in cache_folders() if folder.is_dir() for f in folder.glob("simulate._run-*.nbi")]
-    if model is None or not indexes:
-        return bool(indexes)
-    q = _state(model, q0, model.nq, "q0", model.q_neutral)
-    p, contact = _pipeline(model, q, dt=1e-3, integrator=integrator, controller=controller,
-                           external_wrenches=external_wrenches, joint_friction=joint_friction, eps=1e-3,
-                           friction_integration=friction_integration, contacts=contacts,
-                           gain_integration=gain_integration, warn=False)
-    rows = _rows(model, 1, 0 if contact is None else len(contact.names), energy)
-    args = (model.arrays, model.create_data(), p, I.make_work(model.nq, model.nv, model.nb), 0, 1e-3, 0, 1, 1, 1,
-            1e6, q, np.zeros(model.nv), rows, 0)
-    return any(_holds(index, args) for index in indexes)
+    return any(_holds(index) for folder in cache_folders() if folder.is_dir()
+               for index in folder.glob("simulate._run-*.nbi"))
 
 
-def _holds(index, args) -> bool:
-    """Whether numba's cache index file `index` lists a compilation of `_run` for these arguments' types
-    (of this numba version, and of the current source when numba says which stamp that is)."""
+def _holds(index) -> bool:
+    """Whether numba's cache index file `index` lists a compilation of `_run` of this numba version (and of
+    the current source when numba says which stamp that is)."""
     import pickle
 
     import numba
@@ -588,8 +554,6 @@ def _holds(index, args) -> bool:
             version = pickle.load(f)
             stamp, overloads = pickle.loads(f.read())
         current = getattr(getattr(getattr(_run, "_cache", None), "_cache_file", None), "_source_stamp", stamp)
-        fresh = version == numba.__version__ and stamp == current
-        return fresh and tuple(numba.typeof(x) for x in args) in {key[0] for key in overloads}
+        return version == numba.__version__ and stamp == current and len(overloads) > 0
     except Exception:  # numba's private format changed: the file is there
         return True
-

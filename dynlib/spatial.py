@@ -49,6 +49,10 @@ _inlined = jit(inline="always")
 kernel = jit(nrt=False, error_model="numpy", nogil=True)
 """The decorator of every compiled algorithm kernel (see the module docstring)."""
 
+inline_kernel = jit(nrt=False, error_model="numpy", nogil=True, inline="always")
+"""A `kernel` that numba inlines into its callers (numba IR): the stages of the simulation step
+(`dynlib.stages`), so that no compiled call passes the arrays of their tuples one by one."""
+
 ZERO6 = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
 
 

@@ -1,146 +1,121 @@
-"""The stages of one evaluation of the dynamics, each picked at compile time by the type of its parameters.
+"""The fixed stages of one evaluation of the dynamics, each summing every source present, switched by data.
 
 A simulation step evaluates the dynamics at one to four states (`dynlib.simulate`);
-each evaluation runs the same stages in order:
+each evaluation runs the same stages in order, as MuJoCo's forward pipeline does
+(passive forces, actuation, applied forces, then constraints):
 
-=========================== ============================================= ==================================
-stage                        parameter types (the kernel each one picks)   module
-=========================== ============================================= ==================================
-``control``                  `ZeroParams`, `ConstantParams`, `TableParams`, `dynlib.controllers`
-                             `PDParams`, `GravityParams`,
-                             `ComputedTorqueParams`
-``joint_forces`` (fixed)     `Forces`: joint friction                      `dynlib.dynamics`
-``body_forces``              `ExternalWrenches`; `SoftParams` (wrenches    `dynlib.dynamics`,
-                             and soft contact forces)                      `dynlib.contact.soft`
-``acceleration``             `Free` (ABA), `ImplicitFriction`,             `dynlib.dynamics`,
-                             `ImplicitGains` (ABA with a joint-space
-                             diagonal),
-                             `BilateralParams`, `UnilateralParams`,        `dynlib.contact.*`
-                             `RelaxedParams`
-=========================== ============================================= ==================================
+=========================== ================================================ ===============================
+stage                        sources (the code in the `Pipeline` that picks)   kernels in
+=========================== ================================================ ===============================
+``control``                  the controller's law (`Control.kind`: zero,       `dynlib.controllers`
+                             constant, table, PD, gravity compensation,
+                             computed torque with its target by data too)
+``joint_forces``             joint friction (`Forces`: zero gains, none)       `dynlib.dynamics`
+``body_forces``              the external wrenches active at t (none: an       `dynlib.dynamics`,
+                             empty array), plus the soft contact forces        `dynlib.contact.soft`
+                             (`ContactModel.kind` SOFT)
+``acceleration``             the constraints of the contact model              `dynlib.contact.bilateral`,
+                             (`ContactModel.kind` BILATERAL, UNILATERAL,       `unilateral`, `relaxed`
+                             RELAXED), else the ABA with the joint friction    `dynlib.dynamics`
+                             and PD gains explicit or implicit
+                             (`Pipeline.implicit`: FREE, IMPLICIT_FRICTION,
+                             IMPLICIT_GAINS)
+``recorded_acceleration``    what a row records: the explicit model            `dynlib.dynamics`
+                             acceleration under IMPLICIT_FRICTION without
+                             constraints, the stage's own otherwise
+=========================== ================================================ ===============================
 
-plus two helpers dispatched the same way: ``target`` (the computed-torque
-controller's reference: `TableTarget`, `SineTarget`) and ``recorded_acceleration``
-(what a recorded row holds as its acceleration: the explicit model acceleration
-under `ImplicitFriction`, the stage's own acceleration otherwise).
-
-A kernel joins a stage with ``@stage(name, ParamsClass, ...)`` in the module
-that defines it, which also compiles it; each stage below is a Python function
-that only compiled code calls, and an ``overload`` that, while numba types the
-caller, looks up the kernel registered for the class of the parameters it is
-given (typed and inlined only: `dynlib.compiled.typed_only`). So there is no mode flag at run time: the simulation loop is one generic
-function, and numba compiles (and caches) one specialization of it per
-combination of parameter types that is actually run, with only the kernels that
-combination uses. ``@stage(name)`` without classes records a kernel that serves
-every type (``joint_forces``; the default ``recorded_acceleration``), so that
-`kernels` lists every stage kernel.
+Every controller, contact model, friction mode and energy choice is a value of
+the same types (`controllers.Control`, `contact.ContactModel`, integer codes,
+arrays that are empty when a source is absent), so the simulation loop has one
+numba type for every scenario and is compiled once (and cached); a scenario of
+another controller or contact model compiles nothing. A branch on a code costs
+a compare per evaluation; an absent source costs nothing more (an empty loop).
 
 Every stage kernel takes its arguments in MuJoCo's order: model arrays
-(``m``, ``d``: `dynlib.model`), the stage's parameters, inputs, workspace, outputs.
+(``m``, ``d``: `dynlib.model`), the parameters, inputs, workspace, outputs.
 Stage kernels are short (at most 40 lines) and compiled `inline_kernel`: numba
 inlines them into the loop (numba IR), because a compiled call passes the arrays
 of the model, Data, parameter and workspace tuples one by one (several hundred
 values), which would cost as much as the ABA per evaluation. What they call
 (the algorithm kernels, the contact solvers) is compiled and cached once.
+
+The loop's own code is every stage's, cold branches included, and each call of a
+kernel in it spells out the arrays of its tuples (a few hundred instructions per
+call site): with every model's kernels called from it, the loop body was five
+times the machine code of one combination's loop before, and the steps without
+contacts 5–10 % slower (`benchmarks/bench_stages.py`). So the call sites are
+few: bilateral contact is two kernels (`contact.bilateral.bilateral_rows`, then
+the solve), unilateral and relaxed contact share one impulse step
+(`impulse_acceleration`: the free step, their own rows, PGS), and the control
+laws that need inverse dynamics share one RNEA call
+(`controllers.control_torque`).
 """
-from numba.extending import overload
+from .algorithms.aba import aba_kernel
+from .algorithms.kinematics import placements
+from .contact import BILATERAL, RELAXED, SOFT, UNILATERAL
+from .contact.bilateral import bilateral_acceleration
+from .contact.relaxed import relaxed_rows
+from .contact.soft import soft_forces
+from .contact.unilateral import apply_impulses, free_step, unilateral_rows
+from .controllers import control_torque
+from .dynamics import (FREE, IMPLICIT_FRICTION, assign, explicit_acceleration, implicit_acceleration, joint_forces,
+                       wrench_forces)
+from .spatial import inline_kernel
 
-from .compiled import jit, typed_only
-
-inline_kernel = jit(nrt=False, error_model="numpy", nogil=True, inline="always")
-"""A kernel without reference counting (`dynlib.spatial.kernel`) that numba inlines into its callers."""
-
-_KERNELS = {}  # (stage name, params class or None) -> kernel
-
-
-def stage(name, *classes):
-    """Decorator: compile a function (`inline_kernel`) as stage `name`'s kernel for these params classes."""
-    def register(fn):
-        kernel = inline_kernel(fn)
-        for cls in classes or (None,):
-            _KERNELS[(name, cls)] = kernel
-        return kernel
-
-    return register
+__all__ = ["control_torque", "joint_forces", "body_forces", "acceleration", "recorded_acceleration"]
 
 
-def kernels() -> dict:
-    """{(stage name, params class or None): kernel} of every registered stage kernel."""
-    return dict(_KERNELS)
+@inline_kernel
+def body_forces(m, d, p, t, q, v, fext):
+    """fext (nb, 6) = the body wrenches at (t, q, v): the external wrenches active at t, plus the soft contact
+    forces (w.x, w.pen, w.force of every point); untouched, zero, when there are neither."""
+    soft = p.contact.kind == SOFT
+    if soft or p.forces.wrench_body.shape[0] > 0:
+        placements(m, d, q)
+        wrench_forces(d.oR, p.forces, t, fext)
+    if soft:
+        soft_forces(m, d, p.contact.soft, p.points, v, p.contact_work, fext)
 
 
-def handles(name, cls) -> bool:
-    """Whether stage `name` has a kernel for the params class `cls`."""
-    return (name, cls) in _KERNELS
+@inline_kernel
+def acceleration(m, d, p, dt, q, v, tau_total, fext, tau_h, a):
+    """a (nv,) = the acceleration at (q, v) under tau_total and fext, with the contact model's constraints;
+    False if a matrix is not positive definite."""
+    kind, pts, fo, w = p.contact.kind, p.points, p.forces, p.contact_work
+    if kind == BILATERAL:
+        return bilateral_acceleration(m, d, p.contact.bilateral, pts, fo, q, v, tau_total, fext, w, tau_h, a)
+    if kind == UNILATERAL or kind == RELAXED:
+        return impulse_acceleration(m, d, p.contact, pts, fo, dt, q, v, tau_total, fext, w, tau_h, a)
+    if p.implicit == FREE:
+        aba_kernel(m, d, q, v, tau_total, fext, m.gravity, d.zeros_v, a)
+        return True
+    return implicit_acceleration(m, d, fo, q, v, tau_total, fext, tau_h, a)
 
 
-def kernel_for(name, params_type, default=None):
-    """The kernel of stage `name` for numba type `params_type` (a NamedTuple type), or `default`."""
-    cls = getattr(params_type, "instance_class", None)
-    kernel = _KERNELS.get((name, cls), default)
-    if kernel is None:
-        raise TypeError(f"no '{name}' stage kernel for {cls.__name__ if cls else params_type}")
-    return kernel
+@inline_kernel
+def impulse_acceleration(m, d, c, pts, fo, dt, q, v, tau_total, fext, w, tau_h, a):
+    """a = (v+ − v)/dt of one time step with contact impulses, the rows of the model c.kind (UNILATERAL or
+    RELAXED: `contact.unilateral`, `contact.relaxed`); w.force = λ/dt per point (world). False if M (+ dt B)
+    is not positive definite."""
+    if not free_step(m, d, pts, fo, dt, q, v, tau_total, fext, w, tau_h, a):
+        return False
+    if c.kind == UNILATERAL:
+        unilateral_rows(c.unilateral, dt, w)
+        mu, tol, max_iter = c.unilateral.friction, c.unilateral.tolerance, c.unilateral.max_iterations
+    else:
+        relaxed_rows(c.relaxed, dt, w)
+        mu, tol, max_iter = c.relaxed.friction, c.relaxed.tolerance, c.relaxed.max_iterations
+    apply_impulses(mu, tol, max_iter, pts, dt, w, a)
+    return True
 
 
-def _compiled_only(*args):
-    raise NotImplementedError("a pipeline stage is called from compiled code only (dynlib.simulate)")
-
-
-def control(m, d, p, w, t, q, v, tau):
-    """tau (nv,) = the motor torque of the controller with parameters p (workspace w) at (t, q, v)."""
-    _compiled_only()
-
-
-def target(p, t, q_d, v_d, a_d):
-    """q_d (nq,), v_d, a_d (nv,) = the reference with parameters p at time t."""
-    _compiled_only()
-
-
-def body_forces(m, d, p, pts, fo, t, q, v, w, fext):
-    """fext (nb, 6) = the body wrenches at (t, q, v): external wrenches, and contact forces for soft contact."""
-    _compiled_only()
-
-
-def acceleration(m, d, p, pts, fo, dt, q, v, tau_total, fext, w, tau_h, a):
-    """a (nv,) = the acceleration at (q, v) under tau_total and fext; False if a matrix is not positive definite."""
-    _compiled_only()
-
-
-def recorded_acceleration(m, d, p, q, v, tau_total, fext, a, out):
-    """out (nv,) = the acceleration a row records for the state (q, v) whose stage acceleration is a, called
-    right after that acceleration stage at (q, v), whose work in d it may reuse."""
-    _compiled_only()
-
-
-# the overloads: numba calls these while typing a caller, with the arguments' numba types
-
-@overload(control, inline="always")
-def _control(m, d, p, w, t, q, v, tau):
-    kernel = kernel_for("control", p)
-    return typed_only(lambda m, d, p, w, t, q, v, tau: kernel(m, d, p, w, t, q, v, tau))
-
-
-@overload(target, inline="always")
-def _target(p, t, q_d, v_d, a_d):
-    kernel = kernel_for("target", p)
-    return typed_only(lambda p, t, q_d, v_d, a_d: kernel(p, t, q_d, v_d, a_d))
-
-
-@overload(body_forces, inline="always")
-def _body_forces(m, d, p, pts, fo, t, q, v, w, fext):
-    kernel = kernel_for("body_forces", p)
-    return typed_only(lambda m, d, p, pts, fo, t, q, v, w, fext: kernel(m, d, p, pts, fo, t, q, v, w, fext))
-
-
-@overload(acceleration, inline="always")
-def _acceleration(m, d, p, pts, fo, dt, q, v, tau_total, fext, w, tau_h, a):
-    kernel = kernel_for("acceleration", p)
-    return typed_only(lambda m, d, p, pts, fo, dt, q, v, tau_total, fext, w, tau_h, a: kernel(
-        m, d, p, pts, fo, dt, q, v, tau_total, fext, w, tau_h, a))
-
-
-@overload(recorded_acceleration, inline="always")
-def _recorded_acceleration(m, d, p, q, v, tau_total, fext, a, out):
-    kernel = kernel_for("recorded_acceleration", p, default=_KERNELS[("recorded_acceleration", None)])
-    return typed_only(lambda m, d, p, q, v, tau_total, fext, a, out: kernel(m, d, p, q, v, tau_total, fext, a, out))
+@inline_kernel
+def recorded_acceleration(m, d, p, tau_total, fext, a, out):
+    """out (nv,) = the acceleration a row records for the state whose stage acceleration is a, called right
+    after that acceleration stage, whose work in d it may reuse."""
+    kind = p.contact.kind
+    if p.implicit == IMPLICIT_FRICTION and kind != BILATERAL and kind != UNILATERAL and kind != RELAXED:
+        explicit_acceleration(m, d, tau_total, fext, out)
+    else:
+        assign(out, a)

@@ -374,8 +374,7 @@ def test_a_warm_start_loads_without_numbas_compiler(tmp_path, reference):
                  ["simulate", PENDULUM, "--steps", "40", "-o", tmp_path / "traj.csv"]):
         code, report, err = run_dyn(args, env)
         assert code == 0, err
-        assert report["boundary"] == {"cache": "dyn", "fast_load": True, "nrt_option": True, "typed_only": True,
-                                      "notes": []}
+        assert report["boundary"] == {"cache": "dyn", "fast_load": True, "nrt_option": True, "notes": []}
         stats = report["stats"]
         assert stats["fast_loads"] >= 1 and stats["numba_loads"] == 0, stats
         assert stats["refreshes"] == 0 and stats["saved"] == 0 and stats["unsaved"] == 0, stats
@@ -409,12 +408,8 @@ import numba
 import numba.core.caching as caching
 from numba.core.cpu import CPUTargetOptions
 
-# a numba without the internals dyn reaches: its cache locator base, its private loader, the _nrt option,
-# the dispatcher's call template
+# a numba without the internals dyn reaches: its cache locator base, its private loader, the _nrt option
 del caching._CacheLocator
-from numba.core.dispatcher import Dispatcher
-template = Dispatcher.get_call_template
-Dispatcher.get_call_template = lambda self, args, kws, extra=None: template(self, args, kws)
 original = caching.Cache._load_overload
 caching.Cache._load_overload = lambda self, sig, target_context, extra=None: original(self, sig, target_context)
 for cls in CPUTargetOptions.__mro__:
@@ -458,7 +453,7 @@ def test_without_numbas_internals_the_kernels_compile_cache_and_agree(tmp_path):
     for out in runs:
         assert out["nrt_gone"]
         assert out["boundary"]["cache"] == "numba" and not out["boundary"]["fast_load"]
-        assert not out["boundary"]["nrt_option"] and not out["boundary"]["typed_only"]
+        assert not out["boundary"]["nrt_option"]
         assert out["rnea"] == pytest.approx(1.001 * -1.3 + 9.81 * math.sin(0.4), rel=1e-12)
         assert out["aba"] == pytest.approx((0.5 - 9.81 * math.sin(0.4)) / 1.001, rel=1e-12)
         assert out["crba"] == pytest.approx(1.001, rel=1e-12)
@@ -799,52 +794,3 @@ def test_a_cache_entry_holding_another_signatures_code_is_not_loaded(tmp_path):
     assert out.startswith("[15.0, 15.0] ") and out.count("discarded a damaged kernel cache entry") == 1, out
     assert "of dynlib.algorithms._one.checked_sum in " in out and "holds the code of" in out, out
     assert run("load") == "[15.0, 15.0] []"  # compiled again and saved: loads cleanly
-
-
-# a stage called from a compiled function of its own, in a fresh interpreter, with numba's compile events
-TYPED_ONLY = """
-import json, sys
-import numba
-import numpy as np
-from numba.core import event
-{patch}
-from dynlib import stages
-from dynlib.compiled import boundary
-from dynlib.controllers import NoWork, ZeroParams
-
-compiled = []
-
-class Listener(event.Listener):
-    def on_start(self, ev):
-        compiled.append(ev.data["dispatcher"].py_func.__qualname__)
-
-    def on_end(self, ev):
-        pass
-
-event.register("numba:compile", Listener())
-
-@numba.njit
-def probe(p, w, tau):
-    stages.control(0, 0, p, w, 0.0, tau, tau, tau)
-
-tau = np.ones(3)
-probe(ZeroParams(), NoWork(), tau)
-print(json.dumps({{"compiled": compiled, "tau": tau.tolist(), "typed_only": boundary()["typed_only"]}}))
-"""
-
-
-@pytest.mark.parametrize("numba_changed", [False, True])
-def test_a_stage_is_typed_and_inlined_not_compiled_on_its_own(tmp_path, numba_changed):
-    """numba compiles an inline="always" overload's implementation in full before inlining it; a stage's is
-    only typed (dynlib.compiled.typed_only), and compiled as numba does when numba's internals changed."""
-    patch = ("from numba.core.dispatcher import Dispatcher\n"
-             "original = Dispatcher.get_call_template\n"
-             "Dispatcher.get_call_template = lambda self, args, kws, extra=None: original(self, args, kws)\n"
-             if numba_changed else "")
-    r = subprocess.run([sys.executable, "-c", TYPED_ONLY.format(patch=patch)], env=env_with(DYN_CACHE_DIR=tmp_path),
-                       cwd=ROOT, capture_output=True, text=True, timeout=900)
-    assert r.returncode == 0, r.stderr
-    out = json.loads(r.stdout.strip().splitlines()[-1])
-    assert out["tau"] == [0.0, 0.0, 0.0] and out["typed_only"] is not numba_changed
-    stage = "_control.<locals>.<lambda>"
-    assert out["compiled"] == (["probe", stage] if numba_changed else ["probe"]), out

@@ -183,10 +183,12 @@ def test_controller_inputs_are_checked_with_names():
         simulate(sample("quadruped", True), dt=1e-3, steps=1, controller=ComputedTorque(1, 1))
 
 
-def test_the_control_stage_is_chosen_by_the_parameters_type_one_compiled_loop_each():
-    # PD and computed torque run through the same generic loop: numba compiles one specialization
-    # of it per type of controller parameters (dynlib.stages), and each applies its own law
-    from dynlib.controllers import ComputedTorqueParams, PDParams
+def test_the_control_law_is_chosen_by_data_in_one_compiled_loop():
+    # PD and computed torque run through the same loop: the Control record has one numba type for every
+    # controller, its kind picks the law (dynlib.stages), and each applies its own law
+    from numba import typeof
+
+    from dynlib.controllers import COMPUTED_TORQUE, PD_TORQUE, control_record
     from dynlib.simulate import _run
 
     model = sample("arm6")
@@ -194,10 +196,10 @@ def test_the_control_stage_is_chosen_by_the_parameters_type_one_compiled_loop_ea
     pd = simulate(model, Q0, dt=1e-3, steps=300, controller=PD(kp, kd, np.zeros(6)))
     ctrl = ComputedTorque(kp=100, kd=20, target=Sinusoids(amplitude=0.3, frequency=0.5))
     ct = simulate(model, Q0, dt=1e-3, steps=300, controller=ctrl)
-    def control(sig):  # the class of the Pipeline's control params in a signature of _run (numba types)
-        return sig[2].types[sig[2].fields.index("control")].instance_class
-
-    assert {PDParams, ComputedTorqueParams} <= {control(sig) for sig in _run.signatures}
+    records = [control_record(c.params(model, Q0, (model.arrays.damping, model.arrays.friction, 1e-3)))
+               for c in (PD(kp, kd, np.zeros(6)), ctrl)]
+    assert [r.kind for r in records] == [PD_TORQUE, COMPUTED_TORQUE]
+    assert typeof(records[0]) == typeof(records[1]) and len(_run.signatures) == 1
     # PD: kp (q* - q) - kd v at the recorded states
     assert np.allclose(pd.tau, kp * (0 - pd.q) - kd * pd.v, rtol=1e-12, atol=1e-12)
     # computed torque: RNEA(q, v, a_d + kd (v_d - v) + kp (q_d - q)) + the plant's joint friction

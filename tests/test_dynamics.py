@@ -7,8 +7,7 @@ import pytest
 from hypothesis import given
 
 import dynlib
-from dynlib.dynamics import (Forces, ImplicitFriction, explicit_acceleration, implicit_diagonal,
-                            implicit_friction_acceleration, mass_and_bias)
+from dynlib.dynamics import Forces, explicit_acceleration, implicit_acceleration, implicit_diagonal, mass_and_bias
 from helpers import assert_close, few, random_state, sample, seeds
 
 TOL = 1e-12
@@ -29,8 +28,7 @@ def both_paths(model, fo, q, v, tau_total, fext):
     d = model.create_data()
     a = np.zeros(model.nv)
     tau_h = np.zeros(model.nv)
-    ok = implicit_friction_acceleration(m, d, ImplicitFriction(), 0, fo, fo.implicit_dt, q, v, tau_total, fext, 0,
-                                        tau_h, a)
+    ok = implicit_acceleration(m, d, fo, q, v, tau_total, fext, tau_h, a)
     assert ok
     dense = model.create_data()
     mass_and_bias(m, dense, fo, q, v, tau_total, fext, tau_h)
@@ -75,9 +73,8 @@ def test_the_recorded_acceleration_after_the_implicit_stage_is_the_explicit_aba(
     tau_total = rng.uniform(-5, 5, model.nv)
     fext = rng.uniform(-5, 5, (model.nb, 6))
     a, out = np.zeros(model.nv), np.zeros(model.nv)
-    assert implicit_friction_acceleration(m, d, ImplicitFriction(), 0, fo, fo.implicit_dt, q, v, tau_total, fext,
-                                          0, np.zeros(model.nv), a)
-    explicit_acceleration(m, d, ImplicitFriction(), q, v, tau_total, fext, a, out)
+    assert implicit_acceleration(m, d, fo, q, v, tau_total, fext, np.zeros(model.nv), a)
+    explicit_acceleration(m, d, tau_total, fext, out)
     expected = dynlib.aba(model, q, v, tau_total, fext)
     assert_close(out, expected, TOL, "recorded acceleration = ABA(q, v, tau_total, fext)")
     assert np.abs(out - a).max() > 1e-6 * np.abs(expected).max()  # the diagonal did change the stage's a

@@ -11,11 +11,15 @@ model's parameters. `build` turns it into a `Contact`:
 3. ``points`` and ``ground`` become the shared `points.Points`, and a
    `points.ContactWork` is allocated for them.
 
-The parameter class is also what picks the model's kernel when the simulation
-loop is compiled (`dynlib.stages`): soft contact is a ``body_forces`` kernel, the
-other three ``acceleration`` kernels. Adding a parameter to a model means a
-field (with its default) in its parameter class, the scenario schema's key, and
-its use in the model's kernel.
+The simulation loop takes a built contact (or none) as one `ContactModel`
+record (`contact_record`): the model's code ``kind`` (NO_CONTACT, SOFT,
+BILATERAL, UNILATERAL, RELAXED) and every model's parameter tuple (the others'
+defaults), with the `Points` and `ContactWork` (empty without contacts). Every
+contact model is thus a value of the same numba type: the loop's stages
+(`dynlib.stages`) branch on ``kind`` (soft contact in ``body_forces``, the other
+three in ``acceleration``), and a new contact model compiles no new loop.
+Adding a parameter to a model means a field (with its default) in its
+parameter class, the scenario schema's key, and its use in the model's kernel.
 """
 from __future__ import annotations
 
@@ -35,6 +39,21 @@ MODELS = {"soft": SoftParams, "bilateral": BilateralParams, "unilateral": Unilat
           "relaxed": RelaxedParams}
 PARAMETERS = sorted({f for cls in MODELS.values() for f in cls._fields})  # every model's keys
 
+# the contact model of a ContactModel record (its `kind`)
+NO_CONTACT, SOFT, BILATERAL, UNILATERAL, RELAXED = range(5)
+KINDS = {"soft": SOFT, "bilateral": BILATERAL, "unilateral": UNILATERAL, "relaxed": RELAXED}
+
+
+class ContactModel(NamedTuple):
+    """The contact stages' record: the model (`kind`) and every model's parameters (the others' defaults), one
+    numba type for every contact model and for none."""
+
+    kind: int  # NO_CONTACT, SOFT, BILATERAL, UNILATERAL or RELAXED
+    soft: SoftParams
+    bilateral: BilateralParams
+    unilateral: UnilateralParams
+    relaxed: RelaxedParams
+
 
 class Contact(NamedTuple):
     """A built contact model: its name, point names, parameters, points and workspace."""
@@ -44,6 +63,14 @@ class Contact(NamedTuple):
     params: tuple       # SoftParams, BilateralParams, UnilateralParams or RelaxedParams
     points: Points
     work: ContactWork
+
+
+def contact_record(contact) -> ContactModel:
+    """The ContactModel record of a built `Contact` (None: no contact)."""
+    slots = {name: contact.params if contact is not None and contact.model == name else cls()
+             for name, cls in MODELS.items()}
+    return ContactModel(NO_CONTACT if contact is None else KINDS[contact.model], slots["soft"], slots["bilateral"],
+                        slots["unilateral"], slots["relaxed"])
 
 
 def key_problem(name, keys):

@@ -19,22 +19,19 @@ take the minimum-norm split), ``D λ = γ − Jc a0``, ``a = a0 + Y λ``. λ_c i
 world force on the robot at point c: it may pull. Cost O(nv³ + nc nv² + nc³)
 per evaluation, inside the compiled loop.
 
-`BilateralParams` (baumgarte_kp, baumgarte_kd: the scenario's keys) selects
-`bilateral_acceleration` as the ``acceleration`` stage of the simulation step
-(`dynlib.stages`); the targets x* are the points' (`dynlib.contact.points.Points`).
+`BilateralParams` (baumgarte_kp, baumgarte_kd: the scenario's keys) are the
+parameters of `bilateral_acceleration`, which the ``acceleration`` stage of the
+simulation step (`dynlib.stages`) runs when the contact model is bilateral; the
+targets x* are the points' (`dynlib.contact.points.Points`).
 """
 from typing import NamedTuple
-
-import numpy as np
 
 from ..algorithms.kinematics import motion, placements
 from ..algorithms.linalg import cholesky, cholesky_solve, ltdl, ltdl_solve
 from ..dynamics import mass_and_bias
-from ..spatial import kernel
-from ..stages import stage
+from ..spatial import inline_kernel, kernel
 from .points import delassus, point_jacobian, point_position
 
-_ZERO6 = np.zeros(6)  # the world's acceleration in the bias pass: none
 
 
 class BilateralParams(NamedTuple):
@@ -112,12 +109,18 @@ def constrained_acceleration(m, d, w, tau_h, a):
     return True
 
 
-@stage("acceleration", BilateralParams)
-def bilateral_acceleration(m, d, p, pts, fo, dt, q, v, tau_total, fext, w, tau_h, a):
-    """a = the acceleration with every point held (KKT system); w.force = λ per point.
-    False if M (+ dt B) or the Delassus matrix is not positive definite."""
+@kernel
+def bilateral_rows(m, d, p, pts, fo, q, v, tau_total, fext, w, tau_h):
+    """d.M = M (+ dt B), tau_h = τ − h (`mass_and_bias`), and every point's constraint rows (w.Jc, γ in w.rhs)."""
     mass_and_bias(m, d, fo, q, v, tau_total, fext, tau_h)
     placements(m, d, q)
-    motion(m, d, v, d.zeros_v, _ZERO6)
+    motion(m, d, v, d.zeros_v, w.zero6)  # the world's acceleration in the bias pass: none
     constraint_rows(m, d, p, pts, v, w)
+
+
+@inline_kernel
+def bilateral_acceleration(m, d, p, pts, fo, q, v, tau_total, fext, w, tau_h, a):
+    """a = the acceleration with every point held (KKT system); w.force = λ per point.
+    False if M (+ dt B) or the Delassus matrix is not positive definite."""
+    bilateral_rows(m, d, p, pts, fo, q, v, tau_total, fext, w, tau_h)
     return constrained_acceleration(m, d, w, tau_h, a)

@@ -15,8 +15,8 @@ A contact point is a point of one body, given as
 point (sphere centre) in that body's frame; ``radius`` (nc,), 0 for a plain point).
 The contact kernels take them with the ground as one `Points` tuple, and share
 one workspace, `ContactWork` (`contact_work`). Each contact model is a parameter
-tuple of its own (`dynlib.contact`: `MODELS`), whose kernel is a stage of the
-simulation step (`dynlib.stages`).
+tuple of its own (`dynlib.contact`: `MODELS`), whose kernel one stage of the
+simulation step runs (`dynlib.stages`).
 
 Compiled helpers (plain arrays, placements done: ``Data.oR, op``):
 
@@ -220,13 +220,14 @@ class ContactWork(NamedTuple):
     R: np.ndarray       # (3 nc,) impulses: compliance on the diagonal of D (relaxed; 0 unilateral)
     active: np.ndarray  # (nc,) bool, impulses: points in the solve
     stats: np.ndarray   # (3,) impulses: steps stopped on the iteration limit, most sweeps, worst relative change
+    zero6: np.ndarray   # (6,) zeros, never written: the world's acceleration of bilateral's bias pass
 
 
 def contact_work(nc, nv) -> ContactWork:
     m = 3 * nc
     return ContactWork(np.zeros((nc, 3)), np.zeros(nc), np.zeros((nc, 3)), np.zeros((3, nv)), np.zeros((m, nv)),
                        np.zeros((m, nv)), np.zeros((m, m)), np.zeros((m, m)), np.zeros(3), np.zeros(m), np.zeros(m),
-                       np.zeros(m), np.zeros(m), np.zeros(m), np.zeros(nc, dtype=np.bool_), np.zeros(3))
+                       np.zeros(m), np.zeros(m), np.zeros(m), np.zeros(nc, dtype=np.bool_), np.zeros(3), np.zeros(6))
 
 
 def ground_points(pts, normal, height, target) -> Points:

@@ -24,16 +24,15 @@ carrying its share W with Delassus entry D_nn sits at depth
 friction is slightly compliant (slow creep under a tangential load below μ λn).
 
 `RelaxedParams` (friction, time_constant, damping_ratio or stiffness, damping,
-tolerance, max_iterations: the scenario's keys) selects `relaxed_acceleration` as the
-``acceleration`` stage of the simulation step (`dynlib.stages`): the free step,
-PGS and the impulses of `dynlib.contact.unilateral`, with the rows of `relaxed_rows`.
+tolerance, max_iterations: the scenario's keys) are the parameters of the impulse step
+that the ``acceleration`` stage of the simulation step runs when the contact model is
+relaxed (`dynlib.stages.impulse_acceleration`): the free step, PGS and the impulses of
+`dynlib.contact.unilateral`, with the rows of `relaxed_rows`.
 """
 import math
 from typing import NamedTuple
 
 from ..spatial import kernel
-from ..stages import stage
-from .unilateral import apply_impulses, free_step
 
 IMPEDANCE = 0.9
 
@@ -77,13 +76,3 @@ def relaxed_rows(p, dt, w):
         w.R[r], w.rhs[r] = relaxed_row(w.D[r, r], w.u[r], gap, i == 0, dt, p.time_constant, p.damping_ratio,
                                        p.stiffness, p.damping)
 
-
-@stage("acceleration", RelaxedParams)
-def relaxed_acceleration(m, d, p, pts, fo, dt, q, v, tau_total, fext, w, tau_h, a):
-    """a = (v+ − v)/dt of one time step with compliant contact impulses; w.force = λ/dt per point (world).
-    False if M (+ dt B) is not positive definite."""
-    if not free_step(m, d, pts, fo, dt, q, v, tau_total, fext, w, tau_h, a):
-        return False
-    relaxed_rows(p, dt, w)
-    apply_impulses(p, pts, dt, w, a)
-    return True

@@ -23,14 +23,13 @@ small effective masses) need a smaller dt, as any explicit penalty method.
 O(nc · depth).
 
 `SoftParams` (stiffness, damping, friction, slip_velocity: the scenario's keys)
-selects `soft_forces` as the ``body_forces`` stage of the simulation step
-(`dynlib.stages`): the external wrenches, then the contact forces.
+are the parameters of `soft_forces`, which the ``body_forces`` stage of the
+simulation step (`dynlib.stages`) runs after the external wrenches when the
+contact model is soft.
 """
 from typing import NamedTuple
 
-from ..algorithms.kinematics import placements
-from ..dynamics import wrench_forces
-from ..stages import stage
+from ..spatial import inline_kernel
 from .points import add_point_force, point_jacobian, point_position
 
 
@@ -41,11 +40,9 @@ class SoftParams(NamedTuple):
     slip_velocity: float = 0.01  # ε, m/s
 
 
-@stage("body_forces", SoftParams)
-def soft_forces(m, d, p, pts, fo, t, q, v, w, fext):
-    """fext = the external wrenches + the soft contact forces at (q, v); w.x, w.pen, w.force of every point."""
-    placements(m, d, q)
-    wrench_forces(d.oR, fo, t, fext)
+@inline_kernel
+def soft_forces(m, d, p, pts, v, w, fext):
+    """fext += the soft contact forces at (q, v) (placements at q done); w.x, w.pen, w.force of every point."""
     n = pts.normal
     for c in range(pts.body.shape[0]):
         b, xc, fc = pts.body[c], w.x[c], w.force[c]

@@ -33,8 +33,9 @@ One step from (q, v) to (q+, v+) (semi-implicit Euler on impulses, Stewart–Tri
 O(nv³ + nc nv² + iterations · nc²) per step.
 
 `UnilateralParams` (friction, tolerance, max_iterations, penetration_correction:
-the scenario's keys) selects `unilateral_acceleration` as the ``acceleration``
-stage of the simulation step (`dynlib.stages`): steps 1–2 are `free_step`, the
+the scenario's keys) are the parameters of the impulse step that the
+``acceleration`` stage of the simulation step runs when the contact model is
+unilateral (`dynlib.stages.impulse_acceleration`): steps 1–2 are `free_step`, the
 rows' targets of step 3 `unilateral_rows`, the solve and step 4 `apply_impulses`
 (with `pgs`). The relaxed model (`dynlib.contact.relaxed`) shares `free_step`,
 `pgs` and `apply_impulses`, with rows of its own.
@@ -44,8 +45,7 @@ from typing import NamedTuple
 from ..algorithms.kinematics import placements
 from ..algorithms.linalg import ltdl, ltdl_solve
 from ..dynamics import mass_and_bias
-from ..spatial import kernel
-from ..stages import inline_kernel, stage
+from ..spatial import inline_kernel, kernel
 from .points import delassus, point_jacobian, point_position
 
 
@@ -147,11 +147,12 @@ def pgs(D, R, w, target, active, mu, lam, tol, max_iter):
 
 
 @kernel
-def apply_impulses(p, pts, dt, w, a):
-    """Solve for the impulses λ (PGS, warm-started from the last step's), then a += M⁻¹ Jcᵀ λ / dt and
-    w.force = λ / dt per point (world); counts a solve that stops on the iteration limit in w.stats."""
-    it, change = pgs(w.D, w.R, w.u_free, w.rhs, w.active, p.friction, w.lam, p.tolerance, p.max_iterations)
-    if change > p.tolerance:
+def apply_impulses(mu, tol, max_iter, pts, dt, w, a):
+    """Solve for the impulses λ (PGS with friction μ, tolerance and sweep limit, warm-started from the last
+    step's), then a += M⁻¹ Jcᵀ λ / dt and w.force = λ / dt per point (world); counts a solve that stops on the
+    iteration limit in w.stats. (The model's parameters as numbers: one compile for both impulse models.)"""
+    it, change = pgs(w.D, w.R, w.u_free, w.rhs, w.active, mu, w.lam, tol, max_iter)
+    if change > tol:
         w.stats[0] += 1.0
         w.stats[2] = max(w.stats[2], change)
     w.stats[1] = max(w.stats[1], float(it))
@@ -178,13 +179,3 @@ def unilateral_rows(p, dt, w):
         w.R[r] = 0.0
         w.rhs[r] = 0.0 if i > 0 else (-gap / dt if gap > 0.0 else -p.penetration_correction * gap / dt)
 
-
-@stage("acceleration", UnilateralParams)
-def unilateral_acceleration(m, d, p, pts, fo, dt, q, v, tau_total, fext, w, tau_h, a):
-    """a = (v+ − v)/dt of one time step with contact impulses; w.force = λ/dt per point (world).
-    False if M (+ dt B) is not positive definite."""
-    if not free_step(m, d, pts, fo, dt, q, v, tau_total, fext, w, tau_h, a):
-        return False
-    unilateral_rows(p, dt, w)
-    apply_impulses(p, pts, dt, w, a)
-    return True

@@ -122,17 +122,8 @@ def run(sc: Scenario, *, initial=None, every=None, energy=None, progress=None):
                         every=every, max_state=sc.max_state, progress=progress, **_stages(sc, energy))
 
 
-def loop_is_cached(sc: Scenario, *, energy=None) -> bool:
-    """Whether dyn's kernel cache holds the compiled simulation loop that `run(sc, energy=energy)`
-    needs (`dynlib.simulate.loop_is_cached` for the scenario's stages): then it starts at once."""
-    from ..simulate import loop_is_cached as cached
-
-    with _named(sc):
-        return cached(sc.model, initial_state(sc)[0], **_stages(sc, energy))
-
-
 def _stages(sc, energy):
-    """`simulate`'s arguments that choose the compiled loop (its stage types), from the scenario."""
+    """`simulate`'s arguments that choose the pipeline's stages (controller, contacts, ...), from the scenario."""
     return dict(integrator=sc.integrator, controller=controller(sc), external_wrenches=external_wrenches(sc),
                 joint_friction=sc.joint_friction != "none", friction_integration=sc.friction_integration,
                 energy=("energy" in sc.output.columns) if energy is None else bool(energy), contacts=contacts(sc))

@@ -34,7 +34,7 @@ class Local:
 
         n = min(self.workers, len(tasks))
         ctx = multiprocessing.get_context("spawn")
-        if not loop_ready(scenario):  # compile once here; the workers then load the kernels from the cache
+        if not loop_ready():  # compile once here; the workers then load the kernels from the cache
             warm(scenario)
 
         def start():

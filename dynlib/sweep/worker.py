@@ -104,16 +104,12 @@ def warm(scenario) -> str:
     return __version__
 
 
-def loop_ready(scenario) -> bool:
-    """Whether the compiled loop that `warm` loads (the workers' runs: they record the energy) is in
-    dyn's kernel cache. A scenario whose setup fails says False: its variants record the error."""
-    from ..errors import DynError
-    from ..scenario import loop_is_cached
+def loop_ready() -> bool:
+    """Whether the compiled loop that `warm` loads is in dyn's kernel cache (one loop for every scenario:
+    `dynlib.simulate.loop_is_cached`)."""
+    from ..simulate import loop_is_cached
 
-    try:
-        return loop_is_cached(scenario, energy=True)
-    except DynError:
-        return False
+    return loop_is_cached()
 
 
 def init_worker(scenario, parent=None):

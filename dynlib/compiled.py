@@ -101,8 +101,7 @@ def _warn(kind, message):
 
 
 _IMPORT = re.compile(r"^(?:from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n]*)|import[ \t]+([^\n]*))", re.M)
-_DECORATORS = {"jit", "kernel", "inline_kernel", "stage", "typed_only"}  # dyn's names for "compiled" (dynlib.spatial,
-# dynlib.stages and this module define them)
+_DECORATORS = {"jit", "kernel", "inline_kernel"}  # dyn's names for "compiled" (this module and dynlib.spatial)
 _COMPILERS = ("numba", "llvmlite")
 _ARGUMENT_MODULES = ("model.py",)  # define the records every kernel takes (ModelArrays, Data) without importing them
 

@@ -595,6 +595,7 @@ def tiny_tmpfs(tmp_path):
         subprocess.run(["umount", "-l", str(f)], capture_output=True)
 
 
+@pytest.mark.kernels  # numba's cache writing, which changes with numba's version
 def test_a_full_cache_disk_during_the_first_compile_warns_and_the_run_works(tmp_path, tiny_tmpfs):
     """DYN_CACHE_DIR on a real full file system (a tmpfs holding the warm cache less RNEA, and a filler
     file up to its last byte): `dyn inverse` compiles RNEA in memory with one warning, and writes the

@@ -17,8 +17,15 @@ import functools
 import os
 
 import pytest
+from hypothesis import settings
 
 import helpers
+
+# CI (the CI environment variable set, as CI services do): hypothesis draws the same examples in every
+# run and keeps no example database, so that a red CI is the code's change, not a new draw
+settings.register_profile("ci", derandomize=True, database=None)
+if os.environ.get("CI"):
+    settings.load_profile("ci")
 
 # (id, spec) of the models every identity test runs on: the sample robots and random
 # trees of several sizes (one of them with planar joints too)

@@ -362,6 +362,39 @@ def se3_log(T) -> np.ndarray:
     return np.concatenate([Vinv @ p, w])
 
 
+# -- processes ------------------------------------------------------------------------------
+
+def wait_for(condition, what: str, timeout: float = 120.0, interval: float = 0.02):
+    """Poll `condition()` until it gives a true value, returned; fail naming `what` after `timeout`
+    seconds (a deadline against a hang, never the thing tested: no test waits a fixed time)."""
+    import time
+
+    end = time.monotonic() + timeout
+    while True:
+        got = condition()
+        if got:
+            return got
+        if time.monotonic() > end:
+            pytest.fail(f"{what}: not after {timeout:.0f} s")
+        time.sleep(interval)
+
+
+def signal_caught(pid: int, signum: int) -> bool:
+    """Process `pid` has a handler of its own for `signum` (its SigCgt mask in /proc)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("SigCgt:"):
+            return bool(int(line.split()[1], 16) >> (signum - 1) & 1)
+    return False
+
+
+def has_loaded(pid: int, library: str) -> bool:
+    """Process `pid` has mapped a shared library whose path holds `library` ('llvmlite': numba is in)."""
+    try:
+        return library in Path(f"/proc/{pid}/maps").read_text()
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+
+
 # -- hypothesis ------------------------------------------------------------------------------
 
 def few(n: int = 6):

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import ROBOTS_DIR
+from helpers import ROBOTS_DIR, has_loaded, signal_caught, wait_for
 
 ARM6 = ROBOTS_DIR / "arm6.urdf"
 PREVIOUS = "the user's previous file\n"
@@ -259,7 +259,10 @@ def test_a_run_killed_while_writing_keeps_the_previous_file(tmp_path, sig):
 def test_a_run_killed_while_simulating_writes_nothing(tmp_path):
     out = previous_file(tmp_path)
     proc = start("simulate", ARM6, "--steps", "3000000", "--every", "100", "-o", out)
-    time.sleep(3)
+    # dyn's SIGTERM handler is set (before the command runs) and numba is loaded: the run has started
+    wait_for(lambda: proc.poll() is not None or (signal_caught(proc.pid, signal.SIGTERM)
+                                                 and has_loaded(proc.pid, "llvmlite")), "dyn simulate starting")
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".out.csv.")], "writing already"
     proc.send_signal(signal.SIGTERM)
     _, stderr = proc.communicate(timeout=120)
     assert proc.returncode == 128 + signal.SIGTERM, stderr
@@ -317,6 +320,18 @@ def _wait_for_children(proc, n, wait=180.0):
     pytest.fail(f"dyn did not start {n} child processes (exit code {proc.poll()})")
 
 
+def _workers_loaded(pid, n):
+    """`pid` has `n` multiprocessing workers (spawned children) and each has loaded numba."""
+    workers = []
+    for kid in _children(pid):
+        try:
+            if b"spawn_main" in Path(f"/proc/{kid}/cmdline").read_bytes():
+                workers.append(kid)
+        except (FileNotFoundError, ProcessLookupError):
+            pass
+    return len(workers) >= n and all(has_loaded(k, "llvmlite") for k in workers)
+
+
 SWEEP = """\
 dyn: 1
 robot: {robot}
@@ -336,7 +351,9 @@ def test_a_killed_sweep_leaves_no_worker(tmp_path, sig):
     scenario.write_text(SWEEP.format(robot=ARM6))
     proc = start("sweep", scenario, "-o", tmp_path / "out", "--workers", "2", "--no-progress")
     kids = _wait_for_children(proc, 2)
-    time.sleep(1.0)  # the workers are warming or running
+    # the workers are warming or running: numba is loaded in each (not in multiprocessing's resource tracker)
+    wait_for(lambda: proc.poll() is not None or _workers_loaded(proc.pid, 2), "the workers loading numba")
+    kids |= _children(proc.pid)
     proc.send_signal(sig)
     _, stderr = proc.communicate(timeout=120)
     assert proc.returncode == (128 + sig if sig != signal.SIGKILL else -sig), stderr

@@ -88,7 +88,9 @@ def inverse_args(reference, out):
 def warm_copy(tmp_path, reference):
     """A private cache root holding a copy of the warm cache folder."""
     root = tmp_path / "cache"
-    shutil.copytree(compiled.cache_folder(), root / compiled.cache_folder().name)
+    # not an entry another test process is saving at this moment (its temporary file)
+    shutil.copytree(compiled.cache_folder(), root / compiled.cache_folder().name,
+                    ignore=shutil.ignore_patterns("*.tmp.*"))
     return root
 
 
@@ -362,7 +364,7 @@ def test_a_damaged_cache_file_is_discarded_and_compiled_again(tmp_path, referenc
     """In a private NUMBA_CACHE_DIR (dyn keeps its cache under NUMBA_CACHE_DIR/dyn when it is set)."""
     numba_dir = tmp_path / "numba"
     folder = numba_dir / "dyn" / compiled.cache_folder().name
-    shutil.copytree(compiled.cache_folder(), folder)
+    shutil.copytree(compiled.cache_folder(), folder, ignore=shutil.ignore_patterns("*.tmp.*"))
     damage(kind, folder)
     env = env_with(NUMBA_CACHE_DIR=numba_dir)
     code, report, err = run_dyn(inverse_args(reference, tmp_path / "tau.csv"), env)

@@ -49,7 +49,8 @@ BENCH_SIZES = {  # the benchmark block's scripts at sizes that take seconds, not
     "bench_contact_step.py": "--steps 200 --repeat 1",
 }
 
-pytestmark = [pytest.mark.slow, pytest.mark.readme]
+# one worker runs them all, in order (pytest-xdist): a block may use the files an earlier one wrote
+pytestmark = [pytest.mark.slow, pytest.mark.readme, pytest.mark.xdist_group("readme")]
 
 
 def blocks():

@@ -15,6 +15,7 @@ tests/test_layout.py checks that every test module is in exactly one of the two.
 """
 import functools
 import os
+from pathlib import Path
 
 import pytest
 from hypothesis import settings
@@ -69,13 +70,13 @@ NUMBA_INDEPENDENT = frozenset({
     "test_view_browser.py",
     "cli/test_info.py", "cli/test_plot.py", "cli/test_view.py",
 })
-TESTS_DIR = helpers.ROBOTS_DIR.parent / "tests"
+TESTS_DIR = Path(__file__).resolve().parent
 
 
 @pytest.hookimpl(tryfirst=True)  # before -m selects on the markers
 def pytest_collection_modifyitems(config, items):
     for item in items:
-        if item.path.relative_to(TESTS_DIR).as_posix() in KERNEL_MODULES:
+        if item.path.is_relative_to(TESTS_DIR) and item.path.relative_to(TESTS_DIR).as_posix() in KERNEL_MODULES:
             item.add_marker(pytest.mark.kernels)
     if hasattr(config, "workerinput"):  # a pytest-xdist worker (every worker sorts alike)
         # the groups first (the README's blocks: minutes, in order, on one worker), so that the other

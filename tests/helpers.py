@@ -26,6 +26,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import numpy as np
@@ -423,8 +424,6 @@ def run_process(*args, input=None, env=None, cwd=None, text=True, **kw) -> Ran:
 def wait_for(condition, what: str, timeout: float = 120.0, interval: float = 0.02):
     """Poll `condition()` until it gives a true value, returned; fail naming `what` after `timeout`
     seconds (a deadline against a hang, never the thing tested: no test waits a fixed time)."""
-    import time
-
     end = time.monotonic() + timeout
     while True:
         got = condition()

@@ -7,13 +7,26 @@
 - `model`: the identity-test models: every sample robot with a fixed base, the legged
   ones also with a floating base, and random trees with both (ids such as
   ``arm6-fixed``, ``quadruped-floating``, ``tree9-floating``).
+
+The `kernels` marker: every test of a module in `KERNEL_MODULES` carries it (CI's lowest-numba
+pass runs only those, `-m "kernels and not readme"`); a module in `NUMBA_INDEPENDENT` tests what
+numba does not change, and marks its few kernel tests itself (`@pytest.mark.kernels`).
+tests/test_layout.py checks that every test module is in exactly one of the two.
 """
 import functools
 import os
+from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 import helpers
+
+# CI (the CI environment variable set, as CI services do): hypothesis draws the same examples in every
+# run and keeps no example database, so that a red CI is the code's change, not a new draw
+settings.register_profile("ci", derandomize=True, database=None)
+if os.environ.get("CI"):
+    settings.load_profile("ci")
 
 # (id, spec) of the models every identity test runs on: the sample robots and random
 # trees of several sizes (one of them with planar joints too)
@@ -29,6 +42,46 @@ MODEL_CASES = [(f"{name}-{base}", ("sample", name, base == "floating"))
                if base == "fixed" or name in FLOATING_SAMPLES]
 MODEL_CASES += [(f"{tag}-{base}", ("tree", (nb, seed, types), base == "floating"))
                 for tag, nb, seed, types in TREES for base in ("fixed", "floating")]
+
+
+# modules (relative to tests/) whose tests run dynlib's compiled kernels: algorithms, simulation,
+# contacts, scenarios, inverse and contact-id, identification, checks, sweeps, the one-call path,
+# threads and the kernel cache
+KERNEL_MODULES = frozenset({
+    "test_aba.py", "test_checks.py", "test_compiled.py", "test_configuration.py",
+    "test_contact_bilateral.py", "test_contact_cones.py", "test_contact_distribution.py",
+    "test_contact_inverse.py", "test_contact_points.py", "test_contact_relaxed.py",
+    "test_contact_scenarios.py", "test_contact_soft.py", "test_contact_unilateral.py",
+    "test_controllers.py", "test_coriolis.py", "test_crba.py", "test_derivatives.py", "test_dynamics.py",
+    "test_energy.py", "test_forward.py", "test_identify.py", "test_integrators.py", "test_inverse.py",
+    "test_jacobians.py", "test_joints.py", "test_kinematics.py", "test_linalg.py", "test_model.py",
+    "test_one.py", "test_parallel.py", "test_pinocchio.py", "test_regressor.py", "test_rnea.py",
+    "test_scenario.py", "test_simulate.py", "test_spatial.py", "test_stiff_gains.py", "test_sweep.py",
+    "test_task_space.py",
+    "cli/test_contact_id.py", "cli/test_energy_check.py", "cli/test_identify.py", "cli/test_inverse.py",
+    "cli/test_simulate.py", "cli/test_sweep.py",
+})
+# modules about what numba does not change: readers and writers (URDF, CSV, Parquet, bags), pages,
+# files and processes, the docs, the code's layout and imports
+NUMBA_INDEPENDENT = frozenset({
+    "test_bad_inputs.py", "test_columns.py", "test_docs.py", "test_faults.py", "test_fuzz.py",
+    "test_imports.py", "test_layout.py", "test_output.py", "test_packages.py", "test_readme.py",
+    "test_recordings.py", "test_trajectory.py", "test_urdf.py", "test_urdf_visuals.py", "test_view.py",
+    "test_view_browser.py",
+    "cli/test_info.py", "cli/test_plot.py", "cli/test_view.py",
+})
+TESTS_DIR = Path(__file__).resolve().parent
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m selects on the markers
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if item.path.is_relative_to(TESTS_DIR) and item.path.relative_to(TESTS_DIR).as_posix() in KERNEL_MODULES:
+            item.add_marker(pytest.mark.kernels)
+    if hasattr(config, "workerinput"):  # a pytest-xdist worker (every worker sorts alike)
+        # the groups first (the README's blocks: minutes, in order, on one worker), so that the other
+        # workers share the rest meanwhile instead of waiting for the group at the end
+        items.sort(key=lambda item: item.get_closest_marker("xdist_group") is None)
 
 
 @pytest.fixture(scope="session")

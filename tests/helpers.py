@@ -9,6 +9,9 @@
   error of each named check over the passing tests kept in `WORST` (printed by
   conftest at the end of a verbose run);
 - `PinMap`: coordinate maps between dynlib and Pinocchio for one robot;
+- `invoke(*args)`: a dyn command in this process (CliRunner); `run_process(*args)`: the console
+  entry point in a child, where a process property is under test; `wait_for(condition, what)`:
+  polls with a deadline (no fixed waits);
 - model structure (`ancestors`, `related_dofs`, ...), spatial helpers (`adjoint`,
   `body_jacobian`, `se3_log`), `poison_next_alloc` / `coriolis_poisoned` (outputs
   that a kernel leaves unwritten read NaN), hypothesis settings (`few`, `seeds`);
@@ -17,9 +20,13 @@ from __future__ import annotations
 
 import functools
 import importlib.metadata
+import inspect
 import math
 import os
+import subprocess
+import sys
 import tempfile
+import time
 from pathlib import Path
 
 import numpy as np
@@ -360,6 +367,87 @@ def se3_log(T) -> np.ndarray:
     else:
         Vinv = np.eye(3) - wx / 2 + (1 - th * math.sin(th) / (2 * (1 - math.cos(th)))) / th ** 2 * wx @ wx
     return np.concatenate([Vinv @ p, w])
+
+
+# -- the dyn command ------------------------------------------------------------------------
+
+class Ran(subprocess.CompletedProcess):
+    """What a `dyn` command did, in this process (`invoke`) or in a child (`run_process`): returncode,
+    stdout, stderr (str; bytes with text=False), and click's names for them, exit_code and output
+    (standard output then standard error)."""
+
+    @property
+    def exit_code(self):
+        return self.returncode
+
+    @property
+    def output(self):
+        return self.stdout + self.stderr
+
+
+def invoke(*args, input=None, env=None, cwd=None, text=True) -> Ran:
+    """`dyn ARGS` in this process: cli.main's group through click's CliRunner, so the exit code and
+    the one-line errors are the group's (dyn.main maps every exception), without a new interpreter.
+
+    Not the console script: what `cli.main.run` adds (the gc freeze at exit), signals, file
+    descriptors, a real standard input or output, memory and a fresh interpreter's imports are
+    tested with `run_process`. `env` sets those variables for the call, `cwd` changes folder for it.
+    """
+    from click.testing import CliRunner
+
+    from cli.main import dyn
+
+    # click < 8.2 mixes standard error into the output unless told; 8.2 keeps them apart and has no option
+    runner = CliRunner(mix_stderr=False) if "mix_stderr" in inspect.signature(CliRunner).parameters else CliRunner()
+    here = os.getcwd()
+    if cwd is not None:
+        os.chdir(cwd)
+    try:
+        r = runner.invoke(dyn, [str(a) for a in args], input=input, env=env, catch_exceptions=False)
+    finally:
+        os.chdir(here)
+    if text:
+        return Ran(list(args), r.exit_code, r.stdout, r.stderr)
+    return Ran(list(args), r.exit_code, r.stdout_bytes, r.stderr_bytes)
+
+
+def run_process(*args, input=None, env=None, cwd=None, text=True, **kw) -> Ran:
+    """`python -m cli.main ARGS` (the console script's `run`) in a child process: the exit code and the
+    standard streams as a shell sees them. Only where such a process property is under test."""
+    p = subprocess.run([sys.executable, "-m", "cli.main", *map(str, args)], input=input, capture_output=True,
+                       text=text, env=env, cwd=cwd, **kw)
+    return Ran(p.args, p.returncode, p.stdout, p.stderr)
+
+
+# -- processes ------------------------------------------------------------------------------
+
+def wait_for(condition, what: str, timeout: float = 120.0, interval: float = 0.02):
+    """Poll `condition()` until it gives a true value, returned; fail naming `what` after `timeout`
+    seconds (a deadline against a hang, never the thing tested: no test waits a fixed time)."""
+    end = time.monotonic() + timeout
+    while True:
+        got = condition()
+        if got:
+            return got
+        if time.monotonic() > end:
+            pytest.fail(f"{what}: not after {timeout:.0f} s")
+        time.sleep(interval)
+
+
+def signal_caught(pid: int, signum: int) -> bool:
+    """Process `pid` has a handler of its own for `signum` (its SigCgt mask in /proc)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("SigCgt:"):
+            return bool(int(line.split()[1], 16) >> (signum - 1) & 1)
+    return False
+
+
+def has_loaded(pid: int, library: str) -> bool:
+    """Process `pid` has mapped a shared library whose path holds `library` ('llvmlite': numba is in)."""
+    try:
+        return library in Path(f"/proc/{pid}/maps").read_text()
+    except (FileNotFoundError, ProcessLookupError):
+        return False
 
 
 # -- hypothesis ------------------------------------------------------------------------------

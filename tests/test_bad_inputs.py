@@ -1,7 +1,7 @@
-"""Bad input never crashes `dyn` (issue #9): a corpus run through the real command line.
+"""Bad input never crashes `dyn` (issue #9): a corpus run through the whole command line.
 
-Each bad case runs `python -m cli.main …` in a subprocess in a fresh folder and
-must exit 2 with exactly one line on standard error, ``dyn: error: …``, that
+Each bad case runs `dyn …` (cli.main's group in this process, `helpers.invoke`) in a
+fresh folder and must exit 2 with exactly one line on standard error, ``dyn: error: …``, that
 names the place (file and line, key path, row/column or the option), with no
 traceback and no output file left behind (and, for some cases, an existing
 output file left untouched). The awkward-but-valid cases must work.
@@ -14,18 +14,15 @@ loader) have their own finer tests; this file proves the whole path end to end.
 from __future__ import annotations
 
 import io
-import os
 import re
-import subprocess
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parent.parent
+from helpers import invoke
 
-pytestmark = pytest.mark.slow  # ~90 subprocesses; still runs in CI
+pytestmark = pytest.mark.slow  # ~90 commands; still runs in CI
 
 INERTIAL = ('<inertial><origin xyz="0 0 -0.25"/><mass value="1"/>'
             '<inertia ixx="0.02" iyy="0.02" izz="0.001" ixy="0" ixz="0" iyz="0"/></inertial>')
@@ -271,12 +268,6 @@ def write_files(folder: Path, files: dict) -> None:
             path.write_text(content, encoding="utf-8")
 
 
-def run_dyn(folder: Path, args):
-    env = {**os.environ, "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", "")}
-    return subprocess.run([sys.executable, "-m", "cli.main", *args], cwd=folder, capture_output=True, text=True,
-                          env=env, timeout=300)
-
-
 def error_lines(stderr: str):
     """The lines of standard error that are not notices (first-run compiling, energy-check's seed)."""
     return [ln for ln in stderr.splitlines() if not ln.startswith(NOTICES)]
@@ -297,7 +288,7 @@ def test_bad_input_is_one_line_exit_2_and_no_output(tmp_path, case):
     write_files(tmp_path, c.files)
     if c.keep:
         (tmp_path / "out.csv").write_text("precious\n")
-    r = run_dyn(tmp_path, c.args)
+    r = invoke(*c.args, cwd=tmp_path)
     lines = error_lines(r.stderr)
     assert "Traceback" not in r.stderr and "internal error" not in r.stderr, r.stderr
     assert r.returncode == 2, (r.returncode, r.stderr)
@@ -381,12 +372,7 @@ GOOD = {
 def test_awkward_but_valid_input_works(tmp_path, case):
     c = GOOD[case]
     write_files(tmp_path, c.files)
-    if case == "stdin-trajectory":
-        env = {**os.environ, "PYTHONPATH": str(REPO)}
-        r = subprocess.run([sys.executable, "-m", "cli.main", *c.args], cwd=tmp_path, input=TRAJ,
-                           capture_output=True, text=True, env=env, timeout=300)
-    else:
-        r = run_dyn(tmp_path, c.args)
+    r = invoke(*c.args, cwd=tmp_path, input=TRAJ if case == "stdin-trajectory" else None)
     assert r.returncode == 0, r.stderr
     assert "Traceback" not in r.stderr and "error" not in r.stderr, r.stderr
     out = [a for a in c.args if a.startswith("out.")]

@@ -3,8 +3,6 @@ Schema that `dyn schema` prints for editors agrees with what dyn itself accepts,
 independent validator (jsonschema) on every sample scenario and on broken ones."""
 import json
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import jsonschema
@@ -15,6 +13,7 @@ from dynlib.errors import ScenarioError
 from dynlib.scenario import load_scenario
 from dynlib.scenario.reference import json_schema, markdown
 from dynlib.scenario.schema import Scenario
+from helpers import invoke
 
 REPO = Path(__file__).resolve().parents[1]
 SCENARIOS = sorted((REPO / "scenarios").glob("*.yaml"))
@@ -43,13 +42,13 @@ def test_every_key_of_the_schema_is_described_on_the_page():
 
 
 def test_dyn_schema_prints_the_json_schema(tmp_path):
-    r = subprocess.run([sys.executable, "-m", "cli.main", "schema"], capture_output=True, text=True)
+    r = invoke("schema")
     assert r.returncode == 0, r.stderr
     printed = json.loads(r.stdout)
     jsonschema.Draft202012Validator.check_schema(printed)
     assert printed == json_schema()
     out = tmp_path / "s.json"
-    r = subprocess.run([sys.executable, "-m", "cli.main", "schema", "-o", out], capture_output=True, text=True)
+    r = invoke("schema", "-o", out)
     assert r.returncode == 0 and json.loads(out.read_text()) == printed
 
 

@@ -101,3 +101,16 @@ def test_every_pipeline_stage_is_an_inlined_kernel():
 def test_no_inlined_kernel_is_over_40_lines(key):
     assert key in COMPILED, f"inlined kernel {key} is not a compiled function"
     assert INLINED[key] <= STAGE_MAX, f"{key[0]}: {key[1]} has {INLINED[key]} lines"
+
+
+def test_every_test_module_says_whether_numba_changes_it():
+    """CI's lowest-numba pass runs only the `kernels` tests: a new test module must be sorted into
+    conftest's KERNEL_MODULES or NUMBA_INDEPENDENT, or it would silently skip that pass."""
+    import conftest
+
+    tests = Path(conftest.__file__).resolve().parent
+    found = {p.relative_to(tests).as_posix() for p in tests.rglob("test_*.py")}
+    assert not conftest.KERNEL_MODULES & conftest.NUMBA_INDEPENDENT
+    assert found == conftest.KERNEL_MODULES | conftest.NUMBA_INDEPENDENT, (
+        f"unsorted: {sorted(found - conftest.KERNEL_MODULES - conftest.NUMBA_INDEPENDENT)}, "
+        f"gone: {sorted((conftest.KERNEL_MODULES | conftest.NUMBA_INDEPENDENT) - found)}")

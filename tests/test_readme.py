@@ -27,10 +27,11 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
+
+from helpers import wait_for
 
 REPO = Path(__file__).resolve().parents[1]
 DOCS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
@@ -48,7 +49,8 @@ BENCH_SIZES = {  # the benchmark block's scripts at sizes that take seconds, not
     "bench_contact_step.py": "--steps 200 --repeat 1",
 }
 
-pytestmark = [pytest.mark.slow, pytest.mark.readme]
+# one worker runs them all, in order (pytest-xdist): a block may use the files an earlier one wrote
+pytestmark = [pytest.mark.slow, pytest.mark.readme, pytest.mark.xdist_group("readme")]
 
 
 def blocks():
@@ -127,6 +129,11 @@ def free_port():
         return s.getsockname()[1]
 
 
+def listening(port):
+    with socket.socket() as s:
+        return s.connect_ex(("127.0.0.1", port)) == 0
+
+
 def run_dask_block(text, cwd):
     """The cluster block on this machine: the scheduler and a worker in the background (their
     lines as written, HEAD = 127.0.0.1 and a free port), then the `dyn sweep` line."""
@@ -147,7 +154,9 @@ def run_dask_block(text, cwd):
             procs.append(subprocess.Popen(["bash", "-c", "exec " + ln], cwd=cwd, env=environment(),
                                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                           start_new_session=True))
-            time.sleep(3 if ln.startswith("dask scheduler") else 0)
+            if ln.startswith("dask scheduler"):  # the worker and the sweep connect to it
+                wait_for(lambda: procs[-1].poll() is not None or listening(port), "the dask scheduler listening")
+                assert procs[-1].poll() is None, f"{ln}: exited {procs[-1].returncode}"
         return shell("\n".join(foreground), cwd)
     finally:
         for p in procs:

@@ -8,8 +8,6 @@ same motion: equal to dynlib's inverse of that motion in dyn's own CSV (exactly 
 the format keeps the doubles), and to Pinocchio's RNEA of the exact motion to the
 accuracy of central differences. Bad input is one line, exit code 2, no output file.
 """
-import subprocess
-import sys
 from decimal import Decimal
 
 import numpy as np
@@ -21,7 +19,7 @@ from dynlib.errors import DynError
 from dynlib.inverse import inverse_dynamics_trajectory
 from dynlib.recordings import read_recording
 from dynlib.trajectory import Trajectory, column_names, read_trajectory, write_trajectory
-from helpers import ROBOTS_DIR, sample
+from helpers import ROBOTS_DIR, invoke, run_process, sample
 from recording_files import (EPOCH_NS, messages, swing, write_bag, write_plotjuggler_csv, write_rostopic_csv)
 
 ARM6 = ROBOTS_DIR / "arm6.urdf"
@@ -230,14 +228,10 @@ def test_resample_makes_jittery_stamps_uniform_for_savgol(tmp_path):
 
 # ------------------------------------------------------------------ the command line
 
-def dyn(*args):
-    return subprocess.run([sys.executable, "-m", "cli.main", *map(str, args)], capture_output=True, text=True)
-
-
 def test_inverse_reads_a_bag_and_keeps_the_clock(recorded, tmp_path):
     folder, paths, (t_ns, t, Q, V, A, E) = recorded
     out = tmp_path / "tau.parquet"
-    r = dyn("inverse", ARM6, paths["ros2-mcap-folder"], "-o", out)
+    r = invoke("inverse", ARM6, paths["ros2-mcap-folder"], "-o", out)
     assert r.returncode == 0, r.stderr
     table = pq.read_table(out)
     assert table.schema.metadata[TIME_START_KEY.encode()].decode() == "1700000000.123456789"
@@ -245,7 +239,7 @@ def test_inverse_reads_a_bag_and_keeps_the_clock(recorded, tmp_path):
     got = read_trajectory(out)
     assert got.names == lib.names and got.names[1:1 + ARM.nv] == tau_columns(ARM)
     assert np.array_equal(got.data, lib.data)
-    r = dyn("inverse", ARM6, paths["rostopic"], "--absolute-time", "-o", tmp_path / "abs.csv")
+    r = invoke("inverse", ARM6, paths["rostopic"], "--absolute-time", "-o", tmp_path / "abs.csv")
     assert r.returncode == 0, r.stderr
     got = read_trajectory(tmp_path / "abs.csv")
     assert got.names[:2] == ["time", "time.absolute"]
@@ -303,7 +297,7 @@ BAD_CASES = [(fmt, case) for fmt in ("ros1-bag", "ros2-db3-file", "rostopic", "p
 def test_bad_recordings_are_one_line_errors_without_output(bad, tmp_path, fmt, case):
     path, extra, says = bad[(fmt, case)]
     out = tmp_path / "tau.csv"
-    r = dyn("inverse", ARM6, path, *extra, "-o", out)
+    r = invoke("inverse", ARM6, path, *extra, "-o", out)
     assert r.returncode == 2, r.stderr
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("dyn: error:") and says in lines[0], r.stderr
@@ -316,7 +310,7 @@ def test_a_resampling_rate_whose_samples_cannot_fit_is_one_line(recorded, tmp_pa
     (ValueError: Maximum allowed size exceeded): the count is checked before the arrays are made."""
     folder, paths, _ = recorded
     out = tmp_path / "tau.csv"
-    r = dyn("inverse", ARM6, paths["rostopic"], "--resample", hz, "-o", out)
+    r = invoke("inverse", ARM6, paths["rostopic"], "--resample", hz, "-o", out)
     assert r.returncode == 2, r.stderr
     lines = r.stderr.strip().splitlines()
     assert lines[-1].startswith("dyn: error:") and "--resample" in lines[-1] and "internal" not in r.stderr, r.stderr
@@ -348,6 +342,5 @@ def test_a_bag_whose_messages_carry_velocities_or_efforts_only_sometimes_is_one_
 
 def test_a_bag_cannot_come_from_standard_input(recorded):
     folder, paths, _ = recorded
-    r = subprocess.run([sys.executable, "-m", "cli.main", "inverse", str(ARM6), "-"],
-                       input=paths["ros1-bag"].read_bytes(), capture_output=True)
+    r = run_process("inverse", ARM6, "-", input=paths["ros1-bag"].read_bytes(), text=False)  # a real standard input
     assert r.returncode == 2 and b"give its path" in r.stderr and r.stdout == b""

@@ -1,19 +1,15 @@
 """`dyn contact-id`: the sample motion through the command line (CSV, Parquet, standard
 input and output), every mode's options reaching the library, the notices on standard
 error, and one-line errors with exit code 2 and no output file."""
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
 
-from cli.main import dyn
 from dynlib.columns import WRENCH, tau_columns
 from dynlib.contact.inverse import contact_inverse_dynamics
 from dynlib.trajectory import read_trajectory, write_trajectory
-from helpers import ROBOTS_DIR, sample
+from helpers import ROBOTS_DIR, invoke, run_process, sample
 
 QUADRUPED = ROBOTS_DIR / "quadruped.urdf"
 BIPED = ROBOTS_DIR / "biped.urdf"
@@ -22,16 +18,6 @@ SAMPLE = SCENARIOS / "contact_id_quadruped.csv"
 NOISY = SCENARIOS / "contact_id_quadruped_noisy.csv"
 FEET = ("lf_foot", "rf_foot", "lh_foot", "rh_foot")
 QUAD = sample("quadruped", True)
-
-
-def run(*args, input=None):
-    return CliRunner().invoke(dyn, [str(a) for a in args], input=input, catch_exceptions=False)
-
-
-def run_process(*args, input=None):
-    """The real console entry point, so that exit codes and stderr are what a shell sees."""
-    return subprocess.run([sys.executable, "-m", "cli.main", *map(str, args)], input=input, capture_output=True,
-                          text=isinstance(input, str) or input is None)
 
 
 def only_files(folder):
@@ -46,7 +32,7 @@ def feet(*extra):
 
 
 def test_help_has_examples():
-    r = run("contact-id", "--help")
+    r = invoke("contact-id", "--help")
     assert r.exit_code == 0
     for word in ("Examples", "--contact", "--guess", "--over-time", "--friction", "residual.root", "@START:STOP"):
         assert word in r.output, word
@@ -55,7 +41,7 @@ def test_help_has_examples():
 @pytest.mark.parametrize("suffix", [".csv", ".parquet"])
 def test_sample_motion_is_the_library_result(tmp_path, suffix):
     out = tmp_path / f"out{suffix}"
-    r = run("contact-id", QUADRUPED, SAMPLE, *feet("--point-contacts"), "-o", out)
+    r = invoke("contact-id", QUADRUPED, SAMPLE, *feet("--point-contacts"), "-o", out)
     assert r.exit_code == 0, r.output
     table = read_trajectory(out)
     ref = contact_inverse_dynamics(QUAD, read_trajectory(SAMPLE), list(FEET), point=True)
@@ -72,9 +58,9 @@ def test_sample_motion_is_the_library_result(tmp_path, suffix):
 
 
 def test_contacts_default_to_the_active_columns(tmp_path):
-    r = run("contact-id", QUADRUPED, SAMPLE, "--point-contacts", "-o", tmp_path / "a.csv")
+    r = invoke("contact-id", QUADRUPED, SAMPLE, "--point-contacts", "-o", tmp_path / "a.csv")
     assert r.exit_code == 0, r.output
-    r = run("contact-id", QUADRUPED, SAMPLE, *feet("--point-contacts"), "-o", tmp_path / "b.csv")
+    r = invoke("contact-id", QUADRUPED, SAMPLE, *feet("--point-contacts"), "-o", tmp_path / "b.csv")
     assert np.array_equal(read_trajectory(tmp_path / "a.csv").data, read_trajectory(tmp_path / "b.csv").data)
 
 
@@ -98,7 +84,7 @@ def test_options_reach_the_library(tmp_path):
     ]
     for k, (args, kw) in enumerate(cases):
         out = tmp_path / f"{k}.csv"
-        r = run("contact-id", QUADRUPED, SAMPLE, *feet(*args), "-o", out)
+        r = invoke("contact-id", QUADRUPED, SAMPLE, *feet(*args), "-o", out)
         assert r.exit_code == 0, r.output
         model = QUAD.with_gravity([0, 0, -9]) if "--gravity" in args else QUAD
         if "--armature" in args:
@@ -114,8 +100,8 @@ def test_options_reach_the_library(tmp_path):
 
 
 def test_time_windows(tmp_path):
-    r = run("contact-id", QUADRUPED, SAMPLE, "--point-contacts", "--contact", "lf_foot@:0.5,1.6:",
-            "--contact", "rf_foot", "--contact", "lh_foot", "--contact", "rh_foot", "-o", tmp_path / "w.csv")
+    r = invoke("contact-id", QUADRUPED, SAMPLE, "--point-contacts", "--contact", "lf_foot@:0.5,1.6:",
+               "--contact", "rf_foot", "--contact", "lh_foot", "--contact", "rh_foot", "-o", tmp_path / "w.csv")
     assert r.exit_code == 0, r.output
     out = read_trajectory(tmp_path / "w.csv")
     t = out.time
@@ -143,22 +129,22 @@ def test_contact_and_guess_parsing():
 
 
 def test_flight_and_infeasible_rows_are_reported_on_standard_error(tmp_path):
-    r = run_process("contact-id", QUADRUPED, SAMPLE, "--contact", "lf_foot@:0.2", "-o", tmp_path / "f.csv")
+    r = invoke("contact-id", QUADRUPED, SAMPLE, "--contact", "lf_foot@:0.2", "-o", tmp_path / "f.csv")
     assert r.returncode == 0, r.stderr
     assert "rows without contact (t = 0.2" in r.stderr and "lf_foot" not in r.stderr
     out = read_trajectory(tmp_path / "f.csv")
     assert out.column("residual.root")[out.time > 0.2].min() > 50  # the whole weight, ~118 N
-    r = run_process("contact-id", QUADRUPED, SAMPLE, "--point-contacts", "--friction", "0", "-o", tmp_path / "g.csv")
+    r = invoke("contact-id", QUADRUPED, SAMPLE, "--point-contacts", "--friction", "0", "-o", tmp_path / "g.csv")
     assert r.returncode == 0
     assert "warning: friction cones infeasible at" in r.stderr and "friction.feasible = 0" in r.stderr
     assert read_trajectory(tmp_path / "g.csv").column("friction.feasible").min() == 0
 
 
 def test_positions_only_notice_and_savgol(tmp_path):
-    r = run_process("contact-id", QUADRUPED, NOISY, "--point-contacts", "-o", tmp_path / "c.csv")
+    r = invoke("contact-id", QUADRUPED, NOISY, "--point-contacts", "-o", tmp_path / "c.csv")
     assert r.returncode == 0 and "central differences" in r.stderr and "savgol" in r.stderr
-    r = run_process("contact-id", QUADRUPED, NOISY, "--point-contacts", "--derivatives", "savgol",
-                    "-o", tmp_path / "s.csv")
+    r = invoke("contact-id", QUADRUPED, NOISY, "--point-contacts", "--derivatives", "savgol",
+               "-o", tmp_path / "s.csv")
     assert r.returncode == 0 and r.stderr == ""
     truth = read_trajectory(SAMPLE).columns([f"contact.{f}.fz" for f in FEET]).sum(axis=1)
     err = {k: np.sqrt(np.mean((read_trajectory(tmp_path / f"{k}.csv").columns(
@@ -172,8 +158,8 @@ def test_adds_the_free_flyer_root_and_takes_a_urdf_floating_joint(tmp_path):
     floating = urdf[:first_link] + '<link name="world"/>\n<joint name="root" type="floating">' \
         '<parent link="world"/><child link="trunk"/></joint>\n' + urdf[first_link:]
     (tmp_path / "q.urdf").write_text(floating)
-    r1 = run("contact-id", tmp_path / "q.urdf", SAMPLE, "--point-contacts", "-o", tmp_path / "a.csv")
-    r2 = run("contact-id", QUADRUPED, SAMPLE, "--point-contacts", "-o", tmp_path / "b.csv")
+    r1 = invoke("contact-id", tmp_path / "q.urdf", SAMPLE, "--point-contacts", "-o", tmp_path / "a.csv")
+    r2 = invoke("contact-id", QUADRUPED, SAMPLE, "--point-contacts", "-o", tmp_path / "b.csv")
     assert r1.exit_code == 0 and r2.exit_code == 0, r1.output + r2.output
     a, b = read_trajectory(tmp_path / "a.csv"), read_trajectory(tmp_path / "b.csv")
     assert a.names == b.names and np.allclose(a.data, b.data, rtol=1e-12, atol=1e-9)
@@ -193,7 +179,7 @@ def test_adds_the_free_flyer_root_and_takes_a_urdf_floating_joint(tmp_path):
 ])
 def test_errors_are_one_line_exit_2_no_output(tmp_path, args, message):
     out = tmp_path / "out.csv"
-    r = run_process("contact-id", QUADRUPED, SAMPLE, *args, "-o", out)
+    r = invoke("contact-id", QUADRUPED, SAMPLE, *args, "-o", out)
     assert r.returncode == 2, r.stderr
     assert r.stderr.startswith("dyn: error:") and r.stderr.count("\n") == 1, r.stderr
     assert message in r.stderr, r.stderr
@@ -202,8 +188,8 @@ def test_errors_are_one_line_exit_2_no_output(tmp_path, args, message):
 
 def test_missing_columns_and_wrong_robot(tmp_path):
     write_trajectory(tmp_path / "bad.csv", ["time", "q.root.x"], np.zeros((3, 2)))
-    r = run_process("contact-id", QUADRUPED, tmp_path / "bad.csv", "--contact", "lf_foot", "-o", tmp_path / "o.csv")
+    r = invoke("contact-id", QUADRUPED, tmp_path / "bad.csv", "--contact", "lf_foot", "-o", tmp_path / "o.csv")
     assert r.returncode == 2 and "bad.csv" in r.stderr and r.stderr.count("\n") == 1
-    r = run_process("contact-id", BIPED, SAMPLE, "--contact", "left_foot", "-o", tmp_path / "o.csv")
+    r = invoke("contact-id", BIPED, SAMPLE, "--contact", "left_foot", "-o", tmp_path / "o.csv")
     assert r.returncode == 2 and "lf_haa" in r.stderr and r.stderr.count("\n") == 1
     assert only_files(tmp_path) == ["bad.csv"]

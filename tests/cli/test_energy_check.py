@@ -1,18 +1,12 @@
 """`dyn energy-check`: the table, the JSON report, the figure and the exit codes."""
 import json
-import subprocess
-import sys
 
-from helpers import ROBOTS_DIR
-
-
-def dyn(*args):
-    return subprocess.run([sys.executable, "-m", "cli.main", *map(str, args)], capture_output=True, text=True)
+from helpers import ROBOTS_DIR, invoke
 
 
 def test_passes_and_writes_the_report_and_figure(tmp_path):
     report, fig = tmp_path / "r.json", tmp_path / "e.png"
-    r = dyn("energy-check", ROBOTS_DIR / "arm6.urdf", "--report", report, "--plot", fig)
+    r = invoke("energy-check", ROBOTS_DIR / "arm6.urdf", "--report", report, "--plot", fig)
     assert r.returncode == 0, r.stderr
     assert "seed 0" in r.stderr and "energy_drift" in r.stdout and "passed" in r.stdout
     d = json.loads(report.read_text())
@@ -28,21 +22,21 @@ def test_passes_and_writes_the_report_and_figure(tmp_path):
 
 def test_euler_at_large_dt_exits_1(tmp_path):
     report = tmp_path / "r.json"
-    r = dyn("energy-check", ROBOTS_DIR / "arm6.urdf", "--integrator", "euler", "--dt", "1e-2", "--report", report)
+    r = invoke("energy-check", ROBOTS_DIR / "arm6.urdf", "--integrator", "euler", "--dt", "1e-2", "--report", report)
     assert r.returncode == 1 and "FAIL" in r.stdout
     assert json.loads(report.read_text())["passed"] is False
 
 
 def test_floating_base_reports_the_quaternion_norm():
-    r = dyn("energy-check", ROBOTS_DIR / "quadruped.urdf", "--floating-base", "--seed", "3")
+    r = invoke("energy-check", ROBOTS_DIR / "quadruped.urdf", "--floating-base", "--seed", "3")
     assert r.returncode == 0, r.stdout + r.stderr
     assert "quaternion_norm" in r.stdout
 
 
 def test_bad_input_exit_2(tmp_path):
-    r = dyn("energy-check", tmp_path / "missing.urdf")
+    r = invoke("energy-check", tmp_path / "missing.urdf")
     assert r.returncode == 2 and r.stderr.startswith("dyn: error:")
-    r = dyn("energy-check", ROBOTS_DIR / "arm6.urdf", "--q0", "nope=1")
+    r = invoke("energy-check", ROBOTS_DIR / "arm6.urdf", "--q0", "nope=1")
     assert r.returncode == 2 and "nope" in r.stderr
 
 
@@ -50,15 +44,15 @@ def test_modern_robotics_demonstration_scenarios():
     from helpers import ROBOTS_DIR as robots
 
     scenarios = robots.parent / "scenarios"
-    assert dyn("energy-check", scenarios / "arm6_fall.yaml").returncode == 0
-    r = dyn("energy-check", scenarios / "arm6_fall_euler.yaml")
+    assert invoke("energy-check", scenarios / "arm6_fall.yaml").returncode == 0
+    r = invoke("energy-check", scenarios / "arm6_fall_euler.yaml")
     assert r.returncode == 1 and "euler" in r.stdout and "FAIL" in r.stdout
 
 
 def test_a_contact_scenario_runs_its_contacts_and_says_so(tmp_path):
     scenarios = ROBOTS_DIR.parent / "scenarios"
     report = tmp_path / "r.json"
-    r = dyn("energy-check", scenarios / "contact_soft_ball.yaml", "--duration", "0.6", "--report", report)
+    r = invoke("energy-check", scenarios / "contact_soft_ball.yaml", "--duration", "0.6", "--report", report)
     # the soft penalty's jump at touch-down costs RK4 its order: the balance fails the default 1e-6
     assert r.returncode == 1, r.stderr
     assert r.stdout.startswith("robot ball: rk4, dt = 0.001 s, 0.6 s, work-energy balance, soft contacts\n")
@@ -66,10 +60,10 @@ def test_a_contact_scenario_runs_its_contacts_and_says_so(tmp_path):
     assert d["settings"]["contacts"] == "soft" and d["settings"]["work_energy_balance"] is True
     drift = next(c for c in d["checks"] if c["name"] == "energy_drift")
     assert drift["passed"] is False and 1e-6 < drift["value"] < 0.1
-    r = dyn("energy-check", scenarios / "contact_bilateral_standing.yaml", "--duration", "0.5", "--report", report)
+    r = invoke("energy-check", scenarios / "contact_bilateral_standing.yaml", "--duration", "0.5", "--report", report)
     assert r.returncode == 0 and "bilateral contacts" in r.stdout, r.stdout + r.stderr
     assert json.loads(report.read_text())["settings"]["contacts"] == "bilateral"
-    dyn("energy-check", ROBOTS_DIR / "arm6.urdf", "--duration", "0.1", "--report", report)
+    invoke("energy-check", ROBOTS_DIR / "arm6.urdf", "--duration", "0.1", "--report", report)
     assert json.loads(report.read_text())["settings"]["contacts"] is None
 
 
@@ -78,7 +72,7 @@ KINOVA = "kinova_description/robots/kinova.urdf"
 
 def test_a_real_robot_passes_by_default_at_the_step_it_chooses(erd_path, tmp_path):
     report = tmp_path / "r.json"
-    r = dyn("energy-check", erd_path(KINOVA), "--report", report)
+    r = invoke("energy-check", erd_path(KINOVA), "--report", report)
     assert r.returncode == 0, r.stdout + r.stderr
     s = json.loads(report.read_text())["settings"]
     assert s["dt_fixed"] is False and s["dt"] < 1e-3  # 1 ms fails on kinova with RK4 (drift 1.06e-3)
@@ -88,7 +82,7 @@ def test_a_real_robot_passes_by_default_at_the_step_it_chooses(erd_path, tmp_pat
 
 def test_a_fixed_step_too_large_exits_1_naming_the_step_and_the_integrator(erd_path, tmp_path):
     report = tmp_path / "r.json"
-    r = dyn("energy-check", erd_path(KINOVA), "--dt", "1e-3", "--integrator", "rk4", "--report", report)
+    r = invoke("energy-check", erd_path(KINOVA), "--dt", "1e-3", "--integrator", "rk4", "--report", report)
     assert r.returncode == 1, r.stdout + r.stderr
     assert "energy_drift fails at dt = 0.001 s because of the time step: integration error of rk4" in r.stdout
     s = json.loads(report.read_text())["settings"]
@@ -97,12 +91,12 @@ def test_a_fixed_step_too_large_exits_1_naming_the_step_and_the_integrator(erd_p
     assert json.loads(report.read_text())["notes"] == [line for line in r.stdout.splitlines()
                                                        if line.startswith("energy_drift fails")]
     # the step it names does pass
-    assert dyn("energy-check", erd_path(KINOVA), "--dt", s["passing_dt"], "--integrator", "rk4").returncode == 0
+    assert invoke("energy-check", erd_path(KINOVA), "--dt", s["passing_dt"], "--integrator", "rk4").returncode == 0
 
 
 def test_armature_option_reaches_the_run_and_energy_is_still_conserved(tmp_path):
     report = tmp_path / "r.json"
-    r = dyn("energy-check", ROBOTS_DIR / "arm6.urdf", "--armature", "shoulder_pan=0.5", "--armature", "elbow=0.2",
-            "--report", report)
+    r = invoke("energy-check", ROBOTS_DIR / "arm6.urdf", "--armature", "shoulder_pan=0.5", "--armature", "elbow=0.2",
+               "--report", report)
     assert r.returncode == 0, r.stdout + r.stderr
     assert json.loads(report.read_text())["passed"] is True

@@ -2,8 +2,6 @@
 with exit code 2 (1 when a least-squares link cannot be written) and no output files."""
 import json
 import re
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -12,14 +10,10 @@ import dynlib
 from dynlib.identification.excite import excitation
 from dynlib.inverse import joint_friction_torques
 from dynlib.trajectory import column_names, read_trajectory, write_trajectory
-from helpers import ROBOTS_DIR
+from helpers import ROBOTS_DIR, invoke
 from tests.test_identify import perturbed_urdf
 
 ARM7 = ROBOTS_DIR / "arm7.urdf"
-
-
-def dyn(*args):
-    return subprocess.run([sys.executable, "-m", "cli.main", *map(str, args)], capture_output=True, text=True)
 
 
 def files(folder):
@@ -45,11 +39,11 @@ def recordings(tmp_path_factory):
 
 
 def test_help_lists_the_commands_with_examples():
-    r = dyn("--help")
+    r = invoke("--help")
     assert r.returncode == 0 and "identify" in r.stdout and "excite" in r.stdout
     for cmd, words in (("identify", ("Examples", "--validate", "--friction", "xacro")),
                        ("excite", ("Examples", "--harmonics", "--duration"))):
-        r = dyn(cmd, "--help")
+        r = invoke(cmd, "--help")
         assert r.returncode == 0, r.stderr
         assert all(w in r.stdout for w in words)
 
@@ -57,7 +51,7 @@ def test_help_lists_the_commands_with_examples():
 def test_identify_writes_the_urdf_report_and_figure(recordings, tmp_path):
     train, validate = recordings
     out, report, fig = tmp_path / "identified.urdf", tmp_path / "report.json", tmp_path / "fit.png"
-    r = dyn("identify", ARM7, train, "-o", out, "--report", report, "--validate", validate, "--plot", fig)
+    r = invoke("identify", ARM7, train, "-o", out, "--report", report, "--validate", validate, "--plot", fig)
     assert r.returncode == 0, r.stderr
     assert "base parameters" in r.stderr and "validation" in r.stderr
     assert r.stdout == ""
@@ -87,7 +81,7 @@ def test_identify_writes_the_urdf_report_and_figure(recordings, tmp_path):
 def test_friction_option_holds_the_other_terms_at_the_urdf(recordings, tmp_path):
     train, _ = recordings
     out = tmp_path / "id.urdf"
-    r = dyn("identify", ARM7, train, "-o", out, "--friction", "viscous,offset", "--report", tmp_path / "r.json")
+    r = invoke("identify", ARM7, train, "-o", out, "--friction", "viscous,offset", "--report", tmp_path / "r.json")
     assert r.returncode == 0, r.stderr
     d = json.loads((tmp_path / "r.json").read_text())
     assert d["friction_terms"] == ["viscous", "offset"]
@@ -108,8 +102,8 @@ def test_armature_option_takes_the_rotors_torque_out_before_the_fit(tmp_path):
     write_trajectory(tmp_path / "rec.csv", names, np.hstack([ex.time[:, None], ex.q, ex.v, ex.a, tau]))
     errors = {}
     for label, extra in (("with", [a for j, x in rotors.items() for a in ("--armature", f"{j}={x}")]), ("without", [])):
-        r = dyn("identify", ARM7, tmp_path / "rec.csv", "-o", tmp_path / f"{label}.urdf",
-                "--report", tmp_path / f"{label}.json", *extra)
+        r = invoke("identify", ARM7, tmp_path / "rec.csv", "-o", tmp_path / f"{label}.urdf",
+                   "--report", tmp_path / f"{label}.json", *extra)
         assert r.returncode == 0, r.stderr
         report = json.loads((tmp_path / f"{label}.json").read_text())
         errors[label] = report["relative_rms_error"]["training"]["identified"]
@@ -121,8 +115,8 @@ def test_least_squares_links_that_are_not_physical_exit_1_and_write_nothing(reco
     """8 s of a random (not optimised) motion leave weakly identified directions that plain least
     squares turns into non-physical links."""
     train, _ = recordings
-    r = dyn("identify", ARM7, train, "-o", tmp_path / "ls.urdf", "--method", "least-squares",
-            "--report", tmp_path / "r.json", "--plot", tmp_path / "f.png")
+    r = invoke("identify", ARM7, train, "-o", tmp_path / "ls.urdf", "--method", "least-squares",
+               "--report", tmp_path / "r.json", "--plot", tmp_path / "f.png")
     assert r.returncode == 1, r.stderr
     assert re.match(r"dyn: error: links? 'link\d'", r.stderr.strip().splitlines()[-1])
     assert "not physically consistent" in r.stderr
@@ -131,7 +125,7 @@ def test_least_squares_links_that_are_not_physical_exit_1_and_write_nothing(reco
 
 def test_excite_writes_a_trajectory_within_the_limits(tmp_path):
     out = tmp_path / "excite.csv"
-    r = dyn("excite", ROBOTS_DIR / "arm6.urdf", "--duration", 3, "--harmonics", 2, "--iterations", 3, "-o", out)
+    r = invoke("excite", ROBOTS_DIR / "arm6.urdf", "--duration", 3, "--harmonics", 2, "--iterations", 3, "-o", out)
     assert r.returncode == 0, r.stderr
     assert "condition number" in r.stderr
     model = dynlib.load(ROBOTS_DIR / "arm6.urdf")
@@ -178,7 +172,7 @@ def test_identify_bad_input_is_one_line_exit_2_and_no_output(recordings, tmp_pat
         extra = ["--armature", "wrist=0.1"]
     out = tmp_path / "out"
     out.mkdir()
-    r = dyn("identify", robot, rec, "-o", out / "id.urdf", "--report", out / "r.json", "--plot", out / "f.png", *extra)
+    r = invoke("identify", robot, rec, "-o", out / "id.urdf", "--report", out / "r.json", "--plot", out / "f.png", *extra)
     assert r.returncode == 2, r.stderr
     lines = r.stderr.strip().splitlines()
     assert lines[-1].startswith("dyn: error:") and message in lines[-1]
@@ -189,8 +183,8 @@ def test_identify_bad_input_is_one_line_exit_2_and_no_output(recordings, tmp_pat
 
 def test_identify_bad_figure_name_fails_before_any_work(recordings, tmp_path):
     train, _ = recordings
-    r = dyn("identify", ARM7, train, "-o", tmp_path / "id.urdf", "--report", tmp_path / "r.json",
-            "--plot", tmp_path / "fit.txt")
+    r = invoke("identify", ARM7, train, "-o", tmp_path / "id.urdf", "--report", tmp_path / "r.json",
+               "--plot", tmp_path / "fit.txt")
     assert r.returncode == 2 and "figure files must end in" in r.stderr
     assert files(tmp_path) == []
 
@@ -213,7 +207,7 @@ def test_identify_never_writes_over_an_input_or_another_output(recordings, tmp_p
                    "report-is-the-recording": (tmp_path / "id.urdf", rec),
                    "report-is-the-output": (tmp_path / "id.urdf", tmp_path / "id.urdf")}[case]
     before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
-    r = dyn("identify", robot, rec, "--validate", val, "-o", out, *(["--report", report] if report else []))
+    r = invoke("identify", robot, rec, "--validate", val, "-o", out, *(["--report", report] if report else []))
     assert r.returncode == 2, r.stderr
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("dyn: error:") and message in lines[0], r.stderr
@@ -223,7 +217,7 @@ def test_identify_never_writes_over_an_input_or_another_output(recordings, tmp_p
 @pytest.mark.parametrize("args", [("--duration", "1e9"), ("--duration", "10", "--dt", "1e-12")])
 def test_excite_samples_that_cannot_fit_are_one_line(tmp_path, args):
     """dyn excite --duration 1e9 (or --dt 1e-12) was an internal error (MemoryError: 7.28 TiB)."""
-    r = dyn("excite", ARM7, *args, "-o", tmp_path / "x.csv")
+    r = invoke("excite", ARM7, *args, "-o", tmp_path / "x.csv")
     assert r.returncode == 2, r.stderr
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("dyn: error:") and "GB" in lines[0], r.stderr
@@ -234,7 +228,7 @@ def test_excite_rejects_a_floating_base(tmp_path):
     urdf = tmp_path / "floating.urdf"
     text = (ROBOTS_DIR / "pendulum.urdf").read_text()
     urdf.write_text(text.replace('type="revolute"', 'type="floating"', 1))
-    r = dyn("excite", urdf, "--duration", 1, "-o", tmp_path / "e.csv")
+    r = invoke("excite", urdf, "--duration", 1, "-o", tmp_path / "e.csv")
     assert r.returncode == 2 and "fixed-base" in r.stderr
     assert not (tmp_path / "e.csv").exists()
 
@@ -257,13 +251,13 @@ def test_identify_reads_a_ros_bag_as_inverse_does(recordings, tmp_path):
     plain = tmp_path / "plain.csv"
     write_trajectory(plain, ["time"] + [f"q.{n}" for n in names] + [f"tau.{n}" for n in names],
                      np.column_stack([(t_ns - t_ns[0]) * 1e-9, Q, E]))
-    r = dyn("identify", ARM7, bag, "-o", tmp_path / "x.urdf")
+    r = invoke("identify", ARM7, bag, "-o", tmp_path / "x.urdf")
     assert r.returncode == 2 and "--topic" in r.stderr and files(tmp_path) == ["plain.csv", "train.bag"], r.stderr
     reports = []
     for source, extra in ((bag, ["--topic", "/joint_states"]), (plain, [])):
         report = tmp_path / f"{source.stem}.json"
-        r = dyn("identify", ARM7, source, *extra, "--derivatives", "central", "--validate", validate,
-                "-o", tmp_path / f"{source.stem}.urdf", "--report", report)
+        r = invoke("identify", ARM7, source, *extra, "--derivatives", "central", "--validate", validate,
+                   "-o", tmp_path / f"{source.stem}.urdf", "--report", report)
         assert r.returncode == 0, r.stderr
         reports.append(json.loads(report.read_text()))
     from_bag, from_csv = ([b["identified"] for b in d["base_parameters"]] for d in reports)

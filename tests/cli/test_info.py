@@ -4,32 +4,22 @@ import subprocess
 import sys
 
 import pytest
-from click.testing import CliRunner
 
 from cli.main import COMMANDS, dyn
-from helpers import ROBOTS_DIR
+from helpers import ROBOTS_DIR, invoke, run_process
 
 SAMPLES = ["pendulum", "double_pendulum", "planar3", "arm6", "arm7", "quadruped", "biped"]
 
 
-def run(*args):
-    return CliRunner().invoke(dyn, [str(a) for a in args], catch_exceptions=False)
-
-
-def run_process(*args):
-    """The real console entry point, so that exit codes and stderr are what a shell sees."""
-    return subprocess.run([sys.executable, "-m", "cli.main", *map(str, args)], capture_output=True, text=True)
-
-
 @pytest.mark.parametrize("name", SAMPLES)
 def test_info_on_every_sample_robot(name):
-    r = run("info", ROBOTS_DIR / f"{name}.urdf")
+    r = invoke("info", ROBOTS_DIR / f"{name}.urdf")
     assert r.exit_code == 0, r.output
     assert f"robot {name}" in r.output and "total mass" in r.output
 
 
 def test_info_json_floating_base():
-    r = run("info", ROBOTS_DIR / "quadruped.urdf", "--floating-base", "--json")
+    r = invoke("info", ROBOTS_DIR / "quadruped.urdf", "--floating-base", "--json")
     d = json.loads(r.stdout)
     assert d["nq"] == 19 and d["nv"] == 18 and d["floating_base"] is True
     assert d["q_names"][:7] == ["root.x", "root.y", "root.z", "root.qx", "root.qy", "root.qz", "root.qw"]
@@ -38,17 +28,17 @@ def test_info_json_floating_base():
 
 
 def test_info_on_example_robot_data(erd_path):
-    r = run("info", erd_path("talos_data/robots/talos_reduced.urdf"), "--floating-base", "--json")
+    r = invoke("info", erd_path("talos_data/robots/talos_reduced.urdf"), "--floating-base", "--json")
     d = json.loads(r.stdout)
     assert d["nv"] == 6 + 32
 
 
 def test_help_lists_commands_and_every_command_has_help():
-    r = run("--help")
+    r = invoke("--help")
     assert r.exit_code == 0 and "info" in r.output
     for name in COMMANDS:
         if dyn.get_command(None, name) is not None:
-            sub = run(name, "--help")
+            sub = invoke(name, "--help")
             assert sub.exit_code == 0 and "Examples" in sub.output, name
 
 
@@ -73,7 +63,7 @@ def test_malformed_urdf_is_one_line_exit_2_no_traceback(tmp_path):
 def test_verbose_shows_the_traceback(tmp_path):
     p = tmp_path / "bad.urdf"
     p.write_text("<robot name='x'/>")
-    r = run_process("-v", "info", p)
+    r = invoke("-v", "info", p)
     assert r.returncode == 2 and "Traceback" in r.stderr
 
 
@@ -83,12 +73,12 @@ def test_usage_error_is_one_line_exit_2():
 
 
 def test_version():
-    r = run_process("--version")
+    r = invoke("--version")
     assert r.returncode == 0 and r.stdout.startswith("dyn ")
 
 
 def test_dyn_alone_prints_its_usage_not_an_error():
-    r = run_process()
+    r = run_process()  # the console script as typed
     assert r.returncode == 0 and r.stderr == ""
     assert r.stdout.startswith("Usage: dyn") and "Commands:" in r.stdout and "error:" not in r.stdout
     assert r.stdout == run_process("--help").stdout
@@ -120,10 +110,6 @@ def test_a_urdf_warning_is_printed_once_by_every_command(tmp_path, command):
 
 def test_no_help_sends_the_reader_to_itself():
     """`dyn inverse --help` said of --columns "see 'dyn inverse --help'"."""
-    from click.testing import CliRunner
-
-    from cli.main import COMMANDS, dyn
-
     for name in COMMANDS:
-        text = " ".join(CliRunner().invoke(dyn, [name, "--help"]).output.split())
+        text = " ".join(invoke(name, "--help").output.split())
         assert f"see 'dyn {name} --help'" not in text, name

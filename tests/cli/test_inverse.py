@@ -6,28 +6,17 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
 
 import dynlib
-from cli.main import dyn
 from dynlib.columns import tau_columns
 from dynlib.inverse import inverse_dynamics_trajectory
 from dynlib.trajectory import Trajectory, column_names, read_trajectory, write_trajectory
-from helpers import ROBOTS_DIR, assert_close, sample
+from helpers import ROBOTS_DIR, assert_close, invoke, run_process, sample
 from tests.test_derivatives import smooth_motion
 
 ARM6 = ROBOTS_DIR / "arm6.urdf"
 ARM = sample("arm6")
 QUAD = sample("quadruped", True)
-
-
-def run(*args, input=None):
-    return CliRunner().invoke(dyn, [str(a) for a in args], input=input, catch_exceptions=False)
-
-
-def run_process(*args, input=None):
-    """The real console entry point, so that exit codes and stderr are what a shell sees."""
-    return subprocess.run([sys.executable, "-m", "cli.main", *map(str, args)], input=input, capture_output=True)
 
 
 def write_motion(path, model, n=200, given=True, seed=0):
@@ -45,7 +34,7 @@ def only_files(folder):
 
 
 def test_help_has_examples():
-    r = run("inverse", "--help")
+    r = invoke("inverse", "--help")
     assert r.exit_code == 0
     assert "Examples" in r.output and "--derivatives" in r.output and "{joint}" in r.output
 
@@ -53,7 +42,7 @@ def test_help_has_examples():
 @pytest.mark.parametrize("suffix_in, suffix_out", [(".csv", ".csv"), (".parquet", ".parquet"), (".csv", ".parquet")])
 def test_file_to_file_is_the_library_result(tmp_path, suffix_in, suffix_out):
     traj = write_motion(tmp_path / f"traj{suffix_in}", ARM)
-    r = run("inverse", ARM6, tmp_path / f"traj{suffix_in}", "-o", tmp_path / f"tau{suffix_out}")
+    r = invoke("inverse", ARM6, tmp_path / f"traj{suffix_in}", "-o", tmp_path / f"tau{suffix_out}")
     assert r.exit_code == 0, r.output
     out = read_trajectory(tmp_path / f"tau{suffix_out}")
     names, data, _ = inverse_dynamics_trajectory(ARM, traj)
@@ -63,7 +52,7 @@ def test_file_to_file_is_the_library_result(tmp_path, suffix_in, suffix_out):
 
 def test_standard_input_to_standard_output(tmp_path):
     write_motion(tmp_path / "traj.csv", ARM)
-    r = run_process("inverse", ARM6, "-", input=(tmp_path / "traj.csv").read_bytes())
+    r = run_process("inverse", ARM6, "-", input=(tmp_path / "traj.csv").read_bytes(), text=False)
     assert r.returncode == 0, r.stderr
     (tmp_path / "out.csv").write_bytes(r.stdout)
     out = read_trajectory(tmp_path / "out.csv")
@@ -72,7 +61,7 @@ def test_standard_input_to_standard_output(tmp_path):
 
 def test_floating_base_writes_the_root_wrench(tmp_path):
     write_motion(tmp_path / "walk.parquet", QUAD)
-    r = run("inverse", ROBOTS_DIR / "quadruped.urdf", "--floating-base", tmp_path / "walk.parquet", "-o", tmp_path / "tau.csv")
+    r = invoke("inverse", ROBOTS_DIR / "quadruped.urdf", "--floating-base", tmp_path / "walk.parquet", "-o", tmp_path / "tau.csv")
     assert r.exit_code == 0, r.output
     names = read_trajectory(tmp_path / "tau.csv").names
     assert names[1:8] == ["tau.root.fx", "tau.root.fy", "tau.root.fz", "tau.root.tx", "tau.root.ty", "tau.root.tz", "tau.lf_haa"]
@@ -80,20 +69,20 @@ def test_floating_base_writes_the_root_wrench(tmp_path):
 
 def test_positions_only_says_how_it_estimated(tmp_path):
     write_motion(tmp_path / "q.csv", ARM, given=False)
-    r = run("inverse", ARM6, tmp_path / "q.csv", "-o", tmp_path / "tau.csv")
+    r = invoke("inverse", ARM6, tmp_path / "q.csv", "-o", tmp_path / "tau.csv")
     assert r.exit_code == 0
     assert "by central differences" in r.stderr and "--derivatives savgol" in r.stderr
-    r = run("-q", "inverse", ARM6, tmp_path / "q.csv", "-o", tmp_path / "tau.csv")
+    r = invoke("-q", "inverse", ARM6, tmp_path / "q.csv", "-o", tmp_path / "tau.csv")
     assert r.stderr == ""
-    r = run("inverse", ARM6, tmp_path / "q.csv", "--derivatives", "savgol", "--window", "0.05", "--polyorder", "3",
-            "-o", tmp_path / "tau_sg.csv")
+    r = invoke("inverse", ARM6, tmp_path / "q.csv", "--derivatives", "savgol", "--window", "0.05", "--polyorder", "3",
+               "-o", tmp_path / "tau_sg.csv")
     assert r.exit_code == 0 and r.stderr == ""
 
 
 def test_options_reach_the_library(tmp_path):
     traj = write_motion(tmp_path / "traj.csv", ARM)
-    r = run("inverse", ARM6, tmp_path / "traj.csv", "--no-joint-friction", "--gravity", "0,0,0", "--keep-columns",
-            "-o", tmp_path / "tau.csv")
+    r = invoke("inverse", ARM6, tmp_path / "traj.csv", "--no-joint-friction", "--gravity", "0,0,0", "--keep-columns",
+               "-o", tmp_path / "tau.csv")
     assert r.exit_code == 0, r.output
     out = read_trajectory(tmp_path / "tau.csv")
     ref = inverse_dynamics_trajectory(ARM.with_gravity([0, 0, 0]), traj, joint_friction=False, keep_columns=True)
@@ -107,11 +96,11 @@ def test_column_map_reads_a_foreign_recording(tmp_path):
     Q, V, _ = smooth_motion(ARM, t)
     names = ["time"] + [f"/joint_states/{n}/position" for n in ARM.q_names] + [f"/joint_states/{n}/velocity" for n in ARM.v_names]
     write_trajectory(tmp_path / "export.csv", names, np.hstack([t[:, None], Q, V]))
-    r = run("inverse", ARM6, tmp_path / "export.csv", "--derivatives", "savgol", "--window", "0.05",
-            "--columns", "q=/joint_states/{joint}/position,qd=/joint_states/{joint}/velocity", "-o", tmp_path / "tau.csv")
+    r = invoke("inverse", ARM6, tmp_path / "export.csv", "--derivatives", "savgol", "--window", "0.05",
+               "--columns", "q=/joint_states/{joint}/position,qd=/joint_states/{joint}/velocity", "-o", tmp_path / "tau.csv")
     assert r.exit_code == 0, r.output
     write_trajectory(tmp_path / "spec.csv", column_names(ARM.q_names, ARM.v_names, ("q",)), np.hstack([t[:, None], Q]))
-    r = run("inverse", ARM6, tmp_path / "spec.csv", "--derivatives", "savgol", "--window", "0.05", "-o", tmp_path / "ref.csv")
+    r = invoke("inverse", ARM6, tmp_path / "spec.csv", "--derivatives", "savgol", "--window", "0.05", "-o", tmp_path / "ref.csv")
     assert np.array_equal(read_trajectory(tmp_path / "tau.csv").data, read_trajectory(tmp_path / "ref.csv").data)
 
 
@@ -125,10 +114,10 @@ def test_columns_it_does_not_need_may_hold_text_and_gaps(tmp_path):
     rows = [",".join([repr(float(t[k])), "base_link"] + [repr(float(x)) for x in Q[k]] + ["" if k % 3 else "ok",
                       "nan" if k == 5 else "1.5"]) for k in range(len(t))]
     (tmp_path / "rec.csv").write_text(",".join(header) + "\n" + "\n".join(rows) + "\n")
-    r = run("inverse", ARM6, tmp_path / "rec.csv", "-o", tmp_path / "tau.csv")
+    r = invoke("inverse", ARM6, tmp_path / "rec.csv", "-o", tmp_path / "tau.csv")
     assert r.exit_code == 0, r.output
     write_trajectory(tmp_path / "clean.csv", column_names(ARM.q_names, ARM.v_names, ("q",)), np.hstack([t[:, None], Q]))
-    run("inverse", ARM6, tmp_path / "clean.csv", "-o", tmp_path / "ref.csv")
+    invoke("inverse", ARM6, tmp_path / "clean.csv", "-o", tmp_path / "ref.csv")
     assert np.array_equal(read_trajectory(tmp_path / "tau.csv").data, read_trajectory(tmp_path / "ref.csv").data)
     # a text cell in a needed column is still an error at its line (line 9: row 7 after the header)
     text = (tmp_path / "rec.csv").read_text().splitlines()
@@ -163,12 +152,12 @@ def test_simulate_and_inverse_with_the_same_armature_give_back_the_torques(tmp_p
     """--armature on both ends: rotor inertias in the forward run (ABA) and back in the torques (RNEA)."""
     tau = [5.0, -20.0, 8.0, 0.5, -0.2, 0.1]
     rotors = ["--armature", "shoulder_pan=0.3", "--armature", "elbow=0.1", "--armature", "wrist_3=0.01"]
-    sim = run("simulate", ARM6, "--steps", 300, "--tau", ",".join(map(str, tau)), *rotors, "-o", tmp_path / "s.csv")
+    sim = invoke("simulate", ARM6, "--steps", 300, "--tau", ",".join(map(str, tau)), *rotors, "-o", tmp_path / "s.csv")
     assert sim.exit_code == 0, sim.output
-    assert run("inverse", ARM6, tmp_path / "s.csv", *rotors, "-o", tmp_path / "tau.csv").exit_code == 0
+    assert invoke("inverse", ARM6, tmp_path / "s.csv", *rotors, "-o", tmp_path / "tau.csv").exit_code == 0
     assert_close(read_trajectory(tmp_path / "tau.csv").columns(tau_columns(ARM)), np.tile(tau, (301, 1)), 1e-6,
                  "simulate | inverse, armature")
-    assert run("inverse", ARM6, tmp_path / "s.csv", "-o", tmp_path / "bare.csv").exit_code == 0
+    assert invoke("inverse", ARM6, tmp_path / "s.csv", "-o", tmp_path / "bare.csv").exit_code == 0
     bare = read_trajectory(tmp_path / "bare.csv").columns(tau_columns(ARM))
     assert np.abs(bare[:, 0] - tau[0]).max() > 1e-3  # without the rotors, the torques are not given back
 
@@ -177,7 +166,7 @@ def test_simulate_and_inverse_with_the_same_armature_give_back_the_torques(tmp_p
 
 def assert_fails(tmp_path, args, message):
     before = only_files(tmp_path)
-    r = run("inverse", *args, "-o", tmp_path / "tau.csv")
+    r = invoke("inverse", *args, "-o", tmp_path / "tau.csv")
     assert r.exit_code == 2, r.output
     assert r.stderr.startswith("dyn: error: ") and r.stderr.count("\n") == 1, r.stderr
     assert message in r.stderr, r.stderr
@@ -238,8 +227,8 @@ def test_bad_column_map_and_options(tmp_path):
 def test_failure_leaves_an_existing_output_untouched(tmp_path):
     (tmp_path / "tau.csv").write_text("precious\n")
     write_trajectory(tmp_path / "t.csv", ["time", "q.elbow"], np.zeros((3, 2)))
-    r = run_process("inverse", ARM6, tmp_path / "t.csv", "-o", tmp_path / "tau.csv")
-    assert r.returncode == 2 and r.stderr.decode().count("\n") == 1 and b"Traceback" not in r.stderr
+    r = invoke("inverse", ARM6, tmp_path / "t.csv", "-o", tmp_path / "tau.csv")
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "Traceback" not in r.stderr
     assert (tmp_path / "tau.csv").read_text() == "precious\n"
     assert only_files(tmp_path) == ["t.csv", "tau.csv"]
 
@@ -317,11 +306,11 @@ def _central_error(tmp_path, path, floating_base, tau, names, dt):
     """The largest error of the torques inverse finds from q alone (central differences) on
     interior rows, relative to the largest torque; joint friction off on both sides."""
     base = ["--floating-base"] if floating_base else []
-    sim = run("simulate", path, "--dt", repr(dt), "--steps", round(0.2 / dt), *_tau_option(tau), *base,
-              "--no-joint-friction", "--columns", "q")
+    sim = invoke("simulate", path, "--dt", repr(dt), "--steps", round(0.2 / dt), *_tau_option(tau), *base,
+                 "--no-joint-friction", "--columns", "q", text=False)
     assert sim.exit_code == 0, sim.output
-    inv = run("inverse", path, "-", "--derivatives", "central", "--no-joint-friction", *base,
-              "-o", tmp_path / "central.csv", input=sim.stdout_bytes)
+    inv = invoke("inverse", path, "-", "--derivatives", "central", "--no-joint-friction", *base,
+                 "-o", tmp_path / "central.csv", input=sim.stdout)
     assert inv.exit_code == 0, inv.output
     central = read_trajectory(tmp_path / "central.csv")
     assert central.names == ["time"] + names
@@ -365,9 +354,9 @@ def test_the_robot_is_checked_before_the_trajectory_read_ahead(tmp_path):
     """The trajectory is parsed in a thread while the kernels load: its error still comes
     after the robot's, one line, exit 2, and nothing is written."""
     (tmp_path / "t.csv").write_text("time,q.elbow\n0,1\n0.1,2,3\n")
-    r = run_process("inverse", tmp_path / "nope.urdf", tmp_path / "t.csv", "-o", tmp_path / "tau.csv")
-    assert r.returncode == 2 and r.stderr.decode().count("\n") == 1, r.stderr
-    assert "nope.urdf" in r.stderr.decode() and "t.csv" not in r.stderr.decode()
-    r = run_process("inverse", ARM6, tmp_path / "t.csv", "-o", tmp_path / "tau.csv")
-    assert r.returncode == 2 and r.stderr.decode() == f"dyn: error: {tmp_path / 't.csv'}:3: 3 values, but the header has 2 columns\n"
+    r = invoke("inverse", tmp_path / "nope.urdf", tmp_path / "t.csv", "-o", tmp_path / "tau.csv")
+    assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
+    assert "nope.urdf" in r.stderr and "t.csv" not in r.stderr
+    r = invoke("inverse", ARM6, tmp_path / "t.csv", "-o", tmp_path / "tau.csv")
+    assert r.returncode == 2 and r.stderr == f"dyn: error: {tmp_path / 't.csv'}:3: 3 values, but the header has 2 columns\n"
     assert only_files(tmp_path) == ["t.csv"]

@@ -1,11 +1,9 @@
 """`dyn plot`: a PNG of chosen columns; bad patterns and bad files are one-line errors."""
-import subprocess
-import sys
-
 import numpy as np
 import pytest
 
 from dynlib.trajectory import write_trajectory
+from helpers import invoke
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -19,13 +17,9 @@ def traj(tmp_path):
     return path
 
 
-def dyn(*args):
-    return subprocess.run([sys.executable, "-m", "cli.main", *map(str, args)], capture_output=True, text=True)
-
-
 def test_plot_writes_a_png_of_sensible_size(traj, tmp_path):
     out = tmp_path / "fig.png"
-    r = dyn("plot", traj, "--columns", "q.*", "--columns", "qd.*", "-o", out)
+    r = invoke("plot", traj, "--columns", "q.*", "--columns", "qd.*", "-o", out)
     assert r.returncode == 0, r.stderr
     data = out.read_bytes()
     assert data.startswith(PNG_MAGIC) and 10_000 < len(data) < 2_000_000
@@ -35,13 +29,13 @@ def test_plot_writes_a_png_of_sensible_size(traj, tmp_path):
 
 def test_pattern_matching_nothing_is_an_error_and_writes_nothing(traj, tmp_path):
     out = tmp_path / "fig.png"
-    r = dyn("plot", traj, "--columns", "tau.*", "-o", out)
+    r = invoke("plot", traj, "--columns", "tau.*", "-o", out)
     assert r.returncode == 2 and r.stderr.startswith("dyn: error:") and "tau.*" in r.stderr
     assert not out.exists()
 
 
 def test_unknown_figure_extension(traj, tmp_path):
-    r = dyn("plot", traj, "-o", tmp_path / "fig.txt")
+    r = invoke("plot", traj, "-o", tmp_path / "fig.txt")
     assert r.returncode == 2 and ".png" in r.stderr
 
 
@@ -79,8 +73,7 @@ def test_axes_carry_each_columns_unit_and_the_title_says_what_and_from_where(tmp
     trajectory_figure(read_trajectory(path), ["q.*"], out)  # no robot: the unit is not known
     assert "q [rad or m]" in svg_text(out)
 
-    r = subprocess.run([sys.executable, "-m", "cli.main", "plot", "-", "--robot", urdf, "-o", tmp_path / "in.png"],
-                       input=path.read_text(), capture_output=True, text=True)
+    r = invoke("plot", "-", "--robot", urdf, "-o", tmp_path / "in.png", input=path.read_text())
     assert r.returncode == 0, r.stderr
 
 

@@ -1,29 +1,15 @@
 """`dyn simulate`: outputs that open in pandas, options, scenarios, exit codes, one-line errors,
 no partial files, and round trips with `dyn inverse` and `--tau-csv`."""
-import subprocess
-import sys
-
 import numpy as np
 import pandas as pd
 import pytest
-from click.testing import CliRunner
 
-from cli.main import dyn
 from dynlib.trajectory import read_trajectory
-from helpers import ROBOTS_DIR
+from helpers import ROBOTS_DIR, invoke, run_process
 
 ARM6 = ROBOTS_DIR / "arm6.urdf"
 SCENARIOS = ROBOTS_DIR.parent / "scenarios"
 ARM6_COLUMNS = (["time"] + [f"q.{n}" for n in ("shoulder_pan", "shoulder_lift", "elbow", "wrist_1", "wrist_2", "wrist_3")])
-
-
-def run(*args):
-    return CliRunner().invoke(dyn, [str(a) for a in args], catch_exceptions=False)
-
-
-def run_process(*args, cwd=None):
-    """The real console entry point: exit codes and standard error as a shell sees them."""
-    return subprocess.run([sys.executable, "-m", "cli.main", *map(str, args)], capture_output=True, text=True, cwd=cwd)
 
 
 def one_line_error(stderr):
@@ -34,7 +20,7 @@ def one_line_error(stderr):
 
 
 def test_arm6_1000_steps_to_standard_output_opens_in_pandas():
-    p = run_process("simulate", ARM6, "--steps", "1000")
+    p = run_process("simulate", ARM6, "--steps", "1000")  # standard output as a shell reads it
     assert p.returncode == 0, p.stderr
     from io import StringIO
 
@@ -51,7 +37,7 @@ def test_arm6_1000_steps_to_standard_output_opens_in_pandas():
 @pytest.mark.parametrize("ext, reader", [("csv", pd.read_csv), ("parquet", pd.read_parquet)])
 def test_output_format_follows_the_extension(tmp_path, ext, reader):
     out = tmp_path / f"t.{ext}"
-    r = run("simulate", ARM6, "--steps", "50", "--every", "10", "--columns", "q,qd,energy", "-o", out)
+    r = invoke("simulate", ARM6, "--steps", "50", "--every", "10", "--columns", "q,qd,energy", "-o", out)
     assert r.exit_code == 0, r.output
     df = reader(out)
     assert df.shape == (6, 1 + 6 + 6 + 3)
@@ -62,9 +48,9 @@ def test_output_format_follows_the_extension(tmp_path, ext, reader):
 
 def test_initial_state_by_name_and_whole_vector(tmp_path):
     a, b = tmp_path / "a.csv", tmp_path / "b.csv"
-    assert run("simulate", ARM6, "--steps", "5", "--q0", "elbow=0.5", "--q0", "wrist_1=-0.2",
-               "--qd0", "shoulder_pan=1", "-o", a).exit_code == 0
-    assert run("simulate", ARM6, "--steps", "5", "--q0", "0,0,0.5,-0.2,0,0", "--qd0", "1,0,0,0,0,0", "-o", b).exit_code == 0
+    assert invoke("simulate", ARM6, "--steps", "5", "--q0", "elbow=0.5", "--q0", "wrist_1=-0.2",
+                  "--qd0", "shoulder_pan=1", "-o", a).exit_code == 0
+    assert invoke("simulate", ARM6, "--steps", "5", "--q0", "0,0,0.5,-0.2,0,0", "--qd0", "1,0,0,0,0,0", "-o", b).exit_code == 0
     ta, tb = read_trajectory(a), read_trajectory(b)
     assert np.array_equal(ta.data, tb.data)
     assert ta.column("q.elbow")[0] == 0.5 and ta.column("qd.shoulder_pan")[0] == 1.0
@@ -72,8 +58,8 @@ def test_initial_state_by_name_and_whole_vector(tmp_path):
 
 def test_options_set_integrator_dt_duration_gravity_and_friction(tmp_path):
     out = tmp_path / "p.csv"
-    r = run("simulate", ROBOTS_DIR / "pendulum.urdf", "--duration", "0.5", "--dt", "0.01", "--integrator", "euler",
-            "--q0", "1.0", "--gravity", "0,0,0", "--no-joint-friction", "--columns", "q,qd", "-o", out)
+    r = invoke("simulate", ROBOTS_DIR / "pendulum.urdf", "--duration", "0.5", "--dt", "0.01", "--integrator", "euler",
+               "--q0", "1.0", "--gravity", "0,0,0", "--no-joint-friction", "--columns", "q,qd", "-o", out)
     assert r.exit_code == 0, r.output
     t = read_trajectory(out)
     assert len(t) == 51 and t.time[-1] == pytest.approx(0.5)
@@ -82,8 +68,8 @@ def test_options_set_integrator_dt_duration_gravity_and_friction(tmp_path):
 
 def test_floating_base_adds_the_root_columns(tmp_path):
     out = tmp_path / "f.csv"
-    r = run("simulate", ROBOTS_DIR / "quadruped.urdf", "--floating-base", "--steps", "100", "--q0", "root.z=1",
-            "--columns", "q,tau", "-o", out)
+    r = invoke("simulate", ROBOTS_DIR / "quadruped.urdf", "--floating-base", "--steps", "100", "--q0", "root.z=1",
+               "--columns", "q,tau", "-o", out)
     assert r.exit_code == 0, r.output
     t = read_trajectory(out)
     assert t.names[1:8] == ["q.root.x", "q.root.y", "q.root.z", "q.root.qx", "q.root.qy", "q.root.qz", "q.root.qw"]
@@ -94,7 +80,7 @@ def test_floating_base_adds_the_root_columns(tmp_path):
 
 def test_scenario_with_command_line_overrides(tmp_path):
     out = tmp_path / "pd.csv"
-    r = run("simulate", SCENARIOS / "arm6_pd.yaml", "--steps", "200", "--every", "50", "--q0", "wrist_2=0.1", "-o", out)
+    r = invoke("simulate", SCENARIOS / "arm6_pd.yaml", "--steps", "200", "--every", "50", "--q0", "wrist_2=0.1", "-o", out)
     assert r.exit_code == 0, r.output
     t = read_trajectory(out)
     assert len(t) == 5 and t.column("q.wrist_2")[0] == 0.1 and t.column("q.shoulder_lift")[0] == -0.5
@@ -103,8 +89,8 @@ def test_scenario_with_command_line_overrides(tmp_path):
 
 def test_dyn_inverse_on_the_output_gives_back_the_torques(tmp_path):
     traj, tau = tmp_path / "pd.csv", tmp_path / "tau.csv"
-    assert run("simulate", SCENARIOS / "arm6_pd.yaml", "--steps", "500", "-o", traj).exit_code == 0
-    r = run("inverse", ARM6, traj, "-o", tau)
+    assert invoke("simulate", SCENARIOS / "arm6_pd.yaml", "--steps", "500", "-o", traj).exit_code == 0
+    r = invoke("inverse", ARM6, traj, "-o", tau)
     assert r.exit_code == 0, r.output
     sim, inv = read_trajectory(traj), read_trajectory(tau)
     cols = [f"tau.{n}" for n in ("shoulder_pan", "shoulder_lift", "elbow", "wrist_1", "wrist_2", "wrist_3")]
@@ -116,8 +102,8 @@ def test_replaying_recorded_torques_with_tau_csv_reproduces_the_motion(tmp_path)
     # interpolated table gives back exactly the recorded torques, hence the same motion
     pd_run, replay = tmp_path / "pd.csv", tmp_path / "replay.csv"
     args = ("--steps", "400", "--integrator", "semi-implicit")
-    assert run("simulate", SCENARIOS / "arm6_pd.yaml", *args, "--every", "1", "-o", pd_run).exit_code == 0
-    r = run("simulate", SCENARIOS / "arm6_pd.yaml", *args, "--every", "1", "--tau-csv", pd_run, "-o", replay)
+    assert invoke("simulate", SCENARIOS / "arm6_pd.yaml", *args, "--every", "1", "-o", pd_run).exit_code == 0
+    r = invoke("simulate", SCENARIOS / "arm6_pd.yaml", *args, "--every", "1", "--tau-csv", pd_run, "-o", replay)
     assert r.exit_code == 0, r.output
     a, b = read_trajectory(pd_run), read_trajectory(replay)
     qcols = [n for n in a.names if n.startswith("q.")]
@@ -127,14 +113,14 @@ def test_replaying_recorded_torques_with_tau_csv_reproduces_the_motion(tmp_path)
 
 def test_constant_tau_by_name(tmp_path):
     out = tmp_path / "t.csv"
-    r = run("simulate", ROBOTS_DIR / "pendulum.urdf", "--steps", "10", "--tau", "hinge=0.5", "-o", out)
+    r = invoke("simulate", ROBOTS_DIR / "pendulum.urdf", "--steps", "10", "--tau", "hinge=0.5", "-o", out)
     assert r.exit_code == 0, r.output
     assert np.all(read_trajectory(out).column("tau.hinge") == 0.5)
 
 
 def test_divergence_writes_the_finite_rows_and_exits_1(tmp_path):
     out = tmp_path / "d.csv"
-    p = run_process("simulate", ROBOTS_DIR / "pendulum.urdf", "--steps", "100", "--tau", "1e12", "-o", out)
+    p = invoke("simulate", ROBOTS_DIR / "pendulum.urdf", "--steps", "100", "--tau", "1e12", "-o", out)
     assert p.returncode == 1
     line = one_line_error(p.stderr)
     assert "diverged at step 1 (t = 0.001 s)" in line and "max_state" in line
@@ -161,7 +147,7 @@ def test_divergence_writes_the_finite_rows_and_exits_1(tmp_path):
 ])
 def test_bad_options_exit_2_with_one_line(tmp_path, args, message):
     out = tmp_path / "never.csv"
-    p = run_process("simulate", ARM6, *args, "-o", out)
+    p = invoke("simulate", ARM6, *args, "-o", out)
     assert p.returncode == 2, p.stderr
     assert message in one_line_error(p.stderr)
     assert not out.exists() and list(tmp_path.iterdir()) == []
@@ -170,7 +156,7 @@ def test_bad_options_exit_2_with_one_line(tmp_path, args, message):
 def test_bad_scenario_exits_2_naming_file_line_and_key(tmp_path):
     bad = tmp_path / "bad.yaml"
     bad.write_text(f"dyn: 1\nrobot: {ARM6}\ncontrol:\n  type: pd\n  kp: 10\n  kdd: 1\n")
-    p = run_process("simulate", bad, "-o", tmp_path / "never.csv")
+    p = invoke("simulate", bad, "-o", tmp_path / "never.csv")
     assert p.returncode == 2
     assert one_line_error(p.stderr) == f"dyn: error: {bad}:6: control.kdd: unknown key 'kdd'; did you mean 'kd'?"
     assert not (tmp_path / "never.csv").exists()
@@ -182,7 +168,7 @@ def test_a_contacts_block_writes_contact_columns(tmp_path):
                   "initial:\n  q: {root.z: 0.34}\ncontacts:\n  model: soft\n"
                   "  points:\n    - {frame: lf_foot, offset: [0, 0, -0.02], name: lf}\n"
                   "output:\n  columns: [q, contact]\n")
-    p = run_process("simulate", sc, "-o", tmp_path / "out.csv")
+    p = invoke("simulate", sc, "-o", tmp_path / "out.csv")
     assert p.returncode == 0, p.stderr
     header = (tmp_path / "out.csv").read_text().splitlines()[0].split(",")
     assert header[-7:] == ["contact.lf.fx", "contact.lf.fy", "contact.lf.fz", "contact.lf.tx", "contact.lf.ty",
@@ -190,7 +176,7 @@ def test_a_contacts_block_writes_contact_columns(tmp_path):
 
 
 def test_help_lists_the_options_with_examples():
-    r = run("simulate", "--help")
+    r = invoke("simulate", "--help")
     assert r.exit_code == 0
     for word in ("--steps", "--duration", "--dt", "--integrator", "--q0", "--qd0", "--tau", "--tau-csv", "--every",
                  "--gravity", "--floating-base", "--no-joint-friction", "--output", "--no-progress", "Examples:"):

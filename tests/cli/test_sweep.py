@@ -12,11 +12,9 @@ import textwrap
 import time
 
 import pytest
-from click.testing import CliRunner
 
-from cli.main import dyn
 from dynlib.sweep import RECORDS, SUMMARY
-from helpers import ROBOTS_DIR
+from helpers import ROBOTS_DIR, invoke, run_process
 
 ARM6 = ROBOTS_DIR / "arm6.urdf"
 PENDULUM = ROBOTS_DIR / "pendulum.urdf"
@@ -48,10 +46,6 @@ sweep:
 """
 
 
-def run(*args):
-    return CliRunner().invoke(dyn, [str(a) for a in args], catch_exceptions=False)
-
-
 def write(folder, text, name="sweep.yaml"):
     path = folder / name
     path.write_text(textwrap.dedent(text))
@@ -70,17 +64,17 @@ def rows(text):
 
 
 def test_help_shows_the_options_and_examples():
-    r = run("sweep", "--help")
+    r = invoke("sweep", "--help")
     assert r.exit_code == 0
     for word in ("--workers", "--scheduler", "--dry-run", "--format", "-o, --output", "Examples:", "dask worker"):
         assert word in r.output
-    assert "sweep" in run("--help").output
+    assert "sweep" in invoke("--help").output
     assert "[required, except with --dry-run]" in " ".join(r.output.split())  # -o is asked for, as run enforces
 
 
 def test_dry_run_lists_the_variants_on_standard_output(tmp_path):
     path = write(tmp_path, GRID)
-    r = run("sweep", path, "--dry-run")
+    r = invoke("sweep", path, "--dry-run")
     assert r.exit_code == 0, r.output
     listed = rows(r.stdout)
     assert [x["variant"] for x in listed] == [f"v00{i}" for i in range(6)]
@@ -93,7 +87,7 @@ def test_dry_run_lists_the_variants_on_standard_output(tmp_path):
 
 def test_a_sweep_writes_the_files_and_nothing_on_standard_output_then_a_rerun_skips_them(tmp_path):
     path, out = write(tmp_path, GRID), tmp_path / "out"
-    r = run("sweep", path, "-o", out, "--workers", "2")
+    r = invoke("sweep", path, "-o", out, "--workers", "2")
     assert r.exit_code == 0, r.output
     assert r.stdout == ""
     assert "6 variants (3 x 2 grid): 6 ok, 0 diverged, 0 failed" in r.stderr
@@ -101,20 +95,20 @@ def test_a_sweep_writes_the_files_and_nothing_on_standard_output_then_a_rerun_sk
     assert [x["status"] for x in summary] == ["ok"] * 6
     assert sorted(p.name for p in out.glob("v*.csv")) == sorted(x["path"] for x in summary)
     # the listing knows what is done; the rerun says so
-    assert {x["status"] for x in rows(run("sweep", path, "--dry-run", "-o", out).stdout)} == {"ok"}
-    again = run("sweep", path, "-o", out)
+    assert {x["status"] for x in rows(invoke("sweep", path, "--dry-run", "-o", out).stdout)} == {"ok"}
+    again = invoke("sweep", path, "-o", out)
     assert again.exit_code == 0 and "(6 already done)" in again.stderr
 
 
 def test_parquet_format(tmp_path):
-    r = run("sweep", write(tmp_path, GRID), "-o", tmp_path / "out", "--format", "parquet", "--workers", "1")
+    r = invoke("sweep", write(tmp_path, GRID), "-o", tmp_path / "out", "--format", "parquet", "--workers", "1")
     assert r.exit_code == 0, r.output
     assert len(list((tmp_path / "out").glob("v*.parquet"))) == 6
 
 
 def test_a_diverging_variant_warns_and_exits_1_once_the_others_are_done(tmp_path):
     out = tmp_path / "out"
-    r = run("sweep", write(tmp_path, DIVERGING), "-o", out, "--workers", "2")
+    r = invoke("sweep", write(tmp_path, DIVERGING), "-o", out, "--workers", "2")
     assert r.exit_code == 1
     line = one_line_error(r.stderr)
     assert "1 of 3 variants did not finish ok (1 diverged, 0 failed; first: v001 diverged)" in line
@@ -133,16 +127,16 @@ def test_a_diverging_variant_warns_and_exits_1_once_the_others_are_done(tmp_path
 ])
 def test_bad_input_is_one_line_and_exit_2_and_writes_nothing(tmp_path, text, args, words):
     out = tmp_path / "out"
-    r = run("sweep", write(tmp_path, text), "-o", out, *args)
+    r = invoke("sweep", write(tmp_path, text), "-o", out, *args)
     assert r.exit_code == 2
     assert words in one_line_error(r.stderr)
     assert not out.exists()
 
 
 def test_missing_output_folder_and_a_robot_instead_of_a_scenario_are_exit_2(tmp_path):
-    r = run("sweep", write(tmp_path, GRID))
+    r = invoke("sweep", write(tmp_path, GRID))
     assert r.exit_code == 2 and "missing -o/--output OUTDIR" in one_line_error(r.stderr)
-    r = run("sweep", ARM6, "-o", tmp_path / "out")
+    r = invoke("sweep", ARM6, "-o", tmp_path / "out")
     assert r.exit_code == 2 and "needs a scenario (.yaml) with a 'sweep:' block" in one_line_error(r.stderr)
 
 
@@ -154,7 +148,7 @@ def test_an_unreachable_scheduler_is_exit_2(tmp_path, monkeypatch):
     with socket.socket() as s:  # a port nobody listens on
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    r = run("sweep", write(tmp_path, GRID), "-o", tmp_path / "out", "--scheduler", f"tcp://127.0.0.1:{port}")
+    r = invoke("sweep", write(tmp_path, GRID), "-o", tmp_path / "out", "--scheduler", f"tcp://127.0.0.1:{port}")
     assert r.exit_code == 2
     assert f"cannot reach the Dask scheduler at tcp://127.0.0.1:{port}" in one_line_error(r.stderr)
     assert not list((tmp_path / "out").glob("v*"))
@@ -165,8 +159,8 @@ def test_a_scheduler_address_without_a_port_is_one_line_without_a_traceback(tmp_
     """--scheduler nonsense: the one-line error came, then, 20 s later, "Exception ignored in
     Client.__del__" and a traceback (the half-made Client closing itself at exit)."""
     pytest.importorskip("distributed")
-    r = subprocess.run([sys.executable, "-m", "cli.main", "sweep", str(write(tmp_path, GRID)), "-o",
-                        str(tmp_path / "out"), "--scheduler", address], capture_output=True, text=True)
+    # a process: what its interpreter prints at exit is under test
+    r = run_process("sweep", write(tmp_path, GRID), "-o", tmp_path / "out", "--scheduler", address)
     assert r.returncode == 2, r.stderr
     assert "Dask scheduler" in one_line_error(r.stderr) and "Exception ignored" not in r.stderr, r.stderr
     assert not list((tmp_path / "out").glob("v*"))
@@ -228,7 +222,7 @@ def test_ctrl_c_stops_the_workers_keeps_finished_variants_and_a_rerun_resumes(tm
     assert 1 <= done < 4
     assert len(rows((out / SUMMARY).read_text())) == done
     # the rerun runs the others only
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    r = invoke(*cmd[3:])
     assert r.returncode == 0, r.stderr
     assert f"({done} already done)" in r.stderr
     assert [x["status"] for x in rows((out / SUMMARY).read_text())] == ["ok"] * 4

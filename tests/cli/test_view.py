@@ -1,27 +1,15 @@
 """`dyn view`: the page written, its size on standard error, scenarios as ROBOT, package
 folders, and one-line errors with exit code 2 and no page left behind."""
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
-from click.testing import CliRunner
 
-from cli.main import dyn
 from dynlib.trajectory import column_names, write_trajectory
-from helpers import ROBOTS_DIR, sample
+from helpers import ROBOTS_DIR, invoke, run_process, sample
 from tests.test_view import animation_of, commands_of, objects_of
 
 ARM6 = ROBOTS_DIR / "arm6.urdf"
 SCENARIOS = ROBOTS_DIR.parent / "scenarios"
-
-
-def run(*args, input=None):
-    return CliRunner().invoke(dyn, [str(a) for a in args], input=input, catch_exceptions=False)
-
-
-def run_process(*args, cwd=None):
-    return subprocess.run([sys.executable, "-m", "cli.main", *map(str, args)], capture_output=True, cwd=cwd)
 
 
 def arm_motion(path, n=101):
@@ -33,44 +21,43 @@ def arm_motion(path, n=101):
 
 
 def test_help_has_examples():
-    r = run("view", "--help")
+    r = invoke("view", "--help")
     assert r.exit_code == 0
     assert "Examples" in r.output and "#t=SECONDS" in r.output and "--package-path" in r.output
-    assert "view" in run("--help").output
+    assert "view" in invoke("--help").output
 
 
 def test_writes_a_page_and_says_its_size(tmp_path):
     arm_motion(tmp_path / "m.csv")
-    r = run_process("view", ARM6, tmp_path / "m.csv", "-o", tmp_path / "m.html", "--trace", "tool0")
+    r = invoke("view", ARM6, tmp_path / "m.csv", "-o", tmp_path / "m.html", "--trace", "tool0")
     assert r.returncode == 0, r.stderr
     page = (tmp_path / "m.html").read_bytes()
     assert page.startswith(b"<!DOCTYPE html>") and b"MeshCat" in page
-    err = r.stderr.decode()
+    err = r.stderr
     size_mb = len(page) / 1e6
     assert f"{size_mb:.2f} MB" in err and "31 frames for 1 s" in err and "built in" in err
-    assert r.stdout == b""
+    assert r.stdout == ""
 
 
 def test_page_on_standard_output_and_trajectory_on_standard_input(tmp_path):
     arm_motion(tmp_path / "m.csv")
-    r = subprocess.run([sys.executable, "-m", "cli.main", "view", str(ARM6), "-"],
-                       input=(tmp_path / "m.csv").read_bytes(), capture_output=True)
+    r = run_process("view", ARM6, "-", input=(tmp_path / "m.csv").read_bytes(), text=False)
     assert r.returncode == 0, r.stderr
     assert r.stdout.startswith(b"<!DOCTYPE html>") and r.stdout.rstrip().endswith(b"</html>")
 
 
 def test_scenario_as_robot_gives_the_floating_base_and_the_ground(tmp_path):
     out = tmp_path / "quad.csv"
-    r = run("simulate", SCENARIOS / "contact_unilateral_quadruped.yaml", "--duration", "0.2",
-            "--columns", "q,qd,contact", "-o", out)
+    r = invoke("simulate", SCENARIOS / "contact_unilateral_quadruped.yaml", "--duration", "0.2",
+               "--columns", "q,qd,contact", "-o", out)
     assert r.exit_code == 0, r.output
-    r = run("view", SCENARIOS / "contact_unilateral_quadruped.yaml", out, "-o", tmp_path / "quad.html")
+    r = invoke("view", SCENARIOS / "contact_unilateral_quadruped.yaml", out, "-o", tmp_path / "quad.html")
     assert r.exit_code == 0, r.output
     assert "warning" not in r.output
     # the URDF alone cannot read a floating-base file without --floating-base
-    r = run_process("view", ROBOTS_DIR / "quadruped.urdf", out, "-o", tmp_path / "bad.html")
-    assert r.returncode == 2 and b"--floating-base" in r.stderr and not (tmp_path / "bad.html").exists()
-    r = run("view", ROBOTS_DIR / "quadruped.urdf", out, "--floating-base", "-o", tmp_path / "urdf.html")
+    r = invoke("view", ROBOTS_DIR / "quadruped.urdf", out, "-o", tmp_path / "bad.html")
+    assert r.returncode == 2 and "--floating-base" in r.stderr and not (tmp_path / "bad.html").exists()
+    r = invoke("view", ROBOTS_DIR / "quadruped.urdf", out, "--floating-base", "-o", tmp_path / "urdf.html")
     assert r.exit_code == 0, r.output
 
 
@@ -88,50 +75,50 @@ def test_package_path_finds_meshes_and_a_missing_package_is_a_warning(tmp_path):
     <limit lower="-1" upper="1" effort="1" velocity="1"/></joint>
 </robot>""")
     write_trajectory(tmp_path / "m.csv", ["time", "q.j"], np.array([[0.0, 0.0], [1.0, 0.5]]))
-    r = run_process("view", urdf, tmp_path / "m.csv", "-o", tmp_path / "a.html")
+    r = invoke("view", urdf, tmp_path / "m.csv", "-o", tmp_path / "a.html")
     assert r.returncode == 0
-    err = r.stderr.decode()
+    err = r.stderr
     assert "warning:" in err and "'tri_meshes' not found" in err and "2 meshes not drawn" in err
     assert "drawn as its link frames" in err  # nothing else to draw
-    r = run_process("view", urdf, tmp_path / "m.csv", "-o", tmp_path / "b.html", "--package-path", tmp_path / "pkgs")
-    assert r.returncode == 0 and b"warning" not in r.stderr, r.stderr
-    assert b"1 mesh file)" in r.stderr
+    r = invoke("view", urdf, tmp_path / "m.csv", "-o", tmp_path / "b.html", "--package-path", tmp_path / "pkgs")
+    assert r.returncode == 0 and "warning" not in r.stderr, r.stderr
+    assert "1 mesh file)" in r.stderr
     assert len((tmp_path / "b.html").read_bytes()) > 0
 
 
 def test_bad_input_is_one_line_exit_2_and_no_page(tmp_path):
     arm_motion(tmp_path / "m.csv")
     cases = [
-        (("--trace", "tool9"), b"no frame (link) 'tool9'"),
-        (("--columns", "q=pos_{joint}"), b"missing"),
-        (("--columns", "nonsense"), b"--columns"),
-        (("--fps", "0"), b"--fps"),
+        (("--trace", "tool9"), "no frame (link) 'tool9'"),
+        (("--columns", "q=pos_{joint}"), "missing"),
+        (("--columns", "nonsense"), "--columns"),
+        (("--fps", "0"), "--fps"),
     ]
     for extra, needle in cases:
-        r = run_process("view", ARM6, tmp_path / "m.csv", "-o", tmp_path / "p.html", *extra)
+        r = invoke("view", ARM6, tmp_path / "m.csv", "-o", tmp_path / "p.html", *extra)
         assert r.returncode == 2, (extra, r.stderr)
-        assert needle in r.stderr and r.stderr.count(b"\n") == 1, (extra, r.stderr)
-    r = run_process("view", ARM6, tmp_path / "nothing.csv", "-o", tmp_path / "p.html")
-    assert r.returncode == 2 and b"nothing.csv" in r.stderr
-    r = run_process("view", ARM6, tmp_path / "m.csv", "-o", tmp_path / "no_such_folder" / "p.html")
-    assert r.returncode == 2 and b"no_such_folder" in r.stderr
+        assert needle in r.stderr and r.stderr.count("\n") == 1, (extra, r.stderr)
+    r = invoke("view", ARM6, tmp_path / "nothing.csv", "-o", tmp_path / "p.html")
+    assert r.returncode == 2 and "nothing.csv" in r.stderr
+    r = invoke("view", ARM6, tmp_path / "m.csv", "-o", tmp_path / "no_such_folder" / "p.html")
+    assert r.returncode == 2 and "no_such_folder" in r.stderr
     assert sorted(p.name for p in Path(tmp_path).iterdir()) == ["m.csv"]
 
 
 def test_simulate_view_writes_the_page_of_the_run(tmp_path):
-    r = run_process("simulate", SCENARIOS / "contact_unilateral_quadruped.yaml", "--duration", "0.5",
-                    "-o", tmp_path / "q.csv", "--view", tmp_path / "q.html")
+    r = invoke("simulate", SCENARIOS / "contact_unilateral_quadruped.yaml", "--duration", "0.5",
+               "-o", tmp_path / "q.csv", "--view", tmp_path / "q.html")
     assert r.returncode == 0, r.stderr
-    assert b"q.html: " in r.stderr and b"16 frames for 0.5 s" in r.stderr
+    assert "q.html: " in r.stderr and "16 frames for 0.5 s" in r.stderr
     cmds = commands_of((tmp_path / "q.html").read_bytes())
     assert "/dyn/ground" in objects_of(cmds)
     assert {f"/dyn/contacts/{f}" for f in ("lf_foot", "lh_foot", "rf_foot", "rh_foot")} <= set(animation_of(cmds))
-    r = run_process("simulate", ARM6, "--steps", "10", "-o", tmp_path / "a.csv", "--view", tmp_path / "nope" / "a.html")
-    assert r.returncode == 2 and b"--view" in r.stderr and not (tmp_path / "a.csv").exists()
+    r = invoke("simulate", ARM6, "--steps", "10", "-o", tmp_path / "a.csv", "--view", tmp_path / "nope" / "a.html")
+    assert r.returncode == 2 and "--view" in r.stderr and not (tmp_path / "a.csv").exists()
 
 
 def test_sweep_view_writes_a_page_per_variant_and_an_index(tmp_path):
-    r = run_process("sweep", SCENARIOS / "sweep_arm6_pd.yaml", "-o", tmp_path / "sw", "--workers", "1", "--view")
+    r = invoke("sweep", SCENARIOS / "sweep_arm6_pd.yaml", "-o", tmp_path / "sw", "--workers", "1", "--view")
     assert r.returncode == 0, r.stderr
     files = sorted(p.name for p in (tmp_path / "sw").iterdir())
     trajectories = [f for f in files if f.endswith(".csv") and f != "summary.csv"]
@@ -139,9 +126,9 @@ def test_sweep_view_writes_a_page_per_variant_and_an_index(tmp_path):
     assert all(f[:-4] + ".html" in files for f in trajectories) and "index.html" in files
     index = (tmp_path / "sw" / "index.html").read_text()
     assert all(f'href="{f[:-4]}.html"' in index for f in trajectories) and 'href="summary.csv"' in index
-    assert b"6 pages written" in r.stderr
-    r = run_process("sweep", SCENARIOS / "sweep_arm6_pd.yaml", "-o", tmp_path / "sw", "--workers", "1", "--view")
-    assert r.returncode == 0 and b"0 pages written" in r.stderr  # done before, pages newer than the runs
+    assert "6 pages written" in r.stderr
+    r = invoke("sweep", SCENARIOS / "sweep_arm6_pd.yaml", "-o", tmp_path / "sw", "--workers", "1", "--view")
+    assert r.returncode == 0 and "0 pages written" in r.stderr  # done before, pages newer than the runs
 
 
 def test_a_bag_with_two_joint_state_topics_needs_topic_and_a_plain_clock_takes_time_unit(tmp_path):
@@ -154,13 +141,13 @@ def test_a_bag_with_two_joint_state_topics_needs_topic_and_a_plain_clock_takes_t
     bag = tmp_path / "two.bag"
     write_bag(bag, {"/joint_states": messages(arm.q_names, t_ns, Q),
                     "/left/joint_states": messages(arm.q_names, t_ns, Q + 0.1)}, "bag")
-    r = run_process("view", ARM6, bag, "-o", tmp_path / "a.html")
-    assert r.returncode == 2 and b"--topic" in r.stderr and not (tmp_path / "a.html").exists(), r.stderr
-    r = run_process("view", ARM6, bag, "--topic", "/left/joint_states", "-o", tmp_path / "a.html")
-    assert r.returncode == 0 and b"31 frames for 1 s" in r.stderr, r.stderr
+    r = invoke("view", ARM6, bag, "-o", tmp_path / "a.html")
+    assert r.returncode == 2 and "--topic" in r.stderr and not (tmp_path / "a.html").exists(), r.stderr
+    r = invoke("view", ARM6, bag, "--topic", "/left/joint_states", "-o", tmp_path / "a.html")
+    assert r.returncode == 0 and "31 frames for 1 s" in r.stderr, r.stderr
     # a plain time column in milliseconds, 0 to 1000: seconds unless told
     ms = tmp_path / "ms.csv"
     write_trajectory(ms, column_names(arm.q_names, arm.v_names, ("q",)),
                      np.column_stack([np.linspace(0, 1000, 101), Q[::2]]))
-    r = run_process("view", ARM6, ms, "--time-unit", "ms", "--fps", "10", "-o", tmp_path / "ms.html")
-    assert r.returncode == 0 and b"11 frames for 1 s" in r.stderr, r.stderr
+    r = invoke("view", ARM6, ms, "--time-unit", "ms", "--fps", "10", "-o", tmp_path / "ms.html")
+    assert r.returncode == 0 and "11 frames for 1 s" in r.stderr, r.stderr

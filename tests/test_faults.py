@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import ROBOTS_DIR, has_loaded, invoke, run_process, signal_caught, wait_for
+from helpers import ROBOTS_DIR, default_sigint, has_loaded, invoke, run_process, signal_caught, wait_for
 
 ARM6 = ROBOTS_DIR / "arm6.urdf"
 PREVIOUS = "the user's previous file\n"
@@ -35,7 +35,7 @@ pytestmark = pytest.mark.slow
 
 def start(*args, **kw):
     return subprocess.Popen([sys.executable, "-m", "cli.main", *map(str, args)], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, **kw)
+                            stderr=subprocess.PIPE, text=True, preexec_fn=default_sigint, **kw)
 
 
 def one_line_error(stderr):

@@ -23,6 +23,7 @@ import importlib.metadata
 import inspect
 import math
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -432,6 +433,13 @@ def wait_for(condition, what: str, timeout: float = 120.0, interval: float = 0.0
         if time.monotonic() > end:
             pytest.fail(f"{what}: not after {timeout:.0f} s")
         time.sleep(interval)
+
+
+def default_sigint():
+    """preexec_fn of a child a test interrupts as Ctrl-C does: SIGINT's default disposition, which
+    Python turns into KeyboardInterrupt, whatever this process inherited (a script's job started in
+    the background ignores SIGINT, and so would its children: a SIGINT test then failed)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def signal_caught(pid: int, signum: int) -> bool:

@@ -14,7 +14,7 @@ import time
 import pytest
 
 from dynlib.sweep import RECORDS, SUMMARY
-from helpers import ROBOTS_DIR, invoke, run_process
+from helpers import ROBOTS_DIR, default_sigint, invoke, run_process
 
 ARM6 = ROBOTS_DIR / "arm6.urdf"
 PENDULUM = ROBOTS_DIR / "pendulum.urdf"
@@ -198,7 +198,8 @@ def test_ctrl_c_stops_the_workers_keeps_finished_variants_and_a_rerun_resumes(tm
     """
     path, out = write(tmp_path, text), tmp_path / "out"
     cmd = [sys.executable, "-m", "cli.main", "sweep", str(path), "-o", str(out), "--workers", "1"]
-    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                         preexec_fn=default_sigint)
     try:
         deadline = time.monotonic() + 300
         # a record, not its temporary file (.<key>.<token>.tmp.json, renamed onto it once whole)

@@ -137,8 +137,6 @@ def wrench_forces(oR, fo, t, fext):
         fext[b, 5] += R[0, 2] * f[3] + R[1, 2] * f[4] + R[2, 2] * f[5] + p[w, 0] * fb1 - p[w, 1] * fb0
 
 
-
-
 # ------------------------------------------------------------------ forward dynamics
 
 @kernel

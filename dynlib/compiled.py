@@ -154,9 +154,9 @@ def kernel_sources() -> tuple:
     module level: the names a kernel can see when numba compiles it (module-level globals) and the records
     it is given (numba keys a cached kernel on its arguments' types, a record's class by name only, so a
     record whose fields changed must change the folder; tests/test_compiled.py checks that every record
-    type a kernel was compiled for is defined in one of these files). Edits elsewhere (commands' Python, file readers, pages, messages) keep the
-    cache. Compiled code must therefore reference module-level names only: an overload does not import
-    inside its body (tests/test_compiled.py checks it)."""
+    type a kernel was compiled for is defined in one of these files). Edits elsewhere (commands' Python,
+    file readers, pages, messages) keep the cache. Compiled code must therefore reference module-level
+    names only: an overload does not import inside its body (tests/test_compiled.py checks it)."""
     texts = {}
     for top, dirs, names in os.walk(_HERE):
         dirs[:] = [d for d in dirs if d != "__pycache__"]

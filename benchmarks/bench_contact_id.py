@@ -27,8 +27,8 @@ CHILD = textwrap.dedent('''
     import json, resource, sys, time
     import numpy as np
     import dynlib
-    from dynlib.contact.inverse import contact_inverse_dynamics
-    from dynlib.derivatives import motion_from_trajectory
+    from dynlib.motion.contact_id import contact_inverse_dynamics
+    from dynlib.motion.derivatives import motion_from_trajectory
 
     root, rows, repeat, point = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4] == "point"
     model = dynlib.load(root + "/robots/quadruped.urdf", floating_base=True)

@@ -30,8 +30,8 @@ from pathlib import Path
 import numpy as np
 
 import dynlib
-from dynlib.controllers import PD
-from dynlib.simulate import simulate
+from dynlib.sim.controllers import PD
+from dynlib.sim.simulate import simulate
 from _peers import ROOT
 
 DT = 1e-3

@@ -29,10 +29,10 @@ import numpy as np
 import pinocchio as pin
 
 import dynlib
-from dynlib.identification import estimate as E
-from dynlib.inverse import joint_friction_torques
-from dynlib.parallel import threads
-from dynlib.trajectory import Trajectory, column_names, write_trajectory
+from dynlib.motion.identification import estimate as E
+from dynlib.motion.inverse import joint_friction_torques
+from dynlib._numba.parallel import threads
+from dynlib.files.trajectory import Trajectory, column_names, write_trajectory
 from _peers import ROOT, PinMap, best_of, erd
 
 ROBOTS = {"arm7": ROOT / "robots/arm7.urdf", "panda": None}

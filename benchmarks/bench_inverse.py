@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 
 import dynlib
-from dynlib.trajectory import column_names, read_trajectory, write_trajectory
+from dynlib.files.trajectory import column_names, read_trajectory, write_trajectory
 from _peers import ROOT, best_of, wall
 
 ROBOT = ROOT / "robots" / "arm6.urdf"
@@ -131,7 +131,7 @@ def stages(model, src, dst, repeat):
     """dyn's stages in this process (kernels warm) and Pinocchio's per-row loop alone."""
     import pinocchio as pin
 
-    from dynlib.inverse import inverse_dynamics_trajectory
+    from dynlib.motion.inverse import inverse_dynamics_trajectory
 
     traj = read_trajectory(src)
     res = inverse_dynamics_trajectory(model, traj)

@@ -23,7 +23,7 @@ import numpy as np
 import pinocchio as pin
 
 import dynlib
-from dynlib.parallel import threads
+from dynlib._numba.parallel import threads
 from _peers import ROOT, PinMap, best_of, erd
 
 ROBOTS = [

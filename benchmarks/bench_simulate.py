@@ -38,8 +38,8 @@ from pathlib import Path
 import numpy as np
 
 import dynlib
-from dynlib.simulate import simulate
-from dynlib.trajectory import read_trajectory
+from dynlib.sim.simulate import simulate
+from dynlib.files.trajectory import read_trajectory
 from _peers import ROOT, PinMap, best_of, wall
 
 DT = 1e-3

@@ -25,8 +25,8 @@ import time
 import numpy as np
 
 import dynlib
-from dynlib.controllers import PD
-from dynlib.simulate import simulate
+from dynlib.sim.controllers import PD
+from dynlib.sim.simulate import simulate
 from _peers import ROOT
 
 Q0 = {"arm6": [0.2, -0.6, 0.8, -0.4, 0.3, 0.1]}

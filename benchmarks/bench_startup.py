@@ -43,11 +43,11 @@ def mark(name):
     T.append(time.perf_counter()); out.append(f"{name} {T[-1] - T[-2]:.6f}")
 import click; mark("click")
 import numpy, numba; mark("numba+numpy")
-import dynlib.urdf, dynlib.simulate, dynlib.controllers, dynlib.contact; mark("dynlib-kernel-modules")
+import dynlib.files.urdf, dynlib.sim.simulate, dynlib.sim.controllers, dynlib.sim.contact; mark("dynlib-kernel-modules")
 import pydantic; mark("import-pydantic")
-import dynlib.scenario; mark("scenario-schema")
-from dynlib.scenario import load_scenario, run
-from dynlib.simulate import loop_is_cached
+import dynlib.runs.scenario; mark("scenario-schema")
+from dynlib.runs.scenario import load_scenario, run
+from dynlib.sim.simulate import loop_is_cached
 sc = load_scenario(sys.argv[1], {"steps": 10, "output.path": sys.argv[2]}); mark("load_scenario")
 loop_is_cached(); mark("loop_is_cached")
 r = run(sc); mark("run")

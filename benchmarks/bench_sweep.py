@@ -6,7 +6,7 @@ The sweep: arm6 under PD control with gravity compensation and URDF joint fricti
 (the implicit-friction path), a grid over the start posture of the shoulder, each
 variant simulated for as long as takes about --variant-seconds of compute here
 (calibrated in this process first), one row kept in 1000. For each worker count,
-`dynlib.sweep.run_sweep` into a fresh folder, timed end to end (spawning and warming
+`dynlib.runs.sweep.run_sweep` into a fresh folder, timed end to end (spawning and warming
 the workers, simulating, writing every trajectory and summary.csv), best of --repeat:
 
 - start-up: the time to the first finished variant less that variant's own compute
@@ -62,8 +62,8 @@ def scenario(folder, name, duration, n):
 
 def calibrate(folder, seconds):
     """The simulated duration that takes about `seconds` of compute in this process."""
-    from dynlib.scenario import load_scenario
-    from dynlib.scenario import run_scenario
+    from dynlib.runs.scenario import load_scenario
+    from dynlib.runs.scenario import run_scenario
 
     probe = scenario(folder, "probe", 10.0, 1)
     sc = load_scenario(probe)
@@ -76,7 +76,7 @@ def calibrate(folder, seconds):
 
 def timed_sweep(path, outdir):
     """(plan seconds, a function of workers -> (wall seconds, start-up seconds))."""
-    from dynlib.sweep import RECORDS, plan_sweep, run_sweep
+    from dynlib.runs.sweep import RECORDS, plan_sweep, run_sweep
 
     t0 = time.perf_counter()
     plan = plan_sweep(path)

@@ -91,8 +91,8 @@ derivative_options = _compose(
 
 def check_outputs(*outputs, inputs=()):
     """Before the work: each (path, kind, label) output can be written, has its kind's
-    extension and is none of `inputs` (`dynlib.output.check_outputs`; InputError, exit 2)."""
-    from dynlib.output import check_outputs as check
+    extension and is none of `inputs` (`dynlib.files.output.check_outputs`; InputError, exit 2)."""
+    from dynlib.files.output import check_outputs as check
 
     check(outputs, inputs)
 
@@ -162,7 +162,7 @@ def compile_notice(ctx):
     """Say so on standard error when the kernels are compiled: not when ABA and RNEA are in
     dyn's cache (the first run compiles them); otherwise when the first kernel that is not
     in the cache is about to be compiled (numba's own cache, the fallback: right away)."""
-    from dynlib.compiled import cache_is_warm, cache_writable, on_first_compile
+    from dynlib._numba.compiled import cache_is_warm, cache_writable, on_first_compile
 
     def say():
         current = click.get_current_context(silent=True)
@@ -182,7 +182,7 @@ def compile_progress(ctx, task=None):
     """On a terminal (and not with -q), one line on standard error redrawn as numba compiles:
     kernels compiled / kernels expected, and the seconds so far. The total is what `task`
     (default: the command's name) compiled the last time it compiled anything
-    (`dynlib.compiled.expected_compiles`; this run's count is recorded when the command ends),
+    (`dynlib._numba.compiled.expected_compiles`; this run's count is recorded when the command ends),
     and never less than the kernels started (a kernel's callees start while it is typed). The
     line is finished when the total is reached with nothing left compiling, or when the command
     ends."""
@@ -192,7 +192,7 @@ def compile_progress(ctx, task=None):
 
     from numba.core import event
 
-    from dynlib.compiled import expected_compiles, record_compiles
+    from dynlib._numba.compiled import expected_compiles, record_compiles
 
     task = task or ctx.command.name
 
@@ -287,7 +287,7 @@ class Overrides:
             self.put(("armature", joint), value, "--armature")
 
     def load(self, source):
-        from dynlib.scenario import load_scenario
+        from dynlib.runs.scenario import load_scenario
 
         return load_scenario(source, self.values, origins=self.origins)
 
@@ -323,8 +323,8 @@ recording_options = _compose(
 
 
 def read_motion(ctx, model, source, columns, topic, time_unit, resample):
-    """The `dynlib.recordings.Recording` of TRAJ; what the reader decided goes to standard error."""
-    from dynlib.recordings import read_recording
+    """The `dynlib.files.recordings.Recording` of TRAJ; what the reader decided goes to standard error."""
+    from dynlib.files.recordings import read_recording
 
     rec = read_recording(source, model, topic=topic, columns=columns, time_unit=time_unit, resample=resample)
     for line in rec.notes:
@@ -338,9 +338,9 @@ def write_motion(ctx, output, names, data, source, rec, absolute_time):
     --absolute-time to a ``time.absolute`` column (its value at every row)."""
     import numpy as np
 
-    from dynlib.columns import TIME, TIME_ABSOLUTE, TIME_START_KEY
-    from dynlib.recordings.clock import text, utc
-    from dynlib.trajectory import write_trajectory
+    from dynlib.files.columns import TIME, TIME_ABSOLUTE, TIME_START_KEY
+    from dynlib.files.recordings.clock import text, utc
+    from dynlib.files.trajectory import write_trajectory
 
     metadata = None
     if rec.start is not None:

@@ -3,9 +3,9 @@ import math
 
 import click
 
-from .common import (armature_option, check_outputs, check_value, compile_notice, derivative_options, gravity_option, load_robot,
-                     naming, notice, output_option, progress_option, read_motion, recording_options, robot_argument,
-                     show_progress, write_motion)
+from .common import (armature_option, check_outputs, check_value, compile_notice, derivative_options, gravity_option,
+                     load_robot, naming, notice, output_option, progress_option, read_motion, recording_options,
+                     robot_argument, show_progress, write_motion)
 
 
 @click.command(epilog="""\b
@@ -85,11 +85,11 @@ def contact_id(ctx, robot, traj, contacts, point_contacts, guesses, over_time, s
     The root's six coordinates are unactuated: what holds the body up comes
     through the contact frames, not through an imaginary crane on the root.
     """
-    from dynlib.recordings import read_ahead
+    from dynlib.files.recordings import read_ahead
 
     read_ahead(traj)  # a CSV or Parquet file is parsed in a thread while numba imports and the kernels load
-    from dynlib.contact.inverse import contact_inverse_dynamics
-    from dynlib.derivatives import parse_column_map
+    from dynlib.motion.contact_id import contact_inverse_dynamics
+    from dynlib.motion.derivatives import parse_column_map
 
     if not over_time:
         given = [name for name, value in (("--smoothing", smoothing), ("--min-torque", min_torque)) if value is not None]
@@ -151,8 +151,8 @@ def contact_id(ctx, robot, traj, contacts, point_contacts, guesses, over_time, s
 
 def parse_contact(text):
     """``FRAME`` or ``FRAME@START:STOP[,START:STOP…]`` (either bound may be left out)
-    -> a `dynlib.contact.inverse.Contact`; InputError naming the text otherwise."""
-    from dynlib.contact.inverse import Contact
+    -> a `dynlib.motion.contact_id.Contact`; InputError naming the text otherwise."""
+    from dynlib.motion.contact_id import Contact
     from dynlib.errors import InputError
 
     frame, at, spec = str(text).partition("@")

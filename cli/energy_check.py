@@ -44,7 +44,7 @@ force the work-energy balance cannot account for).""")
 def energy_check(ctx, source, duration, dt, integrator, q0, qd0, seed, tolerance, report_path, plot_path,
                  floating_base, gravity, armature):
     """Check ROBOT (.urdf/.xacro) or SCENARIO (.yaml): energy drift, FD∘ID, mass matrix, Coriolis skew."""
-    from dynlib.checks import energy_check as run_checks
+    from dynlib.runs.checks import energy_check as run_checks
 
     o = Overrides()
     is_robot = not str(source).lower().endswith((".yaml", ".yml"))
@@ -82,7 +82,7 @@ def energy_check(ctx, source, duration, dt, integrator, q0, qd0, seed, tolerance
         click.echo(note)
     click.echo("passed" if report.passed else "FAILED")
     if report_path:
-        from dynlib.trajectory import atomic_output
+        from dynlib.files.trajectory import atomic_output
 
         with atomic_output(report_path) as tmp:
             tmp.write_text(json.dumps(report.as_dict(), indent=2) + "\n")
@@ -90,7 +90,7 @@ def energy_check(ctx, source, duration, dt, integrator, q0, qd0, seed, tolerance
         if not report.series:
             notice(ctx, "warning: the run diverged; no energy figure written")
         else:
-            from dynlib.figures import energy_figure
+            from dynlib.runs.figures import energy_figure
 
             energy_figure(report.series, plot_path, title=f"{report.robot}: {s['integrator']}, dt = {s['dt']:g} s")
     if not report.passed:

@@ -40,8 +40,8 @@ def excite(ctx, robot, duration, harmonics, period, dt, margin, iterations, seed
     """An excitation trajectory for ROBOT (time, q.*, qd.*, qdd.*), optimised for identification."""
     import numpy as np
 
-    from dynlib.identification.excite import excitation
-    from dynlib.trajectory import column_names, write_trajectory
+    from dynlib.motion.identification.excite import excitation
+    from dynlib.files.trajectory import column_names, write_trajectory
 
     model = load_robot(ctx, robot, False, gravity)
     compile_notice(ctx)

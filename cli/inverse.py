@@ -60,11 +60,11 @@ def inverse(ctx, robot, traj, output, floating_base, gravity, armature, derivati
     friction (damping·qd + friction·tanh(qd/ε)). With --floating-base the root's
     tau.root.fx … tz is the wrench the root would need (no contacts).
     """
-    from dynlib.recordings import read_ahead
+    from dynlib.files.recordings import read_ahead
 
     read_ahead(traj)  # a CSV or Parquet file is parsed in a thread while numba imports and the kernels load
-    from dynlib.derivatives import parse_column_map
-    from dynlib.inverse import inverse_dynamics_trajectory
+    from dynlib.motion.derivatives import parse_column_map
+    from dynlib.motion.inverse import inverse_dynamics_trajectory
 
     with naming("--columns"):
         columns = parse_column_map(column_map) if column_map else None

@@ -294,19 +294,19 @@ def dyn(ctx, verbose, quiet):
 
 
 def _show_cache_warnings(quiet):
-    """The kernel cache's warnings (dynlib.compiled.CacheWarning: a cache that cannot be
-    written, a damaged cache file) and rk4's stiff-gains warning (dynlib.controllers.StiffGainsWarning)
+    """The kernel cache's warnings (dynlib._numba.compiled.CacheWarning: a cache that cannot be
+    written, a damaged cache file) and rk4's stiff-gains warning (dynlib.sim.controllers.StiffGainsWarning)
     as one `dyn: warning:` line each, none with -q."""
     import sys
     import warnings
 
-    from dynlib.compiled import CacheWarning
+    from dynlib._numba.compiled import CacheWarning
 
     warnings.filterwarnings("ignore" if quiet else "always", category=CacheWarning)
     shown = warnings.showwarning
 
     def show(message, category, filename, lineno, file=None, line=None):
-        controllers = sys.modules.get("dynlib.controllers")  # loaded by then when a run's gains warned
+        controllers = sys.modules.get("dynlib.sim.controllers")  # loaded by then when a run's gains warned
         stiff = controllers.StiffGainsWarning if controllers is not None else CacheWarning
         if issubclass(category, (CacheWarning, stiff)):
             if not quiet:

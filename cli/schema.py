@@ -15,8 +15,8 @@ def schema(fmt, output):
     Editors with a YAML language server complete and check scenarios from it:
     see docs/scenarios.md.
     """
-    from dynlib.output import atomic_output
-    from dynlib.scenario.reference import json_text, markdown
+    from dynlib.files.output import atomic_output
+    from dynlib.runs.scenario.reference import json_text, markdown
 
     text = json_text() if fmt == "json" else markdown()
     if output in (None, "-"):

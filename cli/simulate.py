@@ -1,7 +1,7 @@
 """`dyn simulate ROBOT|SCENARIO`: forward-dynamics integration to a trajectory file.
 
-Thin: the options become scenario overrides, `dynlib.scenario.load_scenario`
-validates them, `dynlib.scenario.run` runs, the result is written
+Thin: the options become scenario overrides, `dynlib.runs.scenario.load_scenario`
+validates them, `dynlib.runs.scenario.run` runs, the result is written
 (atomically) and a divergence becomes exit code 1 after the write.
 """
 import os
@@ -60,7 +60,7 @@ def simulate(ctx, source, steps, duration, dt, integrator, q0, qd0, tau, tau_csv
     (and energy.* with --columns). Exit code 1 if the simulation diverges (the
     finite part is written).
     """
-    from dynlib.scenario import run
+    from dynlib.runs.scenario import run
 
     o = Overrides()
     if steps is not None and duration is not None:
@@ -94,8 +94,8 @@ def simulate(ctx, source, steps, duration, dt, integrator, q0, qd0, tau, tau_csv
     model_warnings(ctx, scenario.model)
     check_outputs((scenario.output_path, "trajectory", "-o/--output" if output is not None else "output.path"),
                   (view, "page", "--view"), inputs=(source, *scenario.input_files))
-    from dynlib.compiled import cache_is_warm
-    from dynlib.simulate import loop_is_cached
+    from dynlib._numba.compiled import cache_is_warm
+    from dynlib.sim.simulate import loop_is_cached
 
     if cache_is_warm() and not loop_is_cached():
         notice(ctx, "compiling the simulation loop (first run only; later runs load it from the cache)…")
@@ -109,7 +109,7 @@ def simulate(ctx, source, steps, duration, dt, integrator, q0, qd0, tau, tau_csv
         bar.close()
     result.write(scenario.output_path, scenario.output.columns, source=scenario.source or scenario.robot)
     if view is not None:
-        from dynlib.view.runs import write_result_view
+        from dynlib.runs.view.runs import write_result_view
 
         from .view import page_notice
 

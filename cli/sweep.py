@@ -1,7 +1,7 @@
 """`dyn sweep SCENARIO -o OUTDIR`: every variant of a scenario's `sweep:` block, in parallel.
 
-Thin: `dynlib.sweep.plan_sweep` expands and validates the variants,
-`dynlib.sweep.run_sweep` runs them (local processes or a Dask cluster) and
+Thin: `dynlib.runs.sweep.plan_sweep` expands and validates the variants,
+`dynlib.runs.sweep.run_sweep` runs them (local processes or a Dask cluster) and
 writes the trajectories and OUTDIR/summary.csv; this module renders the
 progress on standard error and turns a diverged or failed variant into exit
 code 1 at the end.
@@ -53,7 +53,7 @@ def sweep(ctx, scenario, outdir, workers, scheduler, fmt, dry_run, view, no_prog
     Exit code 1 if a variant diverged or failed (the others still run and are
     all in the summary).
     """
-    from dynlib.sweep import plan_sweep
+    from dynlib.runs.sweep import plan_sweep
 
     if workers is not None and scheduler is not None:
         raise click.UsageError("give either --workers (local processes) or --scheduler (a Dask cluster), not both")
@@ -70,17 +70,17 @@ def sweep(ctx, scenario, outdir, workers, scheduler, fmt, dry_run, view, no_prog
         return
     if outdir is None:
         raise click.UsageError("missing -o/--output OUTDIR (the folder for the trajectories and summary.csv)")
-    from dynlib.sweep import run_sweep
+    from dynlib.runs.sweep import run_sweep
 
     if scheduler is None:
-        from dynlib.sweep.worker import loop_ready
+        from dynlib.runs.sweep.worker import loop_ready
 
         if not loop_ready():
             notice(ctx, "compiling the simulation loop (first run only; later runs load it from the cache)…")
     status = _Status(ctx, show_progress(ctx, no_progress))
     pages = []
     if view:  # written while the folder is still this sweep's
-        from dynlib.view.runs import write_sweep_views
+        from dynlib.runs.view.runs import write_sweep_views
 
         def then(report):
             status.close()
@@ -106,7 +106,7 @@ def sweep(ctx, scenario, outdir, workers, scheduler, fmt, dry_run, view, no_prog
 
 
 def _list(ctx, plan, outdir, fmt):
-    from dynlib.sweep import variants_csv
+    from dynlib.runs.sweep import variants_csv
 
     click.echo(variants_csv(plan, outdir, fmt), nl=False)
     notice(ctx, f"{len(plan)} variants ({plan.shape})")

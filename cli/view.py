@@ -54,9 +54,9 @@ def view(ctx, robot, trajectory, output, floating_base, package_path, column_map
     of contact scenarios and the traced frames. The page's size and the time it
     took go to standard error.
     """
-    from dynlib.derivatives import parse_column_map
-    from dynlib.view import write_view
-    from dynlib.view.runs import scenario_contacts
+    from dynlib.motion.derivatives import parse_column_map
+    from dynlib.runs.view import write_view
+    from dynlib.runs.view.runs import scenario_contacts
 
     start = time.perf_counter()
     check_outputs((output, "page", "-o/--output"), inputs=(robot, trajectory))

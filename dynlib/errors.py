@@ -72,8 +72,8 @@ class InputError(DynError):
     """A bad argument: wrong shape, non-finite value, unknown name.
 
     `argument`: the argument of the call that the bad value came from, when the function knows
-    it and its message alone does not say (`dynlib.simulate.simulate` sets ``"contacts"``,
-    ``"controller"`` or ``"external_wrenches"``; `dynlib.scenario.run` reports the error at the
+    it and its message alone does not say (`dynlib.sim.simulate.simulate` sets ``"contacts"``,
+    ``"controller"`` or ``"external_wrenches"``; `dynlib.runs.scenario.run` reports the error at the
     scenario key behind that argument). None otherwise.
     """
 

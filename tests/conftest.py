@@ -48,27 +48,29 @@ MODEL_CASES += [(f"{tag}-{base}", ("tree", (nb, seed, types), base == "floating"
 # contacts, scenarios, inverse and contact-id, identification, checks, sweeps, the one-call path,
 # threads and the kernel cache
 KERNEL_MODULES = frozenset({
-    "test_aba.py", "test_checks.py", "test_compiled.py", "test_configuration.py",
-    "test_contact_bilateral.py", "test_contact_cones.py", "test_contact_distribution.py",
-    "test_contact_inverse.py", "test_contact_points.py", "test_contact_relaxed.py",
-    "test_contact_scenarios.py", "test_contact_soft.py", "test_contact_unilateral.py",
-    "test_controllers.py", "test_coriolis.py", "test_crba.py", "test_derivatives.py", "test_dynamics.py",
-    "test_energy.py", "test_forward.py", "test_identify.py", "test_integrators.py", "test_inverse.py",
-    "test_jacobians.py", "test_joints.py", "test_kinematics.py", "test_linalg.py", "test_model.py",
-    "test_one.py", "test_parallel.py", "test_pinocchio.py", "test_regressor.py", "test_rnea.py",
-    "test_scenario.py", "test_simulate.py", "test_spatial.py", "test_stiff_gains.py", "test_sweep.py",
-    "test_task_space.py",
-    "cli/test_contact_id.py", "cli/test_energy_check.py", "cli/test_identify.py", "cli/test_inverse.py",
-    "cli/test_simulate.py", "cli/test_sweep.py",
+    "_numba/test_compiled.py", "_numba/test_one.py", "_numba/test_parallel.py", "algorithms/test_aba.py",
+    "algorithms/test_configuration.py", "algorithms/test_coriolis.py", "algorithms/test_crba.py",
+    "algorithms/test_energy.py", "algorithms/test_forward.py", "algorithms/test_jacobians.py",
+    "algorithms/test_kinematics.py", "algorithms/test_linalg.py", "algorithms/test_regressor.py",
+    "algorithms/test_rnea.py", "algorithms/test_task_space.py", "cli/test_contact_id.py",
+    "cli/test_energy_check.py", "cli/test_identify.py", "cli/test_inverse.py", "cli/test_simulate.py",
+    "cli/test_sweep.py", "core/test_joints.py", "core/test_model.py", "core/test_spatial.py",
+    "motion/test_contact_cones.py", "motion/test_contact_distribution.py", "motion/test_contact_inverse.py",
+    "motion/test_derivatives.py", "motion/test_identify.py", "motion/test_inverse.py", "runs/test_checks.py",
+    "runs/test_contact_scenarios.py", "runs/test_scenario.py", "runs/test_sweep.py",
+    "sim/test_contact_bilateral.py", "sim/test_contact_points.py", "sim/test_contact_relaxed.py",
+    "sim/test_contact_soft.py", "sim/test_contact_unilateral.py", "sim/test_controllers.py",
+    "sim/test_dynamics.py", "sim/test_integrators.py", "sim/test_simulate.py", "sim/test_stiff_gains.py",
+    "test_pinocchio.py",
 })
 # modules about what numba does not change: readers and writers (URDF, CSV, Parquet, bags), pages,
 # files and processes, the docs, the code's layout and imports
 NUMBA_INDEPENDENT = frozenset({
-    "test_bad_inputs.py", "test_columns.py", "test_docs.py", "test_faults.py", "test_fuzz.py",
-    "test_imports.py", "test_layout.py", "test_output.py", "test_packages.py", "test_readme.py",
-    "test_recordings.py", "test_trajectory.py", "test_urdf.py", "test_urdf_visuals.py", "test_view.py",
-    "test_view_browser.py",
-    "cli/test_info.py", "cli/test_plot.py", "cli/test_view.py",
+    "cli/test_info.py", "cli/test_plot.py", "cli/test_view.py", "files/test_columns.py",
+    "files/test_output.py", "files/test_packages.py", "files/test_recordings.py", "files/test_trajectory.py",
+    "files/test_urdf.py", "files/test_urdf_visuals.py", "runs/test_view.py", "runs/test_view_browser.py",
+    "test_bad_inputs.py", "test_docs.py", "test_faults.py", "test_fuzz.py", "test_imports.py",
+    "test_layout.py", "test_readme.py",
 })
 TESTS_DIR = Path(__file__).resolve().parent
 

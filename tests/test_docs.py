@@ -10,9 +10,9 @@ import pytest
 import yaml
 
 from dynlib.errors import ScenarioError
-from dynlib.scenario import load_scenario
-from dynlib.scenario.reference import json_schema, markdown
-from dynlib.scenario.schema import Scenario
+from dynlib.runs.scenario import load_scenario
+from dynlib.runs.scenario.reference import json_schema, markdown
+from dynlib.runs.scenario.schema import Scenario
 from helpers import invoke
 
 REPO = Path(__file__).resolve().parents[1]

@@ -548,7 +548,8 @@ def test_a_huge_integer_is_one_line_exit_2(tmp_path, case):
 
 
 def test_a_direct_call_with_a_huge_count_is_an_input_error():
-    from dynlib import load, simulate
+    from dynlib import load
+    from dynlib.sim import simulate
     from dynlib.errors import InputError
 
     model = load(ARM6)
@@ -577,8 +578,8 @@ def test_the_memory_check_counts_what_a_long_run_allocates(tmp_path, output):
     the all-columns case measured 0.77 once, with the q case's 60 MB of growth it failed once beside
     another test process). Every second step stored (not every fourth) still tells an estimate that
     ignores `every` (its ratio would be 2) in half the steps."""
-    from dynlib.scenario import load_scenario
-    from dynlib.scenario.run import run_bytes
+    from dynlib.runs.scenario import load_scenario
+    from dynlib.runs.scenario.run import run_bytes
 
     every, columns = (2, ["q"]) if output.startswith("q-") else (1, ["q", "qd", "qdd", "tau"])
     sizes = (200_000 * every, 600_000 * every)
@@ -620,7 +621,7 @@ def test_a_full_cache_disk_during_the_first_compile_warns_and_the_run_works(tmp_
     """DYN_CACHE_DIR on a real full file system (a tmpfs holding the warm cache less RNEA, and a filler
     file up to its last byte): `dyn inverse` compiles RNEA in memory with one warning, and writes the
     same torques as with a cache that works."""
-    from dynlib import compiled
+    from dynlib._numba import compiled
 
     traj, want = tmp_path / "traj.csv", tmp_path / "want.csv"
     for args in (("simulate", ARM6, "--steps", "40", "-o", traj), ("inverse", ARM6, traj, "-o", want)):
@@ -740,7 +741,7 @@ def test_a_sweep_records_each_file_size_and_sha256_and_resumes_only_what_is_whol
 def test_a_sweep_writes_each_file_and_its_folder_to_disk_before_its_record(tmp_path, monkeypatch):
     """The order of the fsyncs (recorded by wrapping os.fsync in this process, which writes every file):
     the trajectory, its folder, then the record and the records' folder, for each variant."""
-    from dynlib.sweep import RECORDS, plan_sweep, run_sweep
+    from dynlib.runs.sweep import RECORDS, plan_sweep, run_sweep
 
     plan = plan_sweep(_sweep_scenario(tmp_path))
     out = tmp_path / "out"
@@ -805,8 +806,8 @@ def test_the_folder_stays_locked_while_the_pages_are_written(tmp_path):
     """dyn sweep --view writes its pages inside run_sweep's `then`: a second claim on the folder at that
     moment (another open file description, as another process would have) is refused."""
     from dynlib.errors import InputError
-    from dynlib.sweep import plan_sweep, run_sweep
-    from dynlib.sweep.records import claim
+    from dynlib.runs.sweep import plan_sweep, run_sweep
+    from dynlib.runs.sweep.records import claim
 
     out, seen = tmp_path / "out", []
 
@@ -926,18 +927,18 @@ def test_sweep_planning_reads_the_scenario_and_loads_the_robot_once(tmp_path, mo
     """10⁴ variants took 298 s of --dry-run on this machine (30 ms each: the YAML read and the URDF
     loaded again per variant); now the YAML is read and the robot loaded once per plan (and once for
     the base scenario), and the plan is the same as one loaded variant by variant."""
-    import dynlib.scenario.load as scenario_load
-    import dynlib.urdf
-    from dynlib.scenario import load_scenario
-    from dynlib.sweep import plan_sweep
-    from dynlib.sweep.plan import variant_key
+    import dynlib.runs.scenario.load as scenario_load
+    import dynlib.files.urdf
+    from dynlib.runs.scenario import load_scenario
+    from dynlib.runs.sweep import plan_sweep
+    from dynlib.runs.sweep.plan import variant_key
 
     scenario = tmp_path / "r.yaml"
     scenario.write_text(f"dyn: 1\nrobot: {ARM6}\nduration: 0.01\ninitial: {{q: {{elbow: 0.5}}}}\nsweep:\n"
                         "  grid: {integrator: [rk4, euler]}\n"
                         "  random: {count: 100, seed: 3, ranges: {initial.q.shoulder_lift: [-1, 0], dt: [0.001, 0.002]}}\n")
     calls = {"urdf": 0, "yaml": 0}
-    for module, name, key in ((dynlib.urdf, "load", "urdf"), (scenario_load, "_read_yaml", "yaml")):
+    for module, name, key in ((dynlib.files.urdf, "load", "urdf"), (scenario_load, "_read_yaml", "yaml")):
         def counted(*a, _f=getattr(module, name), _k=key, **kw):
             calls[_k] += 1
             return _f(*a, **kw)

@@ -2,8 +2,8 @@
 
 Hypothesis mutates valid files (delete, duplicate or replace a few characters,
 truncate, swap a number for garbage) and feeds them to the library's entry
-points in-process: `dynlib.load`, `dynlib.trajectory.read_trajectory` and
-`dynlib.scenario.load_scenario` may only raise the `DynError` family, and the
+points in-process: `dynlib.load`, `dynlib.files.trajectory.read_trajectory` and
+`dynlib.runs.scenario.load_scenario` may only raise the `DynError` family, and the
 command line (`cli.main.dyn` through click's CliRunner) exits 0, 1 or 2, never
 prints a traceback without -v, and leaves no output file when it fails on input.
 Derandomized, so CI sees the same examples every run.
@@ -21,10 +21,10 @@ from hypothesis import given
 
 import dynlib
 from dynlib.errors import DynError
-from dynlib.scenario import load_scenario
-from dynlib.trajectory import check_increasing_time, read_trajectory
+from dynlib.runs.scenario import load_scenario
+from dynlib.files.trajectory import check_increasing_time, read_trajectory
 
-from test_bad_inputs import FLOAT_TRAJ, ROBOT, SCENARIO, TRAJ, parquet_bytes
+from tests.test_bad_inputs import FLOAT_TRAJ, ROBOT, SCENARIO, TRAJ, parquet_bytes
 
 FUZZ = settings(max_examples=150, deadline=None, derandomize=True, database=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])

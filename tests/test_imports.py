@@ -109,20 +109,20 @@ def cycles(graph: dict) -> list:
 
 def test_dynlib_has_no_import_cycle():
     graph = import_graph(REPO, "dynlib")
-    assert len(graph) > 30 and "dynlib.scenario.run" in graph  # the whole package was read
-    assert "dynlib.simulate" in graph["dynlib.scenario.run"]  # function-level imports count
+    assert len(graph) > 30 and "dynlib.runs.scenario.run" in graph  # the whole package was read
+    assert "dynlib.sim.simulate" in graph["dynlib.runs.scenario.run"]  # function-level imports count
     found = cycles(graph)
     assert found == [], "import cycles in dynlib: " + "; ".join(" ⇄ ".join(c) for c in found)
 
 
 def test_simulate_knows_nothing_of_scenarios():
     graph = import_graph(REPO, "dynlib")
-    reach, todo = set(), ["dynlib.simulate"]
+    reach, todo = set(), ["dynlib.sim.simulate"]
     while todo:
         for w in graph[todo.pop()] - reach:
             reach.add(w)
             todo.append(w)
-    assert not {m for m in reach if m.startswith(("dynlib.scenario", "dynlib.sweep", "dynlib.checks"))}
+    assert not {m for m in reach if m.startswith(("dynlib.runs.scenario", "dynlib.runs.sweep", "dynlib.runs.checks"))}
 
 
 def write_package(root, files):
@@ -162,8 +162,8 @@ _REPORT = ("import sys\nfrom cli.main import dyn\ncode = 0\n"
 # files, scipy beyond its top level (numba imports scipy itself; the kernels are loaded without
 # numba.np.arraymath, whose BLAS check imports scipy.linalg), and the other commands' machinery
 NEVER = ("pandas", "matplotlib", "pyarrow.parquet", "pyarrow.compute", "scipy.linalg", "scipy.signal",
-         "scipy.interpolate", "dynlib.sweep", "dynlib.checks", "dynlib.view", "dynlib.figures",
-         "dynlib.identification", "dynlib.contact.inverse")
+         "scipy.interpolate", "dynlib.runs.sweep", "dynlib.runs.checks", "dynlib.runs.view", "dynlib.runs.figures",
+         "dynlib.motion.identification", "dynlib.motion.contact_id")
 
 
 def imported_by(*args) -> set:
@@ -193,8 +193,8 @@ def trajectory(tmp_path_factory):
 def test_the_report_sees_what_a_command_imports(trajectory):
     # the kernels, the URDF reader and the CSV writer are in: the check below can fail
     mods = imported_by("simulate", ARM6, "--steps", "10", "-o", trajectory.parent / "sim.csv")
-    assert loaded(mods, ("numba", "lxml", "pyarrow.csv", "dynlib.simulate", "dynlib.trajectory.csv")) == \
-        ["dynlib.simulate", "dynlib.trajectory.csv", "lxml", "numba", "pyarrow.csv"]
+    assert loaded(mods, ("numba", "lxml", "pyarrow.csv", "dynlib.sim.simulate", "dynlib.files.trajectory.csv")) == \
+        ["dynlib.files.trajectory.csv", "dynlib.sim.simulate", "lxml", "numba", "pyarrow.csv"]
     # and a Parquet output imports pyarrow.parquet
     assert "pyarrow.parquet" in imported_by("simulate", ARM6, "--steps", "10", "-o", trajectory.parent / "s.parquet")
 
@@ -211,8 +211,8 @@ def test_plain_inverse_imports_no_scenario_schema(trajectory):
     # compiles them, and numba's compiler imports scipy.linalg
     imported_by("inverse", ARM6, trajectory, "-o", trajectory.parent / "tau.csv")
     mods = imported_by("inverse", ARM6, trajectory, "-o", trajectory.parent / "tau.csv")
-    assert "dynlib.inverse" in mods
-    assert loaded(mods, NEVER + ("pydantic", "pydantic_core", "dynlib.scenario")) == []
+    assert "dynlib.motion.inverse" in mods
+    assert loaded(mods, NEVER + ("pydantic", "pydantic_core", "dynlib.runs.scenario")) == []
 
 
 def test_the_library_simulates_without_the_scenario_schema():
@@ -224,8 +224,8 @@ def test_the_library_simulates_without_the_scenario_schema():
         r = subprocess.run([sys.executable, "-c", code, str(ARM6)], capture_output=True, text=True, cwd=REPO)
         assert r.returncode == 0 and r.stdout.startswith("MODULES "), r.stderr
     mods = set(r.stdout.split()[1:])
-    assert "dynlib.simulate" in mods and "numba" in mods
-    assert loaded(mods, NEVER + ("pydantic", "pydantic_core", "dynlib.scenario", "click", "pyarrow")) == []
+    assert "dynlib.sim.simulate" in mods and "numba" in mods
+    assert loaded(mods, NEVER + ("pydantic", "pydantic_core", "dynlib.runs.scenario", "click", "pyarrow")) == []
 
 
 # ------------------------------------------------------------------ the exit

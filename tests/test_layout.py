@@ -4,7 +4,7 @@ An AST scan of dynlib's sources: a compiled function is one decorated with numba
 ``njit``/``jit`` or with dynlib's ``jit``, ``kernel`` or ``inline_kernel``
 (or a module-level alias of them, such as ``_jit = kernel``); none may exceed 80
 lines (from its ``def`` to its last line, docstring included). An inlined kernel
-(``inline_kernel``: the stages of the simulation pipeline, `dynlib.stages`, and
+(``inline_kernel``: the stages of the simulation pipeline, `dynlib.sim.stages`, and
 the pieces they inline, typed again in every caller) must stay within 40 lines.
 """
 import ast
@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 import dynlib
-import dynlib.simulate  # noqa: F401 (imports every stage kernel: controllers, dynamics, contact models)
-from dynlib import stages
+import dynlib.sim.simulate  # noqa: F401 (imports every stage kernel: controllers, dynamics, contact models)
+from dynlib.sim import stages
 
 DYNLIB = Path(dynlib.__file__).resolve().parent
 COMPILED_MAX = 80
@@ -58,8 +58,8 @@ COMPILED = compiled_functions()
 
 def test_the_scan_finds_the_kernels_it_must():
     # a scan that recognised no decorator would pass every length check below
-    for key in [("algorithms/aba.py", "aba_kernel"), ("simulate.py", "_run"), ("spatial.py", "vec6"),
-                ("controllers.py", "control_torque"), ("contact/unilateral.py", "pgs")]:
+    for key in [("algorithms/aba.py", "aba_kernel"), ("sim/simulate.py", "_run"), ("core/spatial.py", "vec6"),
+                ("sim/controllers.py", "control_torque"), ("sim/contact/unilateral.py", "pgs")]:
         assert key in COMPILED, key
     assert len(COMPILED) > 100
 
@@ -85,12 +85,13 @@ INLINED = inlined_kernels()
 
 
 def test_every_pipeline_stage_is_an_inlined_kernel():
-    for key in [("stages.py", "body_forces"), ("stages.py", "acceleration"), ("stages.py", "recorded_acceleration"),
-                ("controllers.py", "control_torque"), ("controllers.py", "pd_torque"),
-                ("controllers.py", "commanded_acceleration"), ("dynamics.py", "joint_forces"),
-                ("dynamics.py", "implicit_acceleration"), ("contact/soft.py", "soft_forces"),
-                ("contact/bilateral.py", "bilateral_acceleration"), ("stages.py", "impulse_acceleration"),
-                ("simulate.py", "evaluate")]:
+    for key in [("sim/stages.py", "body_forces"), ("sim/stages.py", "acceleration"),
+                ("sim/stages.py", "recorded_acceleration"),
+                ("sim/controllers.py", "control_torque"), ("sim/controllers.py", "pd_torque"),
+                ("sim/controllers.py", "commanded_acceleration"), ("sim/dynamics.py", "joint_forces"),
+                ("sim/dynamics.py", "implicit_acceleration"), ("sim/contact/soft.py", "soft_forces"),
+                ("sim/contact/bilateral.py", "bilateral_acceleration"), ("sim/stages.py", "impulse_acceleration"),
+                ("sim/simulate.py", "evaluate")]:
         assert key in INLINED, key
     for name in stages.__all__:  # the stages the loop runs are those kernels
         fn = getattr(stages, name).py_func

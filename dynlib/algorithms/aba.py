@@ -20,7 +20,7 @@ A joint-space diagonal enters D_k = S_k^T IA S_k + armature_k + diag_k (the roto
 inertia of a 1-DoF joint, RBDA §9.3; Pinocchio's ``model.armature``): the kernel
 solves (M + diag(armature + diag)) a = tau + J^T f_ext - h, still O(n). ``diag``
 (nv,) is the kernel's argument for the terms that are no part of the model: the
-implicit joint damping and PD gains of a simulation step (`dynlib.dynamics`); the
+implicit joint damping and PD gains of a simulation step (`dynlib.sim.dynamics`); the
 public `aba` passes zeros.
 
 Afterwards Data.U[k], u[k] hold U_k, u_k and Data.Dinv[i, j, j] holds 1 / D_k
@@ -33,15 +33,16 @@ diagonal at the same (q, v).
 import numpy as np
 
 from ..errors import ModelError, NumericalError
-from ..spatial import (kernel, act_force, act_inertia, act_inv_motion, add6, add_to6, cross_force, cross_motion,
+from ..core.spatial import (kernel, act_force, act_inertia, act_inv_motion, add6, add_to6, cross_force, cross_motion,
                        dot6, inertia_times, joint_motion, pose, rigid_inertia_times, scale6, store6, sub6,
                        sub_outer6, vec6)
-from .. import parallel
-from . import _args, _one
-from ._one import ARRAY, BUSY, F64, empty
+from .._numba import parallel
+from . import _args
+from .._numba import one as _one
+from .._numba.one import ARRAY, BUSY, F64, empty
 from .kinematics import joint_placements
 
-_jit = kernel  # no reference counting, numpy error model (see dynlib.spatial)
+_jit = kernel  # no reference counting, numpy error model (see dynlib.core.spatial)
 
 
 @_jit
@@ -112,7 +113,7 @@ _aba_kernel_inlined = _one.inlined(aba_kernel)
 
 @_jit
 def aba_one(ty, buf, q, v, tau, qdd):
-    """One call of aba_kernel without external forces (dynlib.algorithms._one): 0; 1 when q, v,
+    """One call of aba_kernel without external forces (dynlib._numba.one): 0; 1 when q, v,
     tau are not contiguous vectors of the model's sizes, not finite, or q holds a quaternion that
     cannot be normalised, _one.BUSY when another thread holds buf (qdd not written); 2 when qdd
     is not finite."""
@@ -141,7 +142,7 @@ def aba(model, q, v, tau, f_ext=None):
     """Forward dynamics by the articulated-body algorithm: the accelerations a (nv,)."""
     check_dynamics(model)
     if (f_ext is None and type(q) is type(v) is type(tau) is ARRAY and q.dtype is v.dtype is tau.dtype is F64
-            and q.ndim == v.ndim == tau.ndim == 1):  # one call of plain vectors: the kernel (dynlib.algorithms._one)
+            and q.ndim == v.ndim == tau.ndim == 1):  # one call of plain vectors: the kernel (dynlib._numba.one)
         try:
             entry, ty, buf, shape = model._one[aba_one]
         except KeyError:

@@ -1,13 +1,13 @@
 """Configuration-space operations: q ⊕ v, q1 ⊖ q0, random configurations.
 
-The joint-level maps are in `dynlib.joints` (SE(3) exponential for the
+The joint-level maps are in `dynlib.core.joints` (SE(3) exponential for the
 free-flyer, SE(2) for the planar joint, sums otherwise); these wrappers apply
 them to whole configurations, with the optional batch dimension.
 """
 import numpy as np
 
-from ..compiled import jit
-from .. import joints as J
+from .._numba.compiled import jit
+from ..core import joints as J
 from . import _args
 
 

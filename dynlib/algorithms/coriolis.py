@@ -12,14 +12,15 @@ O(n d) with d the tree depth.
 """
 import numpy as np
 
-from ..spatial import (kernel, act_inertia, act_motion, add6, cross_force, cross_motion, dot6, inertia_times, pose,
+from ..core.spatial import (kernel, act_inertia, act_motion, add6, cross_force, cross_motion, dot6, inertia_times, pose,
                        store6, sub6, unit6, vec6)
-from .. import parallel
-from . import _args, _one
-from ._one import ARRAY, F64
+from .._numba import parallel
+from . import _args
+from .._numba import one as _one
+from .._numba.one import ARRAY, F64
 from .kinematics import motion, placements
 
-_jit = kernel  # no reference counting, numpy error model (see dynlib.spatial)
+_jit = kernel  # no reference counting, numpy error model (see dynlib.core.spatial)
 
 
 @_jit
@@ -91,7 +92,7 @@ _coriolis_kernel_inlined = _one.inlined(coriolis_kernel)
 
 @_jit
 def coriolis_one(ty, buf, q, v, C):
-    """One call of coriolis_kernel (dynlib.algorithms._one): 0; 1 when q, v are not contiguous
+    """One call of coriolis_kernel (dynlib._numba.one): 0; 1 when q, v are not contiguous
     vectors of the model's sizes, not finite, or q holds a quaternion that cannot be normalised,
     _one.BUSY when another thread holds buf (then C is not written)."""
     if not _one.acquire(buf):

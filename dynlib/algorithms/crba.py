@@ -11,13 +11,15 @@ O(n d) with d the tree depth.
 """
 import numpy as np
 
-from ..spatial import kernel, act_force, act_motion, act_rigid_inertia, dot6, pose, rigid_inertia_times, store6, vec6
-from .. import parallel
-from . import _args, _one
-from ._one import ARRAY, F64
+from ..core.spatial import (kernel, act_force, act_motion, act_rigid_inertia, dot6, pose, rigid_inertia_times, store6,
+                            vec6)
+from .._numba import parallel
+from . import _args
+from .._numba import one as _one
+from .._numba.one import ARRAY, F64
 from .kinematics import placements
 
-_jit = kernel  # no reference counting, numpy error model (see dynlib.spatial)
+_jit = kernel  # no reference counting, numpy error model (see dynlib.core.spatial)
 
 
 @_jit
@@ -66,7 +68,7 @@ _crba_kernel_inlined = _one.inlined(crba_kernel)
 
 @_jit
 def crba_one(ty, buf, q, M):
-    """One call of crba_kernel (dynlib.algorithms._one): 0; 1 when q is not a contiguous vector
+    """One call of crba_kernel (dynlib._numba.one): 0; 1 when q is not a contiguous vector
     of size nq, not finite or holds a quaternion that cannot be normalised, _one.BUSY when
     another thread holds buf (then M is not written)."""
     if not _one.acquire(buf):
@@ -82,7 +84,7 @@ def crba_one(ty, buf, q, M):
 
 def crba(model, q):
     """The joint-space inertia matrix M(q), (nv, nv) symmetric; (N, nv, nv) for a batch."""
-    if type(q) is ARRAY and q.dtype is F64 and q.ndim == 1:  # one call (dynlib.algorithms._one)
+    if type(q) is ARRAY and q.dtype is F64 and q.ndim == 1:  # one call (dynlib._numba.one)
         M = _one.call(model, crba_one, ("nv", "nv"), q)
         if M is not None:
             return M

@@ -7,13 +7,14 @@ Pinocchio; links fixed to the world do not count). O(n).
 """
 import numpy as np
 
-from ..spatial import kernel, dot6, rigid_inertia_times, vec6
-from .. import parallel
-from . import _args, _one
-from ._one import ARRAY, F64
+from ..core.spatial import kernel, dot6, rigid_inertia_times, vec6
+from .._numba import parallel
+from . import _args
+from .._numba import one as _one
+from .._numba.one import ARRAY, F64
 from .kinematics import placements, motion
 
-_jit = kernel  # no reference counting, numpy error model (see dynlib.spatial)
+_jit = kernel  # no reference counting, numpy error model (see dynlib.core.spatial)
 
 
 @_jit
@@ -70,7 +71,7 @@ _potential_kernel_inlined = _one.inlined(potential_kernel)
 
 @_jit
 def kinetic_one(ty, buf, q, v, T):
-    """One call of kinetic_kernel into T[0] (dynlib.algorithms._one): 0; 1 when q, v are not
+    """One call of kinetic_kernel into T[0] (dynlib._numba.one): 0; 1 when q, v are not
     contiguous vectors of the model's sizes, not finite, or q holds a quaternion that cannot be
     normalised, _one.BUSY when another thread holds buf (then T is not written)."""
     if not _one.acquire(buf):
@@ -86,7 +87,7 @@ def kinetic_one(ty, buf, q, v, T):
 
 @_jit
 def potential_one(ty, buf, q, U):
-    """One call of potential_kernel into U[0] (dynlib.algorithms._one): 0; 1 when q is not a
+    """One call of potential_kernel into U[0] (dynlib._numba.one): 0; 1 when q is not a
     contiguous vector of size nq, not finite or holds a quaternion that cannot be normalised,
     _one.BUSY when another thread holds buf (then U is not written)."""
     if not _one.acquire(buf):
@@ -114,7 +115,7 @@ def kinetic_energy(model, q, v):
 
 def potential_energy(model, q):
     """U(q) = -sum m_i g^T c_i, in joules; (N,) for a batch."""
-    if type(q) is ARRAY and q.dtype is F64 and q.ndim == 1:  # one call (dynlib.algorithms._one)
+    if type(q) is ARRAY and q.dtype is F64 and q.ndim == 1:  # one call (dynlib._numba.one)
         U = _one.call(model, potential_one, (1,), q)
         if U is not None:
             return float(U[0])

@@ -9,9 +9,9 @@ All three give the same a (nv,) up to round-off.
 """
 import numpy as np
 
-from ..compiled import jit
+from .._numba.compiled import jit
 from ..errors import InputError, NumericalError
-from .. import parallel
+from .._numba import parallel
 from . import _args
 from .aba import aba, check_dynamics
 from .crba import crba_kernel

@@ -16,14 +16,15 @@ axes (LOCAL_WORLD_ALIGNED).
 import numpy as np
 
 from ..errors import InputError
-from ..spatial import kernel, act_inv_motion, act_motion, matvec3, matvec3_t, pose, vec6
-from .. import parallel
-from . import _args, _one
+from ..core.spatial import kernel, act_inv_motion, act_motion, matvec3, matvec3_t, pose, vec6
+from .._numba import parallel
+from . import _args
+from .._numba import one as _one
 from ._args import REFERENCES
-from ._one import ARRAY, BUSY, F64, empty
+from .._numba.one import ARRAY, BUSY, F64, empty
 from .kinematics import frame_transform, motion, path_placements, placements
 
-_jit = kernel  # no reference counting, numpy error model (see dynlib.spatial)
+_jit = kernel  # no reference counting, numpy error model (see dynlib.core.spatial)
 WORLD, LOCAL, LOCAL_WORLD_ALIGNED = 0, 1, 2
 
 
@@ -94,7 +95,7 @@ _jacobian_kernel_inlined = _one.inlined(jacobian_kernel)
 
 @_jit
 def jacobian_one(ty, buf, q, fid, ref, J):
-    """One call of jacobian_kernel (dynlib.algorithms._one): 0; 1 when q is not a contiguous
+    """One call of jacobian_kernel (dynlib._numba.one): 0; 1 when q is not a contiguous
     vector of size nq, not finite or holds a quaternion that cannot be normalised, _one.BUSY
     when another thread holds buf (then J is not written)."""
     if not _one.acquire(buf):
@@ -129,7 +130,7 @@ def frame_jacobian(model, q, frame, reference="local_world_aligned"):
             fid, ref = _args.frame(model, frame), _args.reference(reference)
         except InputError:
             fid = None  # (q is checked first: its error is the one raised when both are wrong)
-    if fid is not None and type(q) is ARRAY and q.dtype is F64 and q.ndim == 1:  # one call: dynlib.algorithms._one
+    if fid is not None and type(q) is ARRAY and q.dtype is F64 and q.ndim == 1:  # one call: dynlib._numba.one
         try:
             entry, ty, buf, shape = model._one[jacobian_one]
         except KeyError:

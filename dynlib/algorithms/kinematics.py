@@ -3,7 +3,7 @@
 RBDA §4.4 / Pinocchio ``forwardKinematics``. For each body i (in order):
 ``liMi = Xtree_i * XJ_i(q)``, ``oMi = oM_parent * liMi``,
 ``v_i = liMi^-1 v_parent + S_i v``, ``a_i = liMi^-1 a_parent + S_i a + v_i x (S_i v)``
-(body frame, linear first; ``cJ = 0`` for every joint of dynlib.joints).
+(body frame, linear first; ``cJ = 0`` for every joint of dynlib.core.joints).
 Outputs go to ``Data.lR, lp`` (`joint_placements`), ``Data.oR, op`` (`placements`
 does both; `path_placements` only for one body and its ancestors) and ``Data.v, a``
 (`motion`). O(n).
@@ -12,14 +12,15 @@ Public: `frame_placement(model, q, frame)` -> (4, 4) homogeneous transform in th
 """
 import numpy as np
 
-from .. import joints as J
-from ..spatial import (kernel, act_inv_motion, add6, compose, cross_motion, joint_motion, pose, store6,
+from ..core import joints as J
+from ..core.spatial import (kernel, act_inv_motion, add6, compose, cross_motion, joint_motion, pose, store6,
                        store_pose, tuple6, vec6)
-from .. import parallel
-from . import _args, _one
-from ._one import ARRAY, F64
+from .._numba import parallel
+from . import _args
+from .._numba import one as _one
+from .._numba.one import ARRAY, F64
 
-_jit = kernel  # no reference counting, numpy error model (see dynlib.spatial)
+_jit = kernel  # no reference counting, numpy error model (see dynlib.core.spatial)
 
 
 @_jit
@@ -120,7 +121,7 @@ _frame_placement_kernel_inlined = _one.inlined(frame_placement_kernel)
 
 @_jit
 def frame_placement_one(ty, buf, q, fid, T):
-    """One call of frame_placement_kernel (dynlib.algorithms._one): 0; 1 when q is not a
+    """One call of frame_placement_kernel (dynlib._numba.one): 0; 1 when q is not a
     contiguous vector of size nq, not finite or holds a quaternion that cannot be normalised,
     _one.BUSY when another thread holds buf (then T is not written)."""
     if not _one.acquire(buf):
@@ -136,7 +137,7 @@ def frame_placement_one(ty, buf, q, fid, T):
 
 def frame_placement(model, q, frame):
     """The 4x4 homogeneous transform of a frame (link) in the world; (N, 4, 4) for a batch."""
-    if type(q) is ARRAY and q.dtype is F64 and q.ndim == 1:  # one call (dynlib.algorithms._one)
+    if type(q) is ARRAY and q.dtype is F64 and q.ndim == 1:  # one call (dynlib._numba.one)
         fid = _args.frame_or_none(model, frame)
         if fid is not None:
             T = _one.call(model, frame_placement_one, (4, 4), q, fid)

@@ -8,9 +8,9 @@ right-hand sides (`forward_substitution`, `backward_substitution` with the trans
 import math
 
 
-from ..spatial import kernel
+from ..core.spatial import kernel
 
-_jit = kernel  # no reference counting, numpy error model (see dynlib.spatial)
+_jit = kernel  # no reference counting, numpy error model (see dynlib.core.spatial)
 
 
 @_jit

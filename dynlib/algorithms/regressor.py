@@ -35,14 +35,14 @@ model, (10 nb,)), `body_parameters(inertia)` (pi of one 6x6 spatial inertia),
 """
 import numpy as np
 
-from ..spatial import kernel, act_inv_motion, compose, pose, vec6
-from .. import parallel
+from ..core.spatial import kernel, act_inv_motion, compose, pose, vec6
+from .._numba import parallel
 from . import _args
 from .kinematics import joint_placements, motion
-from .. import joints as J
+from ..core import joints as J
 from ..errors import InputError
 
-_jit = kernel  # no reference counting, numpy error model (see dynlib.spatial)
+_jit = kernel  # no reference counting, numpy error model (see dynlib.core.spatial)
 
 IDENTITY = ((1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0), (0.0, 0.0, 0.0))
 FRICTION_TERMS = ("viscous", "coulomb", "offset")

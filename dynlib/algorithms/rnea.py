@@ -12,14 +12,15 @@ Public: `rnea`, `nonlinear_effects` (h = C v + g), `gravity_torques` (g).
 """
 import numpy as np
 
-from ..spatial import (kernel, act_force, add6, add_to6, cross_force, dot6, pose, rigid_inertia_times, store6, sub6,
-                       vec6)
-from .. import parallel
-from . import _args, _one
-from ._one import ARRAY, BUSY, F64, empty
+from ..core.spatial import (kernel, act_force, add6, add_to6, cross_force, dot6, pose, rigid_inertia_times, store6,
+                            sub6, vec6)
+from .._numba import parallel
+from . import _args
+from .._numba import one as _one
+from .._numba.one import ARRAY, BUSY, F64, empty
 from .kinematics import joint_placements, motion
 
-_jit = kernel  # no reference counting, numpy error model (see dynlib.spatial)
+_jit = kernel  # no reference counting, numpy error model (see dynlib.core.spatial)
 
 
 @_jit
@@ -61,7 +62,7 @@ _rnea_kernel_inlined = _one.inlined(rnea_kernel)
 
 @_jit
 def rnea_one(ty, buf, q, v, a, tau):
-    """One call of rnea_kernel without external forces (dynlib.algorithms._one): 0; 1 when
+    """One call of rnea_kernel without external forces (dynlib._numba.one): 0; 1 when
     q, v, a are not contiguous vectors of the model's sizes, not finite, or q holds a quaternion
     that cannot be normalised, _one.BUSY when another thread holds buf (then tau is not written)."""
     if not _one.acquire(buf):
@@ -90,7 +91,7 @@ def rnea(model, q, v, a, f_ext=None):
     Every argument may carry a leading batch dimension N.
     """
     if (f_ext is None and type(q) is type(v) is type(a) is ARRAY and q.dtype is v.dtype is a.dtype is F64
-            and q.ndim == v.ndim == a.ndim == 1):  # one call of plain vectors: the kernel (dynlib.algorithms._one)
+            and q.ndim == v.ndim == a.ndim == 1):  # one call of plain vectors: the kernel (dynlib._numba.one)
         try:
             entry, ty, buf, shape = model._one[rnea_one]
         except KeyError:

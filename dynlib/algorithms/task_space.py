@@ -9,8 +9,8 @@ the robot can move. Uses CRBA, RNEA and the Jacobian kernels; O(n^2 + n d).
 """
 import numpy as np
 
-from ..compiled import jit
-from .. import parallel
+from .._numba.compiled import jit
+from .._numba import parallel
 from . import _args
 from .aba import check_dynamics
 from .crba import crba_kernel

@@ -6,9 +6,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dynlib.columns import WRENCH, tau_columns
-from dynlib.contact.inverse import contact_inverse_dynamics
-from dynlib.trajectory import read_trajectory, write_trajectory
+from dynlib.files.columns import WRENCH, tau_columns
+from dynlib.motion.contact_id import contact_inverse_dynamics
+from dynlib.files.trajectory import read_trajectory, write_trajectory
 from helpers import ROBOTS_DIR, invoke, run_process, sample
 
 QUADRUPED = ROBOTS_DIR / "quadruped.urdf"
@@ -113,7 +113,7 @@ def test_time_windows(tmp_path):
 def test_contact_and_guess_parsing():
     """FRAME@START:STOP text becomes dynlib's structured Contact here, in the command."""
     from cli.contact_id import parse_contact, parse_guess
-    from dynlib.contact.inverse import Contact
+    from dynlib.motion.contact_id import Contact
     from dynlib.errors import InputError
 
     assert parse_contact(" a ") == Contact("a")

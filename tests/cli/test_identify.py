@@ -7,11 +7,11 @@ import numpy as np
 import pytest
 
 import dynlib
-from dynlib.identification.excite import excitation
-from dynlib.inverse import joint_friction_torques
-from dynlib.trajectory import column_names, read_trajectory, write_trajectory
+from dynlib.motion.identification.excite import excitation
+from dynlib.motion.inverse import joint_friction_torques
+from dynlib.files.trajectory import column_names, read_trajectory, write_trajectory
 from helpers import ROBOTS_DIR, invoke
-from tests.test_identify import perturbed_urdf
+from tests.motion.test_identify import perturbed_urdf
 
 ARM7 = ROBOTS_DIR / "arm7.urdf"
 

@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 
 import dynlib
-from dynlib.columns import tau_columns
-from dynlib.inverse import inverse_dynamics_trajectory
-from dynlib.trajectory import Trajectory, column_names, read_trajectory, write_trajectory
+from dynlib.files.columns import tau_columns
+from dynlib.motion.inverse import inverse_dynamics_trajectory
+from dynlib.files.trajectory import Trajectory, column_names, read_trajectory, write_trajectory
 from helpers import ROBOTS_DIR, assert_close, invoke, run_process, sample
-from tests.test_derivatives import smooth_motion
+from tests.motion.test_derivatives import smooth_motion
 
 ARM6 = ROBOTS_DIR / "arm6.urdf"
 ARM = sample("arm6")

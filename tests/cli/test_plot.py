@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from dynlib.trajectory import write_trajectory
+from dynlib.files.trajectory import write_trajectory
 from helpers import invoke
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -51,8 +51,8 @@ def test_axes_carry_each_columns_unit_and_the_title_says_what_and_from_where(tmp
     file, or standard input."""
     import matplotlib
 
-    from dynlib.figures import joint_types_of, trajectory_figure
-    from dynlib.trajectory import read_trajectory
+    from dynlib.runs.figures import joint_types_of, trajectory_figure
+    from dynlib.files.trajectory import read_trajectory
 
     urdf = tmp_path / "rp.urdf"
     urdf.write_text("""<robot name="rp"><link name="a"/>
@@ -78,8 +78,8 @@ def test_axes_carry_each_columns_unit_and_the_title_says_what_and_from_where(tmp
 
 
 def test_a_plot_of_standard_input_is_titled_by_its_content():
-    from dynlib.figures import default_title
-    from dynlib.trajectory import Trajectory
+    from dynlib.runs.figures import default_title
+    from dynlib.files.trajectory import Trajectory
 
     traj = Trajectory(["time", "q.a"], np.zeros((2, 2)), path="<stdin>")
     assert default_title(traj, {("q", "rad"): ["q.a"], ("energy", "J"): []}) == "q, energy against time (standard input)"

@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dynlib.trajectory import read_trajectory
+from dynlib.files.trajectory import read_trajectory
 from helpers import ROBOTS_DIR, invoke, run_process
 
 ARM6 = ROBOTS_DIR / "arm6.urdf"

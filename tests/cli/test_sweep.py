@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from dynlib.sweep import RECORDS, SUMMARY
+from dynlib.runs.sweep import RECORDS, SUMMARY
 from helpers import ROBOTS_DIR, default_sigint, invoke, run_process
 
 ARM6 = ROBOTS_DIR / "arm6.urdf"
@@ -142,7 +142,7 @@ def test_missing_output_folder_and_a_robot_instead_of_a_scenario_are_exit_2(tmp_
 
 def test_an_unreachable_scheduler_is_exit_2(tmp_path, monkeypatch):
     pytest.importorskip("distributed")
-    from dynlib.sweep import backends
+    from dynlib.runs.sweep import backends
 
     monkeypatch.setattr(backends.Dask, "CONNECT_TIMEOUT", 1)
     with socket.socket() as s:  # a port nobody listens on

@@ -4,9 +4,9 @@ from pathlib import Path
 
 import numpy as np
 
-from dynlib.trajectory import column_names, write_trajectory
+from dynlib.files.trajectory import column_names, write_trajectory
 from helpers import ROBOTS_DIR, invoke, run_process, sample
-from tests.test_view import animation_of, commands_of, objects_of
+from tests.runs.test_view import animation_of, commands_of, objects_of
 
 ARM6 = ROBOTS_DIR / "arm6.urdf"
 SCENARIOS = ROBOTS_DIR.parent / "scenarios"

@@ -1,0 +1,5 @@
+"""The ground floor of the physics: spatial algebra, joint models and the model record.
+
+`spatial` (6-vector algebra, the compile decorators' home for kernels), `joints` (joint codes and
+their motion subspaces), `model` (`Model`, `Data`, the arrays every kernel takes).
+"""

@@ -1,0 +1,3 @@
+"""What dyn reads and writes: URDF (with xacro and package:// paths), trajectories (CSV, Parquet),
+recordings (ROS bags, rostopic and PlotJuggler CSVs), column names, and safe output files.
+"""

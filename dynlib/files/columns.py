@@ -1,0 +1,223 @@
+"""Column names: the one home of every name that dyn writes to or reads from a trajectory file.
+
+A trajectory file (SPEC §5) has one column per quantity, named ``<part>.<rest>``
+(``time`` alone), in this order:
+
+=============== ========================================== ===============================
+part            columns                                    written by
+=============== ========================================== ===============================
+``time``        ``time`` (s)                               every command
+``q``           ``q.<q_name>``                             simulate
+``qd``          ``qd.<v_name>``                            simulate
+``qdd``         ``qdd.<v_name>``                           simulate
+``tau``         ``tau.<tau_name>``                         simulate, inverse, contact-id
+``effort``      ``effort.<v_name>`` (measured torque)      read from recordings, carried by
+                                                           inverse and contact-id
+``residual``    ``residual.<v_name>`` (effort − tau)       inverse, contact-id (with efforts)
+``energy``      ``energy.kinetic potential total`` (J)     simulate
+``contact``     ``contact.<name>.fx fy fz tx ty tz``       simulate (a contact point),
+                                                           contact-id (a contact frame)
+``penetration`` ``penetration.<name>`` (m)                 simulate
+``residual``    ``residual.root``                          contact-id
+``time.absolute`` the first sample's clock + ``time``      inverse, contact-id --absolute-time
+``friction``    ``friction.feasible`` (1 or 0)             contact-id --friction
+``active``      ``active.<frame>`` (non-zero: in contact)  read by contact-id
+=============== ========================================== ===============================
+
+The coordinate names (``model.q_names``, ``v_names``, ``tau_names``) are built here
+too, joint by joint (`joint_coordinates`), when a URDF is read: a revolute,
+continuous or prismatic joint has one coordinate, named by the joint; a free-flyer
+(the ``--floating-base`` root, or a URDF ``floating`` joint) and a planar joint have
+several, ``<joint>.<suffix>``:
+
+========== ============================ ====================== ====================
+joint      q                            v (body frame)         tau (its dual)
+========== ============================ ====================== ====================
+floating   ``x y z qx qy qz qw``        ``vx vy vz wx wy wz``  ``fx fy fz tx ty tz``
+planar     ``x y theta``                ``vx vy wz``           ``fx fy tz``
+========== ============================ ====================== ====================
+
+A torque column names the generalized force, so a free-flyer's or planar joint's
+names the wrench (``tau.root.fx``), not the twist it pairs with (``qd.root.vx``).
+``time`` is in seconds from the first sample in what a command writes; the first
+sample's time on the recording's own clock (epoch seconds for ROS) is kept in a Parquet
+output's metadata under `TIME_START_KEY`, as a decimal number of seconds.
+
+The names a recording gives its joints are the coordinate names: a ROS
+``sensor_msgs/JointState`` names joints, and a joint with one coordinate has its
+name (`joint_coordinates`).
+
+Nothing here imports numpy or numba: the names are plain strings.
+"""
+from __future__ import annotations
+
+from ..errors import InputError
+
+TIME = "time"
+TIME_ABSOLUTE = "time.absolute"  # seconds on the recording's own clock (--absolute-time)
+TIME_START_KEY = "dyn.time.start"  # Parquet metadata: the first sample's time, decimal seconds
+EFFORT = "effort"  # measured joint torques (ROS JointState.effort), one per v coordinate
+RESIDUAL = "residual"  # effort − computed torque, per v coordinate
+PARTS = ("q", "qd", "qdd", "tau")  # the coordinate parts, one column per coordinate
+ENERGY = ("energy.kinetic", "energy.potential", "energy.total")
+WRENCH = ("fx", "fy", "fz", "tx", "ty", "tz")  # a wrench (f, τ): linear part first
+RESIDUAL_ROOT = "residual.root"
+FRICTION_FEASIBLE = "friction.feasible"
+ACTIVE = "active"
+
+# the model's names that each coordinate part takes
+COORDINATES = {"q": "q_names", "qd": "v_names", "qdd": "v_names", "tau": "tau_names"}
+
+# per joint type (dynlib.core.joints.NAMES) with more than one coordinate: the suffixes of (q, v, tau)
+SUFFIXES = {
+    "floating": (("x", "y", "z", "qx", "qy", "qz", "qw"), ("vx", "vy", "vz", "wx", "wy", "wz"), WRENCH),
+    "planar": (("x", "y", "theta"), ("vx", "vy", "wz"), ("fx", "fy", "tz")),
+}
+
+# SPEC §5 order of the parts in a file (other parts after these)
+ORDER = (TIME, "q", "qd", "qdd", "tau", EFFORT, RESIDUAL, "energy", "contact")
+_RANK = {part: k for k, part in enumerate(ORDER)}
+
+UNITS = {"q": "rad or m", "qd": "rad/s or m/s", "qdd": "rad/s² or m/s²", "tau": "N·m or N",
+         "energy": "J", "contact": "N or N·m", "penetration": "m", "residual": "N or N·m",
+         "effort": "N·m or N"}
+
+# the unit of a coordinate column by the kind of its coordinate: a translation, a rotation,
+# or a unit quaternion's component (no unit)
+_KIND_UNITS = {"linear": {"q": "m", "qd": "m/s", "qdd": "m/s²", "tau": "N"},
+               "angular": {"q": "rad", "qd": "rad/s", "qdd": "rad/s²", "tau": "N·m"},
+               "quaternion": {"q": ""}}
+_SUFFIX_KINDS = {**dict.fromkeys(("x", "y", "z", "vx", "vy", "vz", "fx", "fy", "fz"), "linear"),
+                 **dict.fromkeys(("theta", "wx", "wy", "wz", "tx", "ty", "tz"), "angular"),
+                 **dict.fromkeys(("qx", "qy", "qz", "qw"), "quaternion")}
+_JOINT_KINDS = {"revolute": "angular", "continuous": "angular", "prismatic": "linear"}
+
+
+# -- coordinates -------------------------------------------------------------------------
+
+def joint_coordinates(joint: str, kind: str) -> tuple:
+    """(q names, v names, tau names) of one joint, `kind` its type name in `dynlib.core.joints.NAMES`."""
+    suffixes = SUFFIXES.get(kind)
+    if suffixes is None:
+        return (joint,), (joint,), (joint,)
+    return tuple(tuple(f"{joint}.{s}" for s in part) for part in suffixes)
+
+
+# -- column names ------------------------------------------------------------------------
+
+def column(part: str, name: str) -> str:
+    """``<part>.<name>``: the column of one coordinate (``q.elbow``) or quantity."""
+    return f"{part}.{name}"
+
+
+def part(name: str) -> str:
+    """The part a column belongs to: ``q`` for ``q.root.x``, ``time`` for ``time``."""
+    return name.partition(".")[0]
+
+
+def coordinate(name: str) -> str:
+    """What follows the part: ``root.x`` for ``q.root.x`` ('' for ``time``)."""
+    return name.partition(".")[2]
+
+
+def unit(name: str, joint_types=None):
+    """The unit of column `name` ('' for a number without one, e.g. a quaternion component).
+
+    `joint_types` ({joint: type name}, e.g. ``dict(zip(model.joint_names,
+    model.joint_types))``) tells a revolute joint's ``rad`` from a prismatic one's
+    ``m``; without it, or for a coordinate it does not name, a one-coordinate column
+    has None (unknown), while a free-flyer's or planar joint's ``<joint>.<suffix>``
+    columns have their suffix's unit.
+    """
+    p, rest = part(name), coordinate(name)
+    if p == TIME:
+        return "s"
+    if p == "energy":
+        return "J"
+    if p == "penetration":
+        return "m"
+    if p in ("contact", "residual"):  # a wrench component: N or N·m
+        return _KIND_UNITS.get(_SUFFIX_KINDS.get(rest.rpartition(".")[2]), {}).get("tau")
+    if p in (ACTIVE, "friction"):
+        return ""
+    if p not in PARTS:
+        return None
+    types = joint_types or {}
+    if rest in types:
+        kind = _JOINT_KINDS.get(types[rest])
+    else:
+        joint, _, suffix = rest.rpartition(".")
+        known = bool(joint) and (joint not in types or types[joint] in SUFFIXES)
+        kind = _SUFFIX_KINDS.get(suffix) if known else None
+    return _KIND_UNITS.get(kind, {}).get(p)
+
+
+def rank(name: str) -> int:
+    """The position of a column's part in the SPEC §5 order (after them all when unknown)."""
+    return _RANK.get(part(name), len(_RANK))
+
+
+def coordinate_columns(part_: str, names) -> list:
+    """``<part>.<name>`` for each coordinate name."""
+    return [f"{part_}.{n}" for n in names]
+
+
+def column_names(q_names, v_names, parts=PARTS, tau_names=None) -> list:
+    """The SPEC §5 column list, in order, for the requested `parts`.
+
+    `parts` is any iterable among ``"q" "qd" "qdd" "tau" "energy"``; the order
+    of the result is fixed (``time`` first) whatever the order of `parts`.
+    `tau_names` (default: `v_names`) names the torque columns: `model.tau_names`
+    gives a free-flyer's ``tau.root.fx … tz``.
+    """
+    parts = set(parts)
+    unknown = parts - set(PARTS) - {"energy"}
+    if unknown:
+        raise InputError(f"unknown trajectory part(s) {sorted(unknown)}; "
+                         f"expected some of {list(PARTS) + ['energy']}")
+    names = [TIME]
+    if "q" in parts:
+        names += coordinate_columns("q", q_names)
+    for p in ("qd", "qdd"):
+        if p in parts:
+            names += coordinate_columns(p, v_names)
+    if "tau" in parts:
+        names += coordinate_columns("tau", v_names if tau_names is None else tau_names)
+    if "energy" in parts:
+        names += list(ENERGY)
+    return names
+
+
+def model_columns(model, parts=PARTS) -> list:
+    """`column_names` of a model's coordinates (its torque columns by ``model.tau_names``)."""
+    return column_names(model.q_names, model.v_names, parts, tau_names=model.tau_names)
+
+
+def tau_columns(model) -> list:
+    """``tau.<tau_name>`` for every generalized force of `model`."""
+    return coordinate_columns("tau", model.tau_names)
+
+
+def effort_columns(names) -> list:
+    """``effort.<name>`` for each coordinate name (a v name: measured torques)."""
+    return coordinate_columns(EFFORT, names)
+
+
+def residual_columns(names) -> list:
+    """``residual.<name>`` for each coordinate name (effort − computed torque)."""
+    return coordinate_columns(RESIDUAL, names)
+
+
+def contact_columns(names) -> list:
+    """``contact.<name>.fx … tz`` for each contact point or frame, in order."""
+    return [f"contact.{n}.{c}" for n in names for c in WRENCH]
+
+
+def penetration_columns(names) -> list:
+    """``penetration.<name>`` for each contact point."""
+    return coordinate_columns("penetration", names)
+
+
+def active_frames(names) -> dict:
+    """{frame: column} for the ``active.<frame>`` columns among `names`, in order."""
+    return {n[len(ACTIVE) + 1:]: n for n in names if n.startswith(ACTIVE + ".")}

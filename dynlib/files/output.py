@@ -1,0 +1,361 @@
+"""Outputs: checked before the work, written whole or not at all, never onto an input (SPEC §4).
+
+Two calls serve every command:
+
+- `check_outputs(outputs, inputs)`, before the work starts: each output has the
+  extension of its kind (`KINDS`: ``.json`` report, ``.png``/``.svg``/``.pdf``
+  figure, ``.csv``/``.parquet`` trajectory, ``.html`` page, ``.urdf`` robot), is
+  not a folder, lies in a folder that exists and can be written (a file is
+  created there and removed), is not one of the command's inputs (same file:
+  same device and inode, or the same resolved path; symlinks and hard links
+  included) and is not given twice. A 1M-step simulation no longer runs for 16 s
+  before it finds that ``/proc/nope/out.csv`` cannot be written.
+- `atomic_output(path)`, at the end: yields the path to write to.
+
+What `atomic_output` does depends on what `path` is:
+
+- a regular file or a new path (the usual case): a hidden temporary file
+  next to the real target (symlinks followed, so a symlinked output stays a
+  symlink and its target is replaced), renamed onto it when the block ends
+  without an exception; an existing file keeps its permissions and owner
+  (a 0600 file stays 0600). On any exception, the temporary file is removed and
+  the existing file is left untouched; an `OSError` becomes an `InputError`
+  naming the file. With ``durable=True`` (sweeps) the file and then its folder
+  are fsync'ed, so a file that is there after a crash is whole.
+- a character device (``/dev/null``), a FIFO, or standard output under another
+  name (``/dev/stdout``, ``/dev/fd/N``): written in place, streamed; renaming a
+  file onto ``/dev/null`` would replace the device, and onto a FIFO would
+  leave its reader waiting forever.
+- a block device or a socket: an `InputError` (dyn does not write onto them).
+
+Temporary files are named ``.<name>.<8 hex digits>.tmp<suffix>`` (the name
+shortened when the whole would exceed the file system's name length, so a
+valid 244-byte name can be written). A run killed by SIGKILL (or a power cut)
+leaves its temporary file behind: the next write into that folder removes the
+files of this naming that belong to the same user and have not been modified
+for `STALE_AFTER` seconds; nothing else is ever removed.
+"""
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import re
+import secrets
+import stat
+import time
+from pathlib import Path
+
+from ..errors import InputError
+
+# the extensions each kind of output may have
+KINDS = {
+    "trajectory": (".csv", ".parquet"),
+    "report": (".json",),
+    "figure": (".png", ".svg", ".pdf"),
+    "page": (".html",),
+    "urdf": (".urdf",),
+}
+_KIND_WORDS = {"trajectory": "a trajectory", "report": "a report", "figure": "a figure", "page": "a page",
+               "urdf": "a robot file"}
+STDOUT = "-"
+# names that are the process's own streams, whatever they point to (written in place)
+_STREAM_NAMES = ("/dev/stdout", "/dev/stderr")
+_STREAM_PREFIXES = ("/dev/fd/", "/proc/self/fd/", "/proc/thread-self/fd/")
+STALE_AFTER = 15 * 60  # s without a change after which a temporary file of dyn's naming is stale
+_TEMP = re.compile(r"\..+\.[0-9a-f]{8}\.tmp(\.[^./]{1,16})?")
+_TOKEN = 8  # hex digits of the random part of a temporary file's name
+_cleaned = set()  # folders whose stale temporary files this process has removed
+
+
+# ------------------------------------------------------------------ what a path is
+
+def in_place(path) -> bool:
+    """Whether `path` is written in place (streamed) rather than replaced by a rename:
+    a character device, a FIFO, or one of the process's streams by another name."""
+    text = os.fspath(path)
+    if text in _STREAM_NAMES or text.startswith(_STREAM_PREFIXES):
+        return True
+    try:
+        mode = os.stat(text).st_mode
+    except OSError:
+        return False
+    return stat.S_ISCHR(mode) or stat.S_ISFIFO(mode)
+
+
+def _refuse_special(path, label=None):
+    """InputError for a block device or a socket (neither replaced nor written)."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return
+    what = "a block device" if stat.S_ISBLK(mode) else "a socket" if stat.S_ISSOCK(mode) else None
+    if what:
+        raise InputError(f"{_named(path, label)}: is {what}; dyn writes files, character devices "
+                         "(such as /dev/null) and FIFOs")
+
+
+def _named(path, label):
+    return f"{label} {path}" if label else str(path)
+
+
+def _name_max(folder) -> int:
+    try:
+        return os.pathconf(folder, "PC_NAME_MAX")
+    except (OSError, ValueError, AttributeError):
+        return 255
+
+
+def _same_file(a, b) -> bool:
+    """Whether paths `a` and `b` name the same file (device and inode, or the same resolved path)."""
+    try:
+        sa, sb = os.stat(a), os.stat(b)
+        if (sa.st_dev, sa.st_ino) == (sb.st_dev, sb.st_ino):
+            return True
+    except OSError:
+        pass
+    return os.path.realpath(a) == os.path.realpath(b)
+
+
+# ------------------------------------------------------------------ before the work
+
+def check_outputs(outputs, inputs=()) -> None:
+    """Check a command's outputs before its work starts; raise `InputError` on the first problem.
+
+    outputs: ``(path, kind, label)`` triples: `kind` one of `KINDS` (the allowed
+    extensions) or ``"folder"`` (a folder that may not exist yet, e.g. a sweep's
+    OUTDIR); `label` the option that gave it (``"-o/--output"``), named in the
+    message. A path of None or ``'-'`` (standard output) is skipped.
+    inputs: paths the command reads (None, ``'-'`` and missing files skipped);
+    no output may be one of them.
+    """
+    seen = []
+    inputs = [os.fspath(p) for p in inputs if p is not None and os.fspath(p) != STDOUT]
+    for path, kind, label in outputs:
+        if path is None or os.fspath(path) == STDOUT:
+            continue
+        path = os.fspath(path)
+        if kind == "folder":
+            _check_folder(path, label)
+        else:
+            _check_file(path, kind, label)
+        for other, other_label in seen:
+            if _same_file(path, other):
+                raise InputError(f"{label} {path}: is also the output of {other_label}; give each output "
+                                 "its own file")
+        for source in inputs:
+            if os.path.exists(source) and _same_file(path, source):
+                raise InputError(f"{label} {path}: is an input of this command ({source}); "
+                                 f"writing it would destroy the input; choose another "
+                                 f"{'folder' if kind == 'folder' else 'file name'}")
+        seen.append((path, label))
+
+
+def _check_file(path, kind, label):
+    if kind not in KINDS:
+        raise ValueError(f"unknown output kind {kind!r}")
+    p = Path(path)
+    if path.endswith(os.sep) or p.name in ("", ".", "..") or p.is_dir():
+        raise InputError(f"{label} {path}: is a folder; expected {_KIND_WORDS[kind]} file name "
+                         f"({', '.join(KINDS[kind])})")
+    _refuse_special(path, label)
+    if in_place(path):
+        if os.path.exists(path) and not os.access(path, os.W_OK):
+            raise InputError(f"{label} {path}: cannot be written (permission denied)")
+        return
+    suffix = p.suffix.lower()
+    if suffix not in KINDS[kind]:
+        got = f"'{p.suffix}'" if p.suffix else "no extension"
+        raise InputError(f"{label} {path}: {_KIND_WORDS[kind]} must end in {' or '.join(KINDS[kind])} "
+                         f"(got {got})")
+    real = Path(os.path.realpath(path))
+    folder = real.parent
+    if not folder.is_dir():
+        shown = Path(path).parent if Path(path).parent != Path("") else Path(".")
+        raise InputError(f"{label} {path}: folder '{shown}' does not exist")
+    _check_name_length(real, label, path)
+    _probe(folder, label, path)
+
+
+def _check_folder(path, label):
+    p = Path(path)
+    if p.exists() and not p.is_dir():
+        raise InputError(f"{label} {path}: exists and is not a folder; expected a folder")
+    top = Path(os.path.realpath(path))
+    while not top.exists():  # the first folder that exists: the new ones are made there
+        if top.parent == top:
+            break
+        top = top.parent
+    if not top.is_dir():
+        raise InputError(f"{label} {path}: '{top}' is not a folder, so the folder cannot be made")
+    _probe(top, label, path)
+
+
+def _check_name_length(real, label, path):
+    limit = _name_max(real.parent)
+    size = len(os.fsencode(real.name))
+    if size > limit:
+        raise InputError(f"{label} {path}: the file name is {size} bytes long, more than the {limit} "
+                         "this file system allows")
+
+
+def _probe(folder, label, path):
+    """Create (and remove) a file of dyn's temporary naming in `folder`: it can be written."""
+    try:
+        tmp = _create_temporary(folder, "probe")
+    except OSError as exc:
+        raise InputError(f"{label} {path}: cannot write in '{folder}': {reason(exc)}") from None
+    with contextlib.suppress(OSError):
+        os.unlink(tmp)
+
+
+# ------------------------------------------------------------------ writing
+
+@contextlib.contextmanager
+def atomic_output(path, *, durable=False):
+    """Yield the path to write `path` through (see the module docstring).
+
+    Regular files and new paths: a temporary file next to the real target,
+    renamed onto it at the end (mode and owner of an existing file kept;
+    ``durable``: file and folder fsync'ed). Character devices, FIFOs and the
+    process's streams: `path` itself, written in place. On any exception, the
+    temporary file is removed and an existing file is left untouched; an
+    `OSError` (other than a broken pipe) becomes an `InputError` naming `path`.
+    """
+    _refuse_special(path)
+    if in_place(path):
+        try:
+            yield Path(path)
+        except OSError as exc:
+            if isinstance(exc, BrokenPipeError):
+                raise
+            raise InputError(f"{path}: cannot write: {reason(exc)}") from exc
+        return
+    target = Path(path)
+    if target.name in ("", ".", "..") or target.is_dir():
+        raise InputError(f"{path}: is a folder, expected an output file name")
+    real = Path(os.path.realpath(target))  # a symlink is kept: its target is replaced
+    folder = real.parent
+    if not folder.is_dir():
+        raise InputError(f"{path}: folder '{target.parent}' does not exist")
+    _check_name_length(real, None, path)
+    remove_stale_temporaries(folder)
+    try:
+        old = os.stat(real)
+    except OSError:
+        old = None
+    made = []  # the temporary file, recorded before it exists: a Ctrl-C at any point finds it
+    try:
+        tmp = _create_temporary(folder, real.name, made)
+    except BaseException as exc:
+        for name in made:
+            with contextlib.suppress(OSError):
+                os.unlink(name)
+        if isinstance(exc, OSError):
+            raise InputError(f"{path}: cannot write in '{folder}': {reason(exc)}") from None
+        raise
+    try:
+        yield tmp
+        if old is not None and stat.S_ISREG(old.st_mode):
+            _keep_mode_and_owner(tmp, old)
+        if durable:
+            _fsync(tmp)
+        os.replace(tmp, real)
+        if durable:
+            _fsync(folder)
+    except BaseException as exc:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        if isinstance(exc, OSError) and not isinstance(exc, BrokenPipeError):
+            raise InputError(f"{path}: cannot write: {reason(exc)}") from exc
+        raise
+
+
+def reason(exc: OSError) -> str:
+    """The system's own words for an `OSError` ("No space left on device"), without a
+    library's wrapping of them (pyarrow's "Error writing bytes to file. Detail: ...")."""
+    if exc.errno and exc.errno in errno.errorcode:
+        return os.strerror(exc.errno)
+    return exc.strerror or str(exc) or type(exc).__name__
+
+
+def _create_temporary(folder, name, made=None) -> Path:
+    """A new, empty, hidden file ``.<name>.<token>.tmp<suffix>`` in `folder` (O_EXCL: never
+    reused), with the permissions an ``open(path, 'w')`` would give (0o666 through the umask).
+    `made`: a list the path is appended to just before the file is created, so that a caller
+    interrupted (Ctrl-C, SIGTERM) between the creation and the return can remove it."""
+    made = [] if made is None else made
+    suffix = Path(name).suffix if len(Path(name).suffix) <= 17 else ""
+    limit = _name_max(folder)
+    stem = name
+    while True:
+        tmp = f".{stem}.{secrets.token_hex(_TOKEN // 2)}.tmp{suffix}"
+        if len(os.fsencode(tmp)) <= limit or not stem:
+            break
+        stem = stem[:-1]  # a long name: shortened in the temporary file's name only
+    while True:
+        path = Path(folder) / tmp
+        made.append(path)
+        try:
+            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+            return path
+        except FileExistsError:  # another's file: not ours to remove
+            made.remove(path)
+            tmp = f".{stem}.{secrets.token_hex(_TOKEN // 2)}.tmp{suffix}"
+
+
+def _keep_mode_and_owner(tmp, old):
+    os.chmod(tmp, stat.S_IMODE(old.st_mode))
+    if (old.st_uid, old.st_gid) != (os.geteuid(), os.getegid()):
+        with contextlib.suppress(PermissionError):  # only root (or the owner, for the group) may
+            os.chown(tmp, old.st_uid, old.st_gid)
+
+
+def _fsync(path):
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    except OSError as exc:
+        if exc.errno not in (errno.EINVAL, errno.ENOTSUP):  # file systems without fsync on folders
+            raise
+    finally:
+        os.close(fd)
+
+
+def fsync_folder(folder) -> None:
+    """Make the entries of `folder` (new and renamed files) durable."""
+    _fsync(folder)
+
+
+def is_temporary(name) -> bool:
+    """Whether a file name has the naming of dyn's temporary files."""
+    return bool(_TEMP.fullmatch(name))
+
+
+def remove_stale_temporaries(folder, *, older_than=STALE_AFTER, force=False) -> list:
+    """Remove the temporary files of dyn's naming in `folder` that this user owns and that have
+    not changed for `older_than` seconds (left by a run killed with SIGKILL). Once per folder
+    and process unless `force`. Returns the names removed."""
+    key = os.path.realpath(folder)
+    if key in _cleaned and not force:
+        return []
+    _cleaned.add(key)
+    removed = []
+    now = time.time()
+    try:
+        entries = os.scandir(folder)
+    except OSError:
+        return removed
+    with entries:
+        for entry in entries:
+            if not entry.name.startswith(".") or not is_temporary(entry.name):
+                continue
+            try:
+                st = entry.stat(follow_symlinks=False)
+                if (stat.S_ISREG(st.st_mode) and st.st_uid == os.geteuid()
+                        and now - st.st_mtime > older_than):
+                    os.unlink(entry.path)
+                    removed.append(entry.name)
+            except OSError:
+                continue
+    return removed

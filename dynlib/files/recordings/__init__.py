@@ -1,0 +1,241 @@
+"""The one reader of recorded motions: what `dyn inverse`, `dyn contact-id`, `dyn view` (and
+identification) read.
+
+    rec = dynlib.files.recordings.read_recording("run.bag", model)              # or .mcap, .db3, a ROS 2 folder,
+    tau = dynlib.inverse_dynamics_trajectory(model, rec.trajectory)       # rostopic/PlotJuggler CSV, dyn's files
+
+Formats, recognised by content (and extension):
+
+=================== ==================================================== =========================
+format              recognised by                                        module
+=================== ==================================================== =========================
+ROS 1 bag           ``#ROSBAG V2.0`` (``.bag``)                          `dynlib.files.recordings.bags`
+ROS 2 bag           a folder with ``metadata.yaml``, a ``.db3`` (SQLite)  `dynlib.files.recordings.bags`
+                    or ``.mcap`` file
+rostopic echo -p    a CSV whose header starts ``%time``                  `dynlib.files.recordings.rostopic`
+PlotJuggler export  a CSV whose header starts ``__time``                 `dynlib.files.recordings.tables`
+dyn CSV / Parquet   anything else (``.csv``, ``.parquet``, ``-``)         `dynlib.files.recordings.tables`
+=================== ==================================================== =========================
+
+What comes back (`Recording`) is a `dynlib.files.trajectory.Trajectory` in dyn's names:
+``time`` in seconds from the first sample, ``q.<name>``, and where the recording has
+them ``qd.<name>`` (measured velocities), ``qdd.<name>`` and ``effort.<name>``
+(measured joint torques: ROS ``JointState.effort``), plus, for dyn's own files, the
+other columns as they are. The first sample's time on the recording's clock (epoch
+seconds for ROS) is `Recording.start`, exactly; `Recording.notes` are the choices
+the reader made that a user should hear of (which time, which unit).
+
+Joints: a recording that names its joints (bags, rostopic, PlotJuggler) is read by
+those names, in whatever order each message lists them; a message without one of
+the robot's joints is an error naming the joint and the message (or line). dyn's
+files name their columns, or a column map (``--columns``) says which column is
+which: ``q=pos_{joint}``, ``q=position{index}`` (the coordinate's position in
+``dyn info``), ``q.elbow=elbow``, ``effort=…``, ``time=stamp``. On a file that
+names its joints, a column map that contradicts the names is an error.
+
+Time: `dynlib.files.recordings.clock`: the unit from the format (ns for ROS), from
+``time_unit``, or for a plain time column from its magnitude (epoch ns, µs, ms are
+never read as seconds); `resample` (Hz) interpolates the motion onto a uniform grid
+(on the configuration manifold), which Savitzky–Golay needs and a recording's
+jittery stamps do not give.
+"""
+from __future__ import annotations
+
+import os
+from decimal import Decimal
+from typing import NamedTuple
+
+import numpy as np
+
+from ..columns import TIME
+from ...errors import InputError, TrajectoryError
+from .kinds import is_rostopic
+
+__all__ = ["FORMATS", "Recording", "read_ahead", "read_recording", "resample"]
+
+FORMATS = ("ros1-bag", "ros2-bag", "rostopic-csv", "plotjuggler-csv", "csv", "parquet")
+
+
+def read_ahead(source) -> bool:
+    """Start parsing the recording `source` in a background thread when `read_recording`
+    would read it as a table (dyn's CSV or Parquet, a PlotJuggler CSV; see
+    `dynlib.files.trajectory.read_ahead`), so that the parsing overlaps a command's start-up.
+    A rostopic CSV is not: its reader parses it with its own column types. Returns
+    whether a read was started."""
+    from ..trajectory import read_ahead as start
+
+    return start(source, wanted=lambda names: not is_rostopic(names))
+
+
+class Recording(NamedTuple):
+    """A recorded motion: `trajectory` (``time`` in s from the first sample, dyn's column
+    names), `start` (the first sample's time on the recording's clock, seconds, exact;
+    None when the source had no clock, e.g. a Trajectory given as is), `format` (one of
+    `FORMATS`), `topic` (the JointState topic read, or None), `notes` (what a user should
+    be told: one line each), `unit` (the unit the time column was read in)."""
+
+    trajectory: object
+    start: Decimal | None
+    format: str
+    topic: str | None
+    notes: tuple
+    unit: str
+
+
+def read_recording(source, model, *, topic=None, columns=None, time_unit=None, resample=None) -> Recording:
+    """The recorded motion in `source` (a path, ``'-'`` for standard input, or a
+    `dynlib.files.trajectory.Trajectory`) for robot `model`.
+
+    topic: the ``sensor_msgs/JointState`` topic of a bag or PlotJuggler export (needed
+    only when there are several). columns: a column map ({'q': 'pos_{joint}', 'time':
+    'stamp', …}, see `dynlib.motion.derivatives.parse_column_map`). time_unit: 's', 'ms',
+    'us' or 'ns' for the time column (default: the format's; a plain column's is
+    recognised from its magnitude). resample: a rate in Hz to interpolate onto.
+    Raises `TrajectoryError` (file, line or message, column) or `InputError`.
+    """
+    from ..trajectory import Trajectory, open_source
+
+    columns = dict(columns or {})
+    notes = []
+    if isinstance(source, Trajectory):
+        traj = _own(source)
+        name = columns.get(TIME, TIME)
+        from .tables import canonical, clock_readings
+
+        if not traj.has(name):
+            raise TrajectoryError(f"no time column {name!r}", file=traj.path)
+        traj = canonical(traj, model, columns)
+        first, offsets = clock_readings(traj.column(name), name, None)
+        rec = _finish(traj, first, offsets, "s", time_unit, notes, "csv", None, traj.path, column=name,
+                      source_name=name)
+        return _resampled(rec, model, resample)
+    from . import bags
+
+    path = None if source is None else str(source)
+    if path is not None and path != "-" and bags.bag_kind(path) is not None:
+        kind = bags.bag_kind(path)
+        if topic is not None and not isinstance(topic, str):
+            raise InputError(f"topic must be a string, got {topic!r}")
+        traj, first, offsets, chosen = bags.read_bag(path, model, topic=topic, columns=columns, notes=notes)
+        rec = _finish(traj, first, offsets, "ns", time_unit, notes, "ros1-bag" if kind == ".bag" else "ros2-bag",
+                      chosen, path, column="header.stamp")
+        return _resampled(rec, model, resample)
+    display, buf, fmt = open_source(path)
+    if buf is not None and bags.is_bag_magic(buf[:16]):
+        raise TrajectoryError("a ROS bag cannot be read from standard input or a pipe; give its path", file=display)
+    source_info = (display, buf, fmt, path)
+    if fmt == "csv":
+        from ..trajectory.csv import header
+        from . import rostopic, tables
+
+        names = header(display, buf, path)
+        if is_rostopic(names):
+            _no_topic(topic, notes, "a rostopic echo -p file holds one topic")
+            traj, name, first, offsets = rostopic.read_rostopic(display, buf, path, names, model, columns, notes)
+            return _resampled(_finish(traj, first, offsets, "ns", time_unit, notes, "rostopic-csv", None,
+                                      display, column=name), model, resample)
+        if tables.is_plotjuggler(names):
+            traj, name, rows = tables.read_plotjuggler(display, buf, path, model, columns, topic, notes)
+            first, offsets = tables.clock_readings(traj.column(name), name, source_info, rows)
+            return _resampled(_finish(traj, first, offsets, "s", time_unit, notes, "plotjuggler-csv",
+                                      _pj_topic(names, model, topic), display, column=name, source_name=name),
+                              model, resample)
+    from . import tables
+
+    _no_topic(topic, notes, "a CSV or Parquet file of dyn's holds one motion")
+    traj, name = tables.read_table(display, buf, fmt, path, model, columns)
+    first, offsets = tables.clock_readings(traj.column(name), name, source_info)
+    return _resampled(_finish(traj, first, offsets, "s", time_unit, notes, fmt, None, display, column=name,
+                              source_name=name), model, resample)
+
+
+def _pj_topic(names, model, topic):
+    from .tables import plotjuggler_topics
+
+    if topic is not None:
+        return topic
+    mine = [t for t, js in plotjuggler_topics(names).items() if js & set(model.q_names)]
+    return mine[0] if len(mine) == 1 else None
+
+
+def _no_topic(topic, notes, why):
+    if topic is not None:
+        notes.append(f"--topic {topic} is not used: {why}")
+
+
+def _own(traj):
+    """A copy of a caller's Trajectory whose time column this reader may overwrite."""
+    from ..trajectory import Trajectory
+
+    return Trajectory(traj.names, np.array(traj.data, order="F"), traj.path,
+                      lines=traj._lines, unusable=traj._unusable)
+
+
+def _finish(traj, first, offsets, default_unit, time_unit, notes, fmt, topic, display, *, column, source_name=None):
+    """The Recording: the clock readings (`first`, `offsets`, of the column named `column` in
+    messages) become ``time`` in seconds from the first sample; `source_name`: the table's
+    column that held them, renamed ``time`` (None: `traj` has its ``time`` column already)."""
+    from . import clock
+
+    if len(traj) == 0:
+        raise TrajectoryError("no samples", file=display)
+    t, start, unit = clock.to_seconds(first, offsets, unit=time_unit, default=default_unit,
+                                      column=column, file=display, notes=notes)
+    if source_name is not None and source_name != TIME:
+        drop = [TIME] if traj.has(TIME) else []
+        traj = traj.renamed({source_name: TIME}, drop)
+    if not traj.data.flags.writeable:
+        traj = _own(traj)
+    traj.data[:, traj.names.index(TIME)] = t
+    return Recording(traj, start, fmt, topic, tuple(notes), unit)
+
+
+def _resampled(rec, model, hz):
+    return rec if hz is None else resample(rec, model, hz)
+
+
+def resample(rec: Recording, model, hz) -> Recording:
+    """`rec` at a uniform rate `hz` from its first sample up to its last: configurations
+    interpolated on the manifold (``q_j ⊕ s·(q_{j+1} ⊖ q_j)``), every other column
+    linearly. For a recording with jittery stamps, before Savitzky–Golay."""
+    from ..trajectory import Trajectory
+    from ...motion.derivatives import interpolate
+
+    if not (isinstance(hz, (int, float)) and np.isfinite(hz) and hz > 0):
+        raise InputError(f"resampling rate must be a positive number of Hz, got {hz!r}", key="--resample")
+    traj = rec.trajectory
+    t = traj.time
+    step = np.diff(t)
+    if np.any(step <= 0):
+        k = int(np.flatnonzero(step <= 0)[0]) + 1
+        raise TrajectoryError(f"time {t[k]!r} does not increase (previous sample {t[k - 1]!r}): cannot resample",
+                              file=traj.path, column=TIME, **traj.locate(k))
+    count = np.floor((t[-1] - t[0]) * hz + 1e-9) + 1
+    need = count * len(traj.names) * 8 * 2  # the resampled table, and as much again made from it
+    try:
+        memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):
+        memory = np.inf
+    if not count <= 2 ** 53 or need > memory:
+        raise InputError(f"{hz:g} Hz over {t[-1] - t[0]:.6g} s makes {count:.3g} samples, which need "
+                         f"{need / 1e9:.3g} GB, more than this machine's {memory / 1e9:.3g} GB; choose a lower rate",
+                         key="--resample")
+    n = int(count)
+    times = t[0] + np.arange(n) / hz
+    qcols = [f"q.{c}" for c in model.q_names]
+    from ..trajectory import require_columns
+
+    require_columns(traj, qcols)
+    Q = traj.finite_columns(qcols)
+    names = [n_ for n_ in traj.names]
+    data = np.empty((n, len(names)), order="F")
+    where = {c: i for i, c in enumerate(names)}
+    data[:, where[TIME]] = times
+    data[:, [where[c] for c in qcols]] = interpolate(model, t, Q, times)
+    for c in names:
+        if c != TIME and c not in qcols:
+            data[:, where[c]] = np.interp(times, t, traj.data[:, where[c]])
+    steps = f"{step.min():.4g} to {step.max():.4g} s"
+    notes = rec.notes + (f"resampled at {hz:g} Hz: {n} samples from {len(t)} (steps {steps}), configurations "
+                         "interpolated on the manifold",)
+    return rec._replace(trajectory=Trajectory(names, data, traj.path), notes=notes)

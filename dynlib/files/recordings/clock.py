@@ -1,0 +1,125 @@
+"""A recording's time: its unit, and seconds from the first sample.
+
+Robots stamp samples on their own clock: ROS in nanoseconds since the Unix epoch
+(``header.stamp``, a bag's log time, ``rostopic echo -p``'s ``%time``), PlotJuggler
+in epoch seconds, a CSV log in whatever its writer chose. dyn writes ``time`` in
+seconds from the first sample, and keeps the first sample's time on the
+recording's clock, exactly (a `decimal.Decimal` of seconds), for the output's
+metadata (`dynlib.files.columns.TIME_START_KEY`).
+
+Units: ``s``, ``ms``, ``us``, ``ns`` (`UNITS`). A clock reading beyond `EPOCH_LIMIT`
+seconds (1e11 s, the year 5138) is not a time in seconds: epoch milliseconds are
+~1.7e12, microseconds ~1.7e15, nanoseconds ~1.7e18, and `infer_unit` tells them
+apart by magnitude. So a time column is never read as seconds when it holds epoch
+nanoseconds: without a unit given, the inferred one is used (and said); with
+``s`` given, it is an error that names the unit it looks like.
+
+Precision: an epoch time in ns (1.7e18) or in s with decimals (1.7e9) does not fit
+a double to the nanosecond (ulp 256 ns and 0.24 µs). Readers therefore give the
+clock readings as an exact first value (`Decimal`) and float64 offsets from it,
+computed from integers or decimal text (`exact_offsets`), so that time steps of
+1 ms keep all their digits.
+"""
+from __future__ import annotations
+
+import datetime
+from decimal import Decimal
+
+import numpy as np
+
+from ...errors import TrajectoryError
+
+UNITS = {"s": Decimal(1), "ms": Decimal("1e-3"), "us": Decimal("1e-6"), "ns": Decimal("1e-9")}
+UNIT_NAMES = {"s": "seconds", "ms": "milliseconds", "us": "microseconds", "ns": "nanoseconds"}
+EPOCH_LIMIT = 1e11  # seconds: a larger clock reading is in a smaller unit
+
+
+def infer_unit(magnitude: float) -> str:
+    """The unit of a clock reading of size `magnitude` (its largest |value|), by its size:
+    below 1e11 seconds; then milliseconds, microseconds, nanoseconds (each x1000)."""
+    for unit, limit in (("s", EPOCH_LIMIT), ("ms", EPOCH_LIMIT * 1e3), ("us", EPOCH_LIMIT * 1e6)):
+        if magnitude < limit:
+            return unit
+    return "ns"
+
+
+def utc(seconds) -> str:
+    """'2023-11-14T22:13:20.002Z' for epoch seconds (or '' outside the calendar's range)."""
+    try:
+        when = datetime.datetime.fromtimestamp(float(seconds), tz=datetime.timezone.utc)
+    except (OverflowError, OSError, ValueError):
+        return ""
+    return when.strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+
+
+def to_seconds(start: Decimal, offsets, *, unit=None, default="s", column="time", file=None, notes=None):
+    """(t, start_s, unit): `offsets` (N,) float64 from the first reading `start` (both in the
+    file's unit) as seconds from the first sample, the first reading in seconds (`Decimal`),
+    and the unit used.
+
+    `unit`: the one the user gave (``--time-unit``), or None: then `default` (the
+    format's), unless it is ``s`` and the readings are too large for seconds
+    (`infer_unit`); that choice is appended to `notes`. Raises `TrajectoryError`
+    (naming `file` and `column`) when the readings in the unit given exceed
+    `EPOCH_LIMIT` seconds.
+    """
+    offsets = np.asarray(offsets, dtype=np.float64)
+    last = float(start) + (float(offsets[-1]) if offsets.size else 0.0)
+    magnitude = max(abs(float(start)), abs(last))
+    looks = infer_unit(magnitude)
+    if unit is not None:
+        if unit not in UNITS:
+            raise TrajectoryError(f"unknown time unit {unit!r}; expected one of {', '.join(UNITS)}",
+                                  file=file, column=column)
+        seconds = magnitude * float(UNITS[unit])
+        if seconds >= EPOCH_LIMIT:
+            span = abs(last - float(start)) * float(UNITS[unit])
+            raise TrajectoryError(
+                f"the time column reads {magnitude:.3g} {unit} (spanning {span:.3g} s) with --time-unit {unit}: "
+                f"{seconds:.3g} s is more than 3000 years; it looks like epoch {UNIT_NAMES[looks]} "
+                f"({utc(magnitude * float(UNITS[looks]))}): did you mean --time-unit {looks}?",
+                file=file, column=column)
+    elif default == "s" and looks != "s":
+        unit = looks
+        if notes is not None:
+            notes.append(f"time column '{column}' reads {magnitude:.3g}: taken as epoch {UNIT_NAMES[looks]} "
+                         f"({utc(magnitude * float(UNITS[looks]))}); --time-unit s|ms|us|ns to choose")
+    else:
+        unit = default
+    factor = UNITS[unit]
+    t = offsets * float(factor) if unit != "s" else offsets.copy()
+    return t, start * factor, unit
+
+
+def text(seconds: Decimal) -> str:
+    """A clock reading as plain decimal text, without an exponent or trailing zeros:
+    '1700000000.002', '0', '12.5' (what the output's metadata keeps)."""
+    out = f"{Decimal(seconds):f}"
+    if "." in out:
+        out = out.rstrip("0").rstrip(".")
+    return "0" if out in ("-0", "") else out
+
+
+def exact_offsets(values):
+    """(first, offsets) of integer clock readings (int64 array): exact first value, float64 offsets."""
+    values = np.asarray(values)
+    first = int(values[0])
+    return Decimal(first), (values - values[0]).astype(np.float64)
+
+
+def decimal_offsets(column):
+    """(first, offsets) of an Arrow decimal column: the first value exactly, float64 offsets
+    from it (exact to the decimal's scale before rounding to a double)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    first = column[0]
+    diff = pc.subtract(column, first)
+    return first.as_py(), pc.cast(diff, pa.float64()).to_numpy(zero_copy_only=False)
+
+
+def float_offsets(values):
+    """(first, offsets) of float clock readings: the first value as a Decimal (the shortest
+    text that reads back to the same double), float64 offsets from it."""
+    values = np.asarray(values, dtype=np.float64)
+    return Decimal(repr(float(values[0]))), values - values[0]

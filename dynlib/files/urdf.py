@@ -1,0 +1,571 @@
+"""URDF / xacro -> Model.
+
+Reads a URDF with lxml (line numbers kept for every error), validates it, and
+builds the kinematic tree of `dynlib.core.model`:
+
+- bodies in depth-first order over the URDF tree, children in document order;
+  one body per moving joint (revolute, continuous, prismatic, planar, floating);
+- fixed joints merged: the child link's inertia is lumped into the parent body
+  and the link is kept as a frame; links fixed to the root of a fixed-base
+  robot belong to the world (body -1);
+- ``floating_base=True`` adds a free-flyer joint named ``root`` above the root link;
+- a planar joint's ``<axis>`` (the plane normal) becomes the z axis of its body
+  frame by the smallest turn from z (so with ``<axis xyz="0 0 1">``, x and y are the joint
+  frame's, as in Pinocchio); the link's own frame stays addressable as a frame;
+- mimic joints are independent joints (with a warning), as in Pinocchio.
+
+``<visual>`` and ``<collision>`` geometry (boxes, cylinders, spheres, capsules,
+meshes by file name) and material colours (named at robot level or in the
+visual) are kept as `Shape` records for drawing (``model.visuals``,
+``model.collision_shapes``); mesh files are neither opened nor looked for here
+(see `dynlib.files.packages`). ``<gazebo>`` and ``<transmission>`` are not read.
+"""
+from __future__ import annotations
+
+import math
+import os
+import re
+from pathlib import Path
+
+import numpy as np
+
+from ..core import joints as J
+from .columns import joint_coordinates
+from ..errors import URDFError
+from ..core.model import Model, ModelArrays, Shape
+from ..core.spatial import spatial_inertia, transform_inertia
+
+SUPPORTED = ("revolute", "continuous", "prismatic", "fixed", "floating", "planar")
+GRAVITY = (0.0, 0.0, -9.81)
+# the largest magnitude read as physical for a mass (kg), an inertia (kg m^2), an origin (m), a
+# damping or a friction: larger values are refused at their line (a mass of 1e308 overflows the
+# dynamics at step 0: m g alone is inf). At 1e9 the dynamics stay far from float64's overflow (a
+# moment m l^2 of 1e27, its products in the algorithms 1e54), and real robots far below it:
+# example-robot-data's largest are 116 kg, 9.2 kg m^2, 1.6 m and a damping of 2e4, a ship's engine
+# is 2e6 kg. Joint limits are not bounded: 1e16 is a common way to write "no limit" (iris.urdf).
+MAX_MAGNITUDE = 1e9
+_CODE = {"revolute": J.REVOLUTE, "continuous": J.REVOLUTE, "prismatic": J.PRISMATIC,
+         "floating": J.FREEFLYER, "planar": J.PLANAR}
+
+
+def rpy_to_rot(r, p, y):
+    """URDF roll-pitch-yaw (fixed axes x, y, z) to a rotation matrix: Rz(y) Ry(p) Rx(r)."""
+    cr, sr, cp, sp, cy, sy = math.cos(r), math.sin(r), math.cos(p), math.sin(p), math.cos(y), math.sin(y)
+    return np.array([
+        [cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
+        [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
+        [-sp, cp * sr, cp * cr],
+    ])
+
+
+class _Reader:
+    """Reads the elements of one document, raising URDFError with file:line."""
+
+    def __init__(self, file):
+        self.file = file
+        self.warnings = []
+        self.materials = {}  # material name -> rgba, robot-level and named in earlier visuals
+
+    def error(self, el, msg):
+        return URDFError(msg, file=self.file, line=None if el is None else el.sourceline)
+
+    def floats(self, el, attr, n, default=None):
+        text = el.get(attr)
+        if text is None:
+            if default is None:
+                raise self.error(el, f"<{el.tag}> needs the attribute {attr}=\"…\" ({n} number{'s' if n > 1 else ''})")
+            return np.array(default, dtype=float)
+        parts = text.split()
+        if len(parts) != n:
+            raise self.error(el, f"<{el.tag} {attr}=\"{text}\">: expected {n} number{'s' if n > 1 else ''}, found {len(parts)}")
+        try:
+            vals = np.array([float(s) for s in parts])
+        except ValueError:
+            raise self.error(el, f"<{el.tag} {attr}=\"{text}\">: not a number") from None
+        if not np.all(np.isfinite(vals)):
+            raise self.error(el, f"<{el.tag} {attr}=\"{text}\">: numbers must be finite")
+        return vals
+
+    def number(self, el, attr, default=None):
+        return float(self.floats(el, attr, 1, None if default is None else [default])[0])
+
+    def bounded(self, el, attr, vals, what):
+        """`vals` (read from el's `attr`) when every magnitude is at most MAX_MAGNITUDE, else URDFError."""
+        big = float(np.max(np.abs(vals)))
+        if big > MAX_MAGNITUDE:
+            raise self.error(el, f"{what}<{el.tag} {attr}=\"{el.get(attr)}\">: {big:.3g} is beyond {MAX_MAGNITUDE:.0e} "
+                                 f"(SI units), larger than any physical robot (the dynamics would overflow)")
+        return vals
+
+    def bounded_number(self, el, attr, owner, default=None):
+        """`number` of el's `attr`, at most MAX_MAGNITUDE in magnitude (`bounded`)."""
+        return float(self.bounded(el, attr, self.number(el, attr, default), owner))
+
+    def size(self, el, attr, n, owner):
+        """n sizes (m) of el's `attr` as a tuple: each >= 0 and at most MAX_MAGNITUDE, else URDFError."""
+        vals = self.bounded(el, attr, self.floats(el, attr, n), owner)
+        if np.any(vals < 0):
+            raise self.error(el, f"{owner}<{el.tag} {attr}=\"{el.get(attr)}\">: a size must be >= 0")
+        return tuple(float(x) for x in vals)
+
+    def origin(self, el):
+        """(R, p) of an element's <origin> child (identity when absent)."""
+        o = el.find("origin")
+        if o is None:
+            return np.eye(3), np.zeros(3)
+        owner = f"{el.tag} '{el.get('name')}': " if el.get("name") else ""
+        xyz = self.bounded(o, "xyz", self.floats(o, "xyz", 3, [0, 0, 0]), owner)
+        rpy = self.floats(o, "rpy", 3, [0, 0, 0])
+        return rpy_to_rot(*rpy), xyz
+
+
+class _Link:
+    __slots__ = ("name", "line", "mass", "com", "I", "collisions", "visuals", "collision_shapes")
+
+
+class _Joint:
+    __slots__ = ("name", "line", "type", "parent", "child", "R", "p", "axis", "lower", "upper",
+                 "effort", "velocity", "damping", "friction", "mimic")
+
+
+# an XML declaration's version other than 1.0 (pybullet_data's minitaur and some twenty others say
+# version="0.0"): urdfdom (tinyxml2) and PyBullet ignore it, libxml2 refuses the file; read as 1.0
+# (same line, so every line number stays right)
+_XML_VERSION = re.compile(rb"""^((?:\xef\xbb\xbf)?\s*<\?xml\s+version\s*=\s*["'])(?!1\.[01]["'])([^"']*)(["'])""")
+
+
+def _parse_document(path: Path, package_path=()):
+    """The <robot> element of a .urdf or .xacro file."""
+    from lxml import etree
+
+    file = str(path)
+    if not path.exists():
+        raise URDFError("no such file", file=file)
+    if path.is_dir():
+        raise URDFError("is a folder, expected a .urdf or .xacro file", file=file)
+    if path.suffix == ".xacro":
+        from .xacro_expand import expand_xacro
+
+        text = expand_xacro(path, package_path)  # a xacro is a program: run in a child process, with limits
+    else:
+        text = path.read_bytes()
+    if not text.strip():
+        raise URDFError("the file is empty, expected a URDF <robot> document", file=file)
+    if b"\x00" in text[:4096]:
+        raise URDFError("the file is binary, expected a URDF <robot> document (XML text)", file=file)
+    parser = etree.XMLParser(remove_comments=True, huge_tree=True, resolve_entities=False)
+    try:
+        root = etree.fromstring(_XML_VERSION.sub(rb"\g<1>1.0\g<3>", text, count=1), parser)
+    except etree.XMLSyntaxError as exc:
+        line = exc.lineno if getattr(exc, "lineno", None) else None
+        msg = exc.msg if getattr(exc, "msg", None) else str(exc)
+        raise URDFError(f"malformed XML: {msg}", file=file, line=line) from None
+    if not isinstance(root.tag, str) or root.tag != "robot":
+        raise URDFError(f"the root element is <{root.tag}>, expected <robot>", file=file, line=root.sourceline)
+    return root
+
+
+def _read_link(rd: _Reader, el) -> _Link:
+    lk = _Link()
+    lk.name = el.get("name")
+    lk.line = el.sourceline
+    lk.mass, lk.com, lk.I = 0.0, np.zeros(3), np.zeros((3, 3))
+    lk.collisions = []
+    inertial = el.find("inertial")
+    if inertial is not None:
+        R, p = rd.origin(inertial)
+        m_el = inertial.find("mass")
+        if m_el is None:
+            raise rd.error(inertial, f"link '{lk.name}': <inertial> needs a <mass value=…>")
+        mass = rd.bounded_number(m_el, "value", f"link '{lk.name}': ")
+        if mass < 0:
+            raise rd.error(m_el, f"link '{lk.name}': mass {mass} is negative, expected a mass >= 0 kg")
+        i_el = inertial.find("inertia")
+        if i_el is None:
+            raise rd.error(inertial, f"link '{lk.name}': <inertial> needs an <inertia ixx=… ixy=… ixz=… iyy=… iyz=… izz=…>")
+        v = {k: rd.bounded_number(i_el, k, f"link '{lk.name}': ", 0.0)
+             for k in ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")}
+        I = np.array([[v["ixx"], v["ixy"], v["ixz"]], [v["ixy"], v["iyy"], v["iyz"]], [v["ixz"], v["iyz"], v["izz"]]])
+        ev = np.linalg.eigvalsh(I)
+        scale = max(1.0, float(np.abs(ev).max()))
+        if ev[0] < -max(1e-6, 1e-6 * scale):
+            raise rd.error(i_el, f"link '{lk.name}': inertia is not positive semi-definite "
+                                 f"(principal moments {ev[0]:.6g}, {ev[1]:.6g}, {ev[2]:.6g}), expected moments >= 0")
+        if ev[0] < 0:
+            rd.warnings.append(f"{rd.file}:{i_el.sourceline}: link '{lk.name}': inertia has a slightly negative "
+                               f"principal moment {ev[0]:.3g} kg m^2 (CAD round-off; kept as given)")
+        elif ev[2] > ev[0] + ev[1] + 1e-6 * scale:
+            rd.warnings.append(f"{rd.file}:{i_el.sourceline}: link '{lk.name}': principal moments "
+                               f"{ev[0]:.4g}, {ev[1]:.4g}, {ev[2]:.4g} violate the triangle inequality (kept as given)")
+        lk.mass, lk.com, lk.I = mass, p, R @ I @ R.T
+    for col in el.findall("collision"):
+        geom = col.find("geometry")
+        if geom is None or len(geom) == 0:
+            continue
+        g = geom[0]
+        R, p = rd.origin(col)
+        if g.tag in ("sphere", "box"):  # contact points (dynlib.sim.contact.points): sizes >= 0, bounded
+            size = rd.size(g, "radius" if g.tag == "sphere" else "size", 1 if g.tag == "sphere" else 3,
+                           f"link '{lk.name}': ")
+            lk.collisions.append((g.tag, size, R, p))
+    lk.visuals = [s for s in (_read_shape(rd, lk.name, v, True) for v in el.findall("visual")) if s]
+    lk.collision_shapes = [s for s in (_read_shape(rd, lk.name, c, False) for c in el.findall("collision")) if s]
+    return lk
+
+
+def _rgba(rd: _Reader, material):
+    """The colour of a <material> element: its <color rgba>, else the named material's; None."""
+    color = material.find("color")
+    if color is not None:
+        try:
+            rgba = tuple(float(x) for x in np.clip(rd.floats(color, "rgba", 4), 0.0, 1.0))
+        except URDFError as exc:
+            rd.warnings.append(f"{exc}: the colour is ignored")
+            return None
+        if material.get("name"):
+            rd.materials.setdefault(material.get("name"), rgba)
+        return rgba
+    return rd.materials.get(material.get("name") or "")
+
+
+def _read_materials(rd: _Reader, robot):
+    """The robot-level <material name=…><color rgba=…/></material> table."""
+    for m in robot.iterchildren("material"):
+        _rgba(rd, m)
+
+
+def _read_shape(rd: _Reader, link, el, visual):
+    """A <visual> or <collision> element as a Shape (None without geometry; a warning when malformed)."""
+    geom = el.find("geometry")
+    if geom is None or len(geom) == 0 or not isinstance(geom[0].tag, str):
+        return None
+    g = geom[0]
+    try:
+        R, p = rd.origin(el)
+        if g.tag == "box":
+            kind, size, filename = "box", tuple(rd.floats(g, "size", 3)), ""
+        elif g.tag in ("cylinder", "capsule"):
+            kind, size, filename = g.tag, (rd.number(g, "radius"), rd.number(g, "length")), ""
+        elif g.tag == "sphere":
+            kind, size, filename = "sphere", (rd.number(g, "radius"),), ""
+        elif g.tag == "mesh":
+            filename = (g.get("filename") or "").strip()
+            if not filename:
+                raise rd.error(g, "<mesh> needs a filename=\"…\"")
+            kind, size = "mesh", tuple(rd.floats(g, "scale", 3, [1, 1, 1]))
+        else:
+            raise rd.error(g, f"unknown geometry <{g.tag}>, expected box, cylinder, sphere or mesh")
+    except URDFError as exc:
+        rd.warnings.append(f"{exc} (link '{link}': this <{el.tag}> is not drawn)")
+        return None
+    material = el.find("material") if visual else None
+    rgba = None if material is None else _rgba(rd, material)
+    return Shape(link, kind, tuple(float(x) for x in size), filename, R, p, rgba, el.sourceline)
+
+
+def _read_joint(rd: _Reader, el, links) -> _Joint:
+    jt = _Joint()
+    jt.name = el.get("name")
+    jt.line = el.sourceline
+    jt.type = el.get("type")
+    if jt.type is None:
+        raise rd.error(el, f"joint '{jt.name}' has no type=…, expected one of {', '.join(SUPPORTED)}")
+    if jt.type not in SUPPORTED:
+        raise rd.error(el, f"joint '{jt.name}': unsupported type '{jt.type}', expected one of {', '.join(SUPPORTED)}")
+    for role in ("parent", "child"):
+        e = el.find(role)
+        if e is None or e.get("link") is None:
+            raise rd.error(el if e is None else e, f"joint '{jt.name}' needs a <{role} link=\"…\"/>")
+        name = e.get("link")
+        if name not in links:
+            from ..errors import closest
+
+            raise rd.error(e, f"joint '{jt.name}': {role} link '{name}' is not defined; {closest(name, links)}")
+        setattr(jt, role, name)
+    if jt.parent == jt.child:
+        raise rd.error(el, f"joint '{jt.name}' connects link '{jt.parent}' to itself")
+    jt.R, jt.p = rd.origin(el)
+    ax_el = el.find("axis")
+    jt.axis = np.array([1.0, 0.0, 0.0]) if ax_el is None else rd.floats(ax_el, "xyz", 3, [1, 0, 0])
+    # a direction: scaled by its largest component before the norm, which then neither overflows
+    # (0 1e308 1e308 is the direction 0 1 1) nor underflows
+    s = float(np.max(np.abs(jt.axis)))
+    if jt.type in ("revolute", "continuous", "prismatic", "planar") and s < 1e-12:
+        raise rd.error(ax_el, f"joint '{jt.name}': <axis xyz=\"{ax_el.get('xyz')}\"> is not a direction, expected a non-zero vector")
+    if s > 0:
+        u = jt.axis / s
+        jt.axis = u / np.linalg.norm(u)
+    jt.lower, jt.upper, jt.effort, jt.velocity = -np.inf, np.inf, np.inf, np.inf
+    lim = el.find("limit")
+    if lim is not None:
+        jt.effort = abs(rd.number(lim, "effort", np.inf)) if lim.get("effort") is not None else np.inf
+        jt.velocity = abs(rd.number(lim, "velocity", np.inf)) if lim.get("velocity") is not None else np.inf
+        if jt.type in ("revolute", "prismatic"):
+            jt.lower = rd.number(lim, "lower", 0.0) if lim.get("lower") is not None else -np.inf
+            jt.upper = rd.number(lim, "upper", 0.0) if lim.get("upper") is not None else np.inf
+            if jt.lower > jt.upper:
+                raise rd.error(lim, f"joint '{jt.name}': lower limit {jt.lower} is above upper limit {jt.upper}")
+    jt.damping = jt.friction = 0.0
+    dyn = el.find("dynamics")
+    if dyn is not None:
+        jt.damping = rd.bounded_number(dyn, "damping", f"joint '{jt.name}': ", 0.0)
+        jt.friction = rd.bounded_number(dyn, "friction", f"joint '{jt.name}': ", 0.0)
+        if jt.damping < 0 or jt.friction < 0:
+            raise rd.error(dyn, f"joint '{jt.name}': damping and friction must be >= 0, got {jt.damping}, {jt.friction}")
+    jt.mimic = None
+    mim = el.find("mimic")
+    if mim is not None:
+        if mim.get("joint") is None:
+            raise rd.error(mim, f"joint '{jt.name}': <mimic> needs joint=\"…\"")
+        jt.mimic = (mim.get("joint"), rd.number(mim, "multiplier", 1.0), rd.number(mim, "offset", 0.0), mim.sourceline)
+    return jt
+
+
+def _plane_basis(n):
+    """A rotation whose third column is the unit vector n: the smallest turn taking z onto n, so
+    that for the usual <axis xyz="0 0 1"> x and y are the joint frame's (Pinocchio's JointModelPlanar)."""
+    c = n[2]
+    if c < -1 + 1e-12:  # n = -z: half a turn about x
+        return np.diag([1.0, -1.0, -1.0])
+    w = np.array([[0.0, 0.0, n[0]], [0.0, 0.0, n[1]], [-n[0], -n[1], 0.0]])  # [z x n]
+    return np.eye(3) + w + w @ w / (1.0 + c)
+
+
+def load(path, floating_base: bool = False, gravity=GRAVITY, package_path=()) -> Model:
+    """Read a .urdf or .xacro file into a Model (see the module docstring). `package_path`:
+    folders where a xacro's ``$(find pkg)`` looks first (then ROS_PACKAGE_PATH, AMENT_PREFIX_PATH
+    and the workspace above the file: `dynlib.files.packages`)."""
+    path = Path(os.fspath(path))
+    rd = _Reader(str(path))
+    robot = _parse_document(path, package_path)
+    return _build(rd, robot, floating_base, gravity, source=str(path))
+
+
+def _build(rd: _Reader, robot, floating_base, gravity, source) -> Model:
+    links, joints = {}, []
+    _read_materials(rd, robot)
+    for el in robot.iterchildren("link"):
+        name = el.get("name")
+        if not name:
+            raise rd.error(el, "<link> without a name")
+        if name in links:
+            raise rd.error(el, f"link '{name}' is defined twice (first at line {links[name].line})")
+        links[name] = _read_link(rd, el)
+    if not links:
+        raise URDFError("the robot has no <link>", file=rd.file, line=robot.sourceline)
+    seen = {}
+    for el in robot.iterchildren("joint"):
+        name = el.get("name")
+        if not name:
+            raise rd.error(el, "<joint> without a name")
+        if name in seen:
+            raise rd.error(el, f"joint '{name}' is defined twice (first at line {seen[name]})")
+        seen[name] = el.sourceline
+        joints.append(_read_joint(rd, el, links))
+
+    parent_of, children = {}, {name: [] for name in links}
+    for jt in joints:
+        if jt.child in parent_of:
+            raise URDFError(f"link '{jt.child}' is the child of two joints, '{parent_of[jt.child].name}' "
+                            f"(line {parent_of[jt.child].line}) and '{jt.name}': a URDF must be a tree",
+                            file=rd.file, line=jt.line)
+        parent_of[jt.child] = jt
+        children[jt.parent].append(jt)
+    roots = [n for n in links if n not in parent_of]
+    if len(roots) > 1:
+        raise URDFError(f"several root links ({', '.join(roots[:6])}{' …' if len(roots) > 6 else ''}): "
+                        f"expected one tree, connect them with joints", file=rd.file, line=links[roots[1]].line)
+    if not roots:
+        raise URDFError("every link has a parent joint: the joints form a cycle", file=rd.file, line=joints[0].line)
+    for jt in joints:
+        if jt.mimic is not None and jt.mimic[0] not in seen:
+            # real robots ship such files (example-robot-data's alex_psyonic_hands); mimic
+            # joints are independent here, so the missing target changes nothing
+            rd.warnings.append(f"{rd.file}:{jt.mimic[3]}: joint '{jt.name}' mimics joint '{jt.mimic[0]}', "
+                               "which is not defined (ignored: mimic joints are independent)")
+
+    # depth-first walk, children in document order
+    b_parent, b_code, b_axis, b_R, b_p, b_inertia = [], [], [], [], [], []
+    b_joint, b_type, b_link, b_dyn, b_lim = [], [], [], [], []
+    frames, frame_names, link_masses = [], [], []
+    fixed_mass = 0.0
+    root = roots[0]
+    top_body = -1
+    has_floating = [jt.name for jt in joints if jt.type == "floating"]
+    if floating_base and has_floating:
+        rd.warnings.append(f"the URDF has a floating joint ('{has_floating[0]}'): no second free-flyer root added")
+        floating_base = False
+    if floating_base:
+        b_parent.append(-1); b_code.append(J.FREEFLYER); b_axis.append(np.zeros(3))
+        b_R.append(np.eye(3)); b_p.append(np.zeros(3)); b_inertia.append(np.zeros((6, 6)))
+        b_joint.append("root"); b_type.append("floating"); b_link.append(root)
+        b_dyn.append((0.0, 0.0)); b_lim.append((-np.inf, np.inf, np.inf, np.inf))
+        top_body = 0
+    stack = [(root, top_body, np.eye(3), np.zeros(3))]
+    visited = set()
+    while stack:
+        name, body, R, p = stack.pop()
+        visited.add(name)
+        lk = links[name]
+        frames.append((body, R, p))
+        frame_names.append(name)
+        link_masses.append((name, lk.mass))
+        if lk.mass > 0 or np.any(lk.I):
+            I_link = spatial_inertia(lk.mass, lk.com, lk.I)
+            if body < 0:
+                fixed_mass += lk.mass
+            else:
+                b_inertia[body] += transform_inertia(R, p, I_link)
+        pushes = []
+        for jt in children[name]:
+            Rj, pj = R @ jt.R, R @ jt.p + p
+            if jt.type == "fixed":
+                pushes.append((jt.child, body, Rj, pj))
+                continue
+            nb = len(b_parent)
+            axis = jt.axis
+            Rc = np.eye(3)
+            if jt.type == "planar":
+                B = _plane_basis(jt.axis)
+                Rj, Rc = Rj @ B, B.T
+            b_parent.append(body); b_code.append(_CODE[jt.type]); b_axis.append(axis)
+            b_R.append(Rj); b_p.append(pj); b_inertia.append(np.zeros((6, 6)))
+            b_joint.append(jt.name); b_type.append(jt.type); b_link.append(jt.child)
+            b_dyn.append((jt.damping, jt.friction)); b_lim.append((jt.lower, jt.upper, jt.effort, jt.velocity))
+            pushes.append((jt.child, nb, Rc, np.zeros(3)))
+        # bodies must be numbered in pre-order: renumber lazily by pushing reversed and numbering on pop
+        stack.extend(reversed(pushes))
+    # the loop above numbers a body when its joint is seen, which is breadth-first among siblings;
+    # renumber into depth-first pre-order so that every subtree is a contiguous range
+    _check_unique_names(rd, b_joint, b_type, seen, added=1 if floating_base else 0)
+    order = _preorder(b_parent)
+    rd.links = links
+    if len(visited) != len(links):
+        lost = [n for n in links if n not in visited]
+        raise URDFError(f"links {', '.join(lost[:6])} are not connected to the root '{root}': the joints form a cycle",
+                        file=rd.file, line=links[lost[0]].line)
+    return _assemble(rd, order, b_parent, b_code, b_axis, b_R, b_p, b_inertia, b_joint, b_type, b_link,
+                     b_dyn, b_lim, frames, frame_names, link_masses, fixed_mass, joints, gravity, source,
+                     robot.get("name") or Path(source).stem, floating_base)
+
+
+def _check_unique_names(rd, names, types, lines, added):
+    """Moving joints, and the coordinates of each of q, v and tau, must have distinct names:
+    options, scenarios and columns find them by name. A URDF joint 'root' under
+    floating_base, a joint 'root.x' (a coordinate of that root), or 'slide.x' next to a
+    planar joint 'slide' is an error at the later joint's line. `lines`: the URDF joints' lines;
+    `added`: how many joints at the start of `names` dyn added (the free-flyer root)."""
+    owner = {}
+    for k, (name, kind) in enumerate(zip(names, types)):
+        parts = zip(("q", "v", "tau"), joint_coordinates(name, kind))
+        for key in [("joint", name)] + [(ns, c) for ns, coords in parts for c in coords]:
+            first = owner.setdefault(key, k)
+            if first == k:
+                continue
+            other = names[first]
+            by = ("the free-flyer joint 'root' that floating_base (--floating-base) adds" if first < added
+                  else f"joint '{other}' (line {lines[other]})")
+            what = "has the name of" if key[0] == "joint" else f"its coordinate '{key[1]}' is also a coordinate of"
+            raise URDFError(f"joint '{name}': {what} {by}; names must be distinct, rename the joint",
+                            file=rd.file, line=lines[name])
+
+
+def _preorder(parent):
+    """A permutation putting bodies in depth-first pre-order, children in creation order."""
+    kids = [[] for _ in parent]
+    tops = []
+    for i, pa in enumerate(parent):
+        (tops if pa < 0 else kids[pa]).append(i)
+    order, stack = [], list(reversed(tops))
+    while stack:
+        i = stack.pop()
+        order.append(i)
+        stack.extend(reversed(kids[i]))
+    return order
+
+
+def _assemble(rd, order, b_parent, b_code, b_axis, b_R, b_p, b_inertia, b_joint, b_type, b_link, b_dyn, b_lim,
+              frames, frame_names, link_masses, fixed_mass, joints, gravity, source, name, floating_base) -> Model:
+    new = {old: k for k, old in enumerate(order)}
+    new[-1] = -1
+    nb = len(order)
+    parent = np.array([new[b_parent[o]] for o in order], dtype=np.int64)
+    jtype = np.array([b_code[o] for o in order], dtype=np.int64)
+    nqj = np.array([J.NQ[t] for t in jtype], dtype=np.int64)
+    nvj = np.array([J.NV[t] for t in jtype], dtype=np.int64)
+    idx_q = np.concatenate([[0], np.cumsum(nqj)[:-1]]).astype(np.int64) if nb else np.zeros(0, np.int64)
+    idx_v = np.concatenate([[0], np.cumsum(nvj)[:-1]]).astype(np.int64) if nb else np.zeros(0, np.int64)
+    nq, nv = int(nqj.sum()), int(nvj.sum())
+    jnames = [b_joint[o] for o in order]
+    jtypes = [b_type[o] for o in order]
+    S = np.zeros((nv, 6))
+    dof_body = np.zeros(nv, dtype=np.int64)
+    q_names, v_names, tau_names = [], [], []
+    q_neutral = np.zeros(nq)
+    lower, upper = np.full(nq, -np.inf), np.full(nq, np.inf)
+    effort, vlim = np.full(nv, np.inf), np.full(nv, np.inf)
+    damping, friction = np.zeros(nv), np.zeros(nv)
+    for k, o in enumerate(order):
+        iq, iv, t, ax, jn = idx_q[k], idx_v[k], jtype[k], b_axis[o], jnames[k]
+        dof_body[iv:iv + nvj[k]] = k
+        if t == J.REVOLUTE:
+            S[iv, 3:] = ax
+        elif t == J.PRISMATIC:
+            S[iv, :3] = ax
+        elif t == J.FREEFLYER:
+            S[iv:iv + 6] = np.eye(6)
+            q_neutral[iq + 6] = 1.0
+        else:
+            S[iv, 0] = S[iv + 1, 1] = S[iv + 2, 5] = 1.0
+        jq, jv, jtau = joint_coordinates(jn, J.NAMES[t])
+        q_names += jq
+        v_names += jv
+        tau_names += jtau
+        if t in (J.REVOLUTE, J.PRISMATIC):
+            lo, up, ef, ve = b_lim[o]
+            lower[iq], upper[iq], effort[iv], vlim[iv] = lo, up, ef, ve
+            damping[iv], friction[iv] = b_dyn[o]
+    dof_parent = np.arange(-1, nv - 1, dtype=np.int64)   # within a joint: the previous DoF
+    for k in range(nb):
+        p = parent[k]
+        while p >= 0 and nvj[p] == 0:
+            p = parent[p]
+        if nvj[k]:
+            dof_parent[idx_v[k]] = idx_v[p] + nvj[p] - 1 if p >= 0 else -1
+    subtree_end = np.arange(1, nb + 1, dtype=np.int64)
+    for i in range(nb - 1, -1, -1):
+        if parent[i] >= 0:
+            subtree_end[parent[i]] = max(subtree_end[parent[i]], subtree_end[i])
+    inertia = np.array([b_inertia[o] for o in order]).reshape(nb, 6, 6)
+    warnings = list(rd.warnings)
+    mimics = tuple((jt.name, jt.mimic[0], jt.mimic[1], jt.mimic[2]) for jt in joints if jt.mimic is not None)
+    if mimics:
+        warnings.append("mimic joints are treated as independent joints: " + ", ".join(m[0] for m in mimics))
+    massless = []
+    for i in range(nb):
+        if not np.any(inertia[i:subtree_end[i]]):
+            massless.append(jnames[i])
+    if massless:
+        warnings.append("massless moving subtrees (forward dynamics is undefined): joints " + ", ".join(massless))
+    arrays = ModelArrays(
+        parent=parent, jtype=jtype, jaxis=np.array([b_axis[o] for o in order]).reshape(nb, 3),
+        idx_q=idx_q, idx_v=idx_v, nvj=nvj, subtree_end=subtree_end,
+        Xtree_R=np.array([b_R[o] for o in order]).reshape(nb, 3, 3), Xtree_p=np.array([b_p[o] for o in order]).reshape(nb, 3),
+        S=S, dof_body=dof_body, dof_parent=dof_parent, inertia=np.ascontiguousarray(inertia),
+        gravity=np.array(gravity, dtype=float).reshape(3),
+        frame_body=np.array([new[f[0]] for f in frames], dtype=np.int64),
+        frame_R=np.array([f[1] for f in frames]).reshape(-1, 3, 3), frame_p=np.array([f[2] for f in frames]).reshape(-1, 3),
+        damping=damping, friction=friction, armature=np.zeros(len(v_names)),
+    )
+    collisions = tuple((lk.name, kind, params, R, p) for lk in (rd.links[n] for n in frame_names)
+                       for kind, params, R, p in lk.collisions)
+    return Model(
+        name=name, arrays=arrays, joint_names=tuple(jnames), joint_types=tuple(jtypes),
+        body_links=tuple(b_link[o] for o in order), frame_names=tuple(frame_names),
+        q_names=tuple(q_names), v_names=tuple(v_names), tau_names=tuple(tau_names), q_neutral=q_neutral, lower=lower, upper=upper,
+        effort=effort, velocity_limit=vlim, mimic=mimics, link_masses=tuple(link_masses),
+        fixed_mass=fixed_mass, warnings=tuple(warnings), source=source, floating_base=floating_base,
+        massless_joints=tuple(massless), collisions=collisions,
+        visuals=tuple(v for n in frame_names for v in rd.links[n].visuals),
+        collision_shapes=tuple(c for n in frame_names for c in rd.links[n].collision_shapes),
+    )

@@ -1,0 +1,3 @@
+"""What a user runs on top of the physics: YAML scenarios, sweeps, the energy check, figures and
+the web viewer.
+"""

@@ -1,0 +1,197 @@
+"""Generalized forces and forward dynamics: the kernels of the simulation step that need no contact.
+
+One evaluation of the dynamics at (t, q, v) (`dynlib.simulate`, its stages in
+`dynlib.sim.stages`) gathers every generalized force, then turns them into an acceleration:
+
+- ``joint_forces`` (`Forces`): ``tau_total = tau - damping v - friction tanh(v/eps)``,
+  the motor torque plus the joint friction (SPEC §2; zero arrays without it);
+- `wrench_forces` (the ``body_forces`` stage): ``fext`` (nb, 6), the external wrenches
+  active at t as body wrenches (body frame, at the body origin). A wrench
+  ``(f, tau)`` is given in world-aligned axes at a frame origin (the dual of the
+  ``local_world_aligned`` frame Jacobian: generalized force ``J^T w``), active for
+  ``start <= t < stop``. The stage adds the soft contact forces to them
+  (`dynlib.sim.contact.soft`);
+- the ``acceleration`` stage, without a contact model that constrains the motion,
+  by the friction mode (the Pipeline's ``implicit``, data: FREE, IMPLICIT_FRICTION,
+  IMPLICIT_GAINS below):
+
+  - FREE: ``a = ABA(q, v, tau_total, fext)``, joint friction explicit;
+  - IMPLICIT_FRICTION (`implicit_acceleration`): ``(M + dt B) a = tau_total - h``, with ``h = RNEA(q, v, 0, fext)``
+    and ``B = diag(damping + friction/eps (1 - tanh²(v/eps)))`` the friction's
+    (negated) velocity Jacobian. Joint damping and the smoothed Coulomb friction
+    are stiff for light links (a wrist with 1e-4 kg m² and 0.5 N m s of damping
+    has a 0.3 ms time constant; the tanh slope friction/eps is 1000 times
+    steeper), and explicit schemes at dt = 1e-3 blow up on them. Taken linearly
+    implicit, as MuJoCo does for joint damping, it is backward Euler on the
+    friction term inside each stage: stable at any dt, first-order accurate in
+    the friction term only; the rigid-body part keeps the scheme's order.
+    ``dt B`` is diagonal in joint space, like a rotor's inertia (armature): the
+    ABA solves ``(M + diag(dt B)) a = tau_total - h`` with ``D_k = S_k^T IA S_k +
+    armature_k + (dt B)_k`` (`dynlib.algorithms.aba`), in O(n) like the explicit
+    step, without forming M. A recorded row holds the explicit acceleration
+    ``ABA(q, v, tau_total, fext)`` (`explicit_acceleration`), so that inverse
+    dynamics on the rows gives back tau. The diagonal enters every pivot D_k and
+    so every articulated inertia a body passes to its parent: the implicit pass's
+    factorization is of M + diag, not of M, and the explicit acceleration needs
+    passes 2 and 3 of its own; pass 1 (joint placements, velocities, c), which
+    the diagonal and tau do not enter, it takes from the implicit pass at the same
+    state (`aba_at_velocities`). With the PD gains alone implicit (IMPLICIT_GAINS:
+    dt B = 0), ``(M + gain_m) a = tau_total - gain_v v - h`` is ``M a + h =
+    tau_total - gain_m a - gain_v v``, the torque `applied_torque` records: the
+    stage's own acceleration is the explicit one, and the row records it;
+  - the contact models that constrain the motion (`dynlib.sim.contact.bilateral`,
+    `unilateral`, `relaxed`) take the stage's place when the pipeline has one.
+
+Implicit PD gains (`dynlib.simulate`, semi-implicit and euler): a PD's torque
+``kp (q* ⊖ q) - kd v`` taken at the state the step predicts, ``v+ = v + dt a``,
+``q+ = q ⊕ dt v+``, is to first order ``tau - (dt kd + dt² kp) a - dt kp v``:
+``Forces.gain_m = dt kd + dt² kp`` joins M's diagonal and ``gain_v v = dt kp v``
+the bias (backward Euler in the gains, as MuJoCo's implicit actuator damping),
+so stiff gains on light links are stable at any dt. `applied_torque` then
+makes the recorded motor torque the one applied, ``M a + h = tau_applied``.
+
+`implicit_diagonal` is the one home of that diagonal, ``dt B + gain_m`` (nv,),
+for both paths: the ABA of `implicit_acceleration`, and `mass_and_bias`, the dense
+prelude of the contact stages that need M itself (`dynlib.sim.contact.bilateral`,
+`unilateral`, `relaxed`): ``M`` by CRBA plus the diagonal, ``h`` by RNEA,
+``tau_h = tau_total - h - gain_v v``.
+"""
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+
+from ..algorithms.aba import aba_at_velocities, aba_kernel
+from ..algorithms.crba import crba_kernel
+from ..algorithms.rnea import rnea_kernel
+from ..core.spatial import inline_kernel, kernel
+
+
+class Forces(NamedTuple):
+    """Every generalized force besides the controller's and the contacts': joint friction, external wrenches."""
+
+    damping: np.ndarray       # (nv,) viscous joint friction
+    friction: np.ndarray      # (nv,) Coulomb joint friction, smoothed by tanh(v/eps)
+    eps: float                # Coulomb smoothing velocity
+    implicit_dt: float        # > 0: joint friction linearly implicit with this step; 0: explicit
+    gain_m: np.ndarray        # (nv,) dt kd + dt² kp of a PD taken implicitly (added to M's diagonal); 0: explicit
+    gain_v: np.ndarray        # (nv,) dt kp: the predicted position's term, -dt kp v (with gain_m: backward Euler)
+    wrench_body: np.ndarray   # (nw,) int64, body the wrench's frame is on
+    wrench_p: np.ndarray      # (nw, 3) the frame's origin in that body's frame
+    wrench: np.ndarray        # (nw, 6) (f, tau), world-aligned axes, at the frame origin
+    wrench_start: np.ndarray  # (nw,) active from this time ...
+    wrench_stop: np.ndarray   # (nw,) ... until this time (excluded)
+
+
+# the acceleration without constraints (the Pipeline's `implicit`, by data)
+FREE = 0               # the ABA, joint friction explicit
+IMPLICIT_FRICTION = 1  # (M + dt B) a = tau_total - h by the ABA, joint friction linearly implicit (dt:
+                       # Forces.implicit_dt), and implicit PD gains (Forces.gain_m, gain_v); the row records the
+                       # explicit acceleration
+IMPLICIT_GAINS = 2     # the same kernel with the PD gains alone implicit (Forces.implicit_dt = 0): its
+                       # acceleration is the model's at the applied torque, so the row records it
+
+
+@kernel
+def assign(dst, src):
+    """dst = src, two 1-D arrays of the same length (an explicit loop: a slice assignment copies through
+    numba's runtime, which these kernels are compiled without)."""
+    for k in range(dst.shape[0]):
+        dst[k] = src[k]
+
+
+# ------------------------------------------------------------------ generalized forces
+
+@inline_kernel
+def joint_forces(fo, v, tau, tau_total):
+    """tau_total = tau - damping v - friction tanh(v / eps) (SPEC §2 joint friction)."""
+    for k in range(v.shape[0]):
+        tau_total[k] = tau[k] - fo.damping[k] * v[k] - fo.friction[k] * math.tanh(v[k] / fo.eps)
+
+
+@kernel
+def wrench_forces(oR, fo, t, fext):
+    """fext = the wrenches active at t as body wrenches (placements done: oR is the body rotations).
+
+    A wrench (f, tau) in world-aligned axes at a frame origin p (in the body frame) is, in
+    the body frame at the body origin, f_b = R^T f, n_b = R^T tau + p x f_b.
+    """
+    fext[:, :] = 0.0
+    p = fo.wrench_p
+    for w in range(fo.wrench_body.shape[0]):
+        if not (fo.wrench_start[w] <= t < fo.wrench_stop[w]):
+            continue
+        b = fo.wrench_body[w]
+        R = oR[b]
+        f = fo.wrench[w]
+        fb0 = R[0, 0] * f[0] + R[1, 0] * f[1] + R[2, 0] * f[2]
+        fb1 = R[0, 1] * f[0] + R[1, 1] * f[1] + R[2, 1] * f[2]
+        fb2 = R[0, 2] * f[0] + R[1, 2] * f[1] + R[2, 2] * f[2]
+        fext[b, 0] += fb0
+        fext[b, 1] += fb1
+        fext[b, 2] += fb2
+        fext[b, 3] += R[0, 0] * f[3] + R[1, 0] * f[4] + R[2, 0] * f[5] + p[w, 1] * fb2 - p[w, 2] * fb1
+        fext[b, 4] += R[0, 1] * f[3] + R[1, 1] * f[4] + R[2, 1] * f[5] + p[w, 2] * fb0 - p[w, 0] * fb2
+        fext[b, 5] += R[0, 2] * f[3] + R[1, 2] * f[4] + R[2, 2] * f[5] + p[w, 0] * fb1 - p[w, 1] * fb0
+
+
+# ------------------------------------------------------------------ forward dynamics
+
+@kernel
+def implicit_diagonal(fo, v, diag):
+    """diag (nv,) = dt B + gain_m, dt = fo.implicit_dt (0: joint friction explicit): the joint-space diagonal
+    of the implicit step, B = diag(damping + friction/eps (1 - tanh²(v/eps))) the joint friction's (negated)
+    velocity Jacobian, gain_m = dt kd + dt² kp of implicit PD gains."""
+    for k in range(v.shape[0]):
+        diag[k] = fo.gain_m[k]
+        if fo.implicit_dt > 0.0:
+            b = fo.damping[k]
+            if fo.friction[k] != 0.0:
+                b += fo.friction[k] / fo.eps * (1.0 - math.tanh(v[k] / fo.eps) ** 2)
+            diag[k] += fo.implicit_dt * b
+
+
+@inline_kernel
+def mass_and_bias(m, d, fo, q, v, tau_total, fext, tau_h):
+    """d.M = M(q) + diag(dt B + gain_m) (`implicit_diagonal`, in d.diag), d.h = RNEA(q, v, 0, fext),
+    tau_h = tau_total - h - gain_v v."""
+    crba_kernel(m, d, q, d.M)
+    implicit_diagonal(fo, v, d.diag)
+    rnea_kernel(m, d, q, v, d.zeros_v, fext, m.gravity, d.h)
+    for k in range(v.shape[0]):
+        d.M[k, k] += d.diag[k]
+        tau_h[k] = tau_total[k] - d.h[k] - fo.gain_v[k] * v[k]
+
+
+@kernel
+def applied_torque(fo, v, a, tau, tau_total):
+    """tau, tau_total -= gain_m a + gain_v v: the PD torque at the predicted state (q + dt (v + dt a),
+    v + dt a), to first order, which the implicit acceleration stage applied (zero gains: unchanged)."""
+    for k in range(v.shape[0]):
+        c = fo.gain_m[k] * a[k] + fo.gain_v[k] * v[k]
+        tau[k] -= c
+        tau_total[k] -= c
+
+
+@inline_kernel
+def implicit_acceleration(m, d, fo, q, v, tau_total, fext, tau_h, a):
+    """(M + diag(dt B + gain_m)) a = tau_total - gain_v v - h by one ABA with that diagonal on D_k, O(n);
+    False if a pivot D_k is not positive (M plus the diagonal not positive definite)."""
+    implicit_diagonal(fo, v, d.diag)
+    for k in range(v.shape[0]):
+        tau_h[k] = tau_total[k] - fo.gain_v[k] * v[k]
+    aba_kernel(m, d, q, v, tau_h, fext, m.gravity, d.diag, a)
+    for i in range(m.parent.shape[0]):
+        for j in range(m.nvj[i]):
+            if not (0.0 < d.Dinv[i, j, j] < math.inf):
+                return False
+    return True
+
+
+@inline_kernel
+def explicit_acceleration(m, d, tau_total, fext, out):
+    """out = ABA(q, v, tau_total, fext): the model's acceleration at the state, not the implicit stage's; the
+    stage's ABA at (q, v) just before left pass 1 in d (`aba_at_velocities`)."""
+    aba_at_velocities(m, d, tau_total, fext, m.gravity, d.zeros_v, out)

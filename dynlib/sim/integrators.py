@@ -1,0 +1,161 @@
+"""Time integration of the forward dynamics: three schemes, on the joint manifolds.
+
+The state is ``(q, v)``; its derivative is ``(v, a)`` with ``a = FD(q, v, tau)``
+(ABA). Configurations move on the joint manifolds, ``q ⊕ v dt``
+(`dynlib.core.joints.integrate_kernel`: SE(3) for free-flyers, unit quaternions kept
+unit, SE(2) for planar joints).
+
+Schemes (one step from t to t + dt, a1 = a(t, q, v) given):
+
+- ``euler`` (explicit Euler, Modern Robotics §8.7): ``q+ = q ⊕ dt v``, ``v+ = v + dt a1``;
+- ``semi-implicit`` (symplectic Euler): ``v+ = v + dt a1``, ``q+ = q ⊕ dt v+``;
+- ``rk4`` (classical Runge-Kutta, on the manifold in the Munthe-Kaas form): stages
+  ``q_i = q ⊕ xi_i`` with ``xi_i = c_i dt k_{i-1}``, ``v_i = v + c_i dt a_{i-1}``
+  (c = 0, 1/2, 1/2, 1), ``k_i = dexp^-1_{xi_i}(v_i)``, then
+  ``q+ = q ⊕ dt/6 (k1 + 2 k2 + 2 k3 + k4)``, ``v+ = v + dt/6 (a1 + 2 a2 + 2 a3 + a4)``.
+  For revolute and prismatic joints ``k_i = v_i`` (classical RK4). For free-flyer
+  and planar joints the stage velocity ``v_i`` is a body twist at ``q_i``; ``k_i`` is
+  the rate of ``xi`` that it implies, ``v + 1/2 [xi, v] + 1/12 [xi, [xi, v]]`` (the
+  truncation RKMK needs for order 4). Without this correction (summing the v_i
+  as if they were tangent at q) the root pose is only second-order accurate.
+
+Each stage's right-hand side ``a(t, q, v)`` is one evaluation of the pipeline of
+`dynlib.simulate` (controller, generalized forces, acceleration: `dynlib.sim.stages`);
+this module only moves the state: `stage_state` gives the state a stage is
+evaluated at, `dexp_inv` its configuration rate, and `advance` the step. They
+take plain arrays, not the model and workspace tuples: a compiled call passes a
+tuple's arrays one by one, and the loop calls these up to eight times a step.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from ..core import joints as J
+from ..core.spatial import kernel
+
+EULER = 0
+SEMI_IMPLICIT = 1
+RK4 = 2
+SCHEMES = {"euler": EULER, "semi-implicit": SEMI_IMPLICIT, "rk4": RK4}
+
+_jit = kernel  # no reference counting
+
+
+class Work(NamedTuple):
+    """Scratch of one simulation (preallocated; nothing is allocated per step)."""
+
+    tau: np.ndarray        # (nv,) motor torque of the last right-hand side evaluation
+    tau_total: np.ndarray  # (nv,) motor torque + joint friction of that evaluation
+    fext: np.ndarray       # (nb, 6) body wrenches of that evaluation, body frame
+    tau_h: np.ndarray      # (nv,) tau_total - h of that evaluation (acceleration stages that form M)
+    qs: np.ndarray         # (nq,) stage configuration
+    vs: np.ndarray         # (4, nv) stage velocities v1..v4
+    acc: np.ndarray        # (4, nv) stage accelerations a1..a4
+    ks: np.ndarray         # (4, nv) stage rates of the configuration k1..k4 (dexp^-1 v_i)
+    br: np.ndarray         # (2, nv) the brackets [xi, v], [xi, [xi, v]]
+    xi: np.ndarray         # (nv,) configuration increment of a stage or a step
+    qn: np.ndarray         # (nq,) next configuration
+
+
+def make_work(nq, nv, nb) -> Work:
+    return Work(np.zeros(nv), np.zeros(nv), np.zeros((nb, 6)), np.zeros(nv), np.zeros(nq), np.zeros((4, nv)),
+                np.zeros((4, nv)), np.zeros((4, nv)), np.zeros((2, nv)), np.zeros(nv), np.zeros(nq))
+
+
+# Butcher tableau of the schemes: stage times c_s (RK4's a_{s,s-1} = c_s) and weights b_s
+NODES = np.array([0.0, 0.5, 0.5, 1.0])
+WEIGHTS = np.array([1.0, 2.0, 2.0, 1.0]) / 6.0
+
+
+@_jit
+def stages(scheme):
+    """Number of right-hand side evaluations per step."""
+    return 4 if scheme == RK4 else 1
+
+
+# ----------------------------------------------------------------- schemes
+
+@_jit
+def _bracket_se3(x, y, j, out):
+    """out[j:j+6] = [x, y] = x cross y (motion cross product, linear first) of the twists at x[j], y[j]."""
+    vx0, vx1, vx2, wx0, wx1, wx2 = x[j], x[j + 1], x[j + 2], x[j + 3], x[j + 4], x[j + 5]
+    vy0, vy1, vy2, wy0, wy1, wy2 = y[j], y[j + 1], y[j + 2], y[j + 3], y[j + 4], y[j + 5]
+    out[j] = wx1 * vy2 - wx2 * vy1 + vx1 * wy2 - vx2 * wy1
+    out[j + 1] = wx2 * vy0 - wx0 * vy2 + vx2 * wy0 - vx0 * wy2
+    out[j + 2] = wx0 * vy1 - wx1 * vy0 + vx0 * wy1 - vx1 * wy0
+    out[j + 3] = wx1 * wy2 - wx2 * wy1
+    out[j + 4] = wx2 * wy0 - wx0 * wy2
+    out[j + 5] = wx0 * wy1 - wx1 * wy0
+
+
+@_jit
+def _bracket_se2(x, y, j, out):
+    """out[j:j+3] = [x, y] for planar twists (vx, vy, w)."""
+    out[j] = -x[j + 2] * y[j + 1] + x[j + 1] * y[j + 2]
+    out[j + 1] = x[j + 2] * y[j] - x[j] * y[j + 2]
+    out[j + 2] = 0.0
+
+
+@_jit
+def dexp_inv(jtype, idx_v, nvj, xi, v, t1, t2, out):
+    """out = v + 1/2 [xi, v] + 1/12 [xi, [xi, v]] per non-abelian joint (free-flyer, planar); v elsewhere.
+
+    t1, t2: (nv,) scratch. The rate of xi when q = q0 ⊕ xi moves with body twist v.
+    """
+    for i in range(jtype.shape[0]):
+        iv = idx_v[i]
+        t = jtype[i]
+        if t == J.FREEFLYER:
+            _bracket_se3(xi, v, iv, t1)
+            _bracket_se3(xi, t1, iv, t2)
+        elif t == J.PLANAR:
+            _bracket_se2(xi, v, iv, t1)
+            _bracket_se2(xi, t1, iv, t2)
+        else:
+            for k in range(iv, iv + nvj[i]):
+                out[k] = v[k]
+            continue
+        for k in range(iv, iv + nvj[i]):
+            out[k] = v[k] + 0.5 * t1[k] + t2[k] / 12.0
+
+
+@_jit
+def stage_state(jtype, idx_q, idx_v, s, dt, q, v, ks, acc, xi, qs, vs):
+    """qs, vs = the state stage s is evaluated at: (q, v) itself for s = 0 (and ks[0] = v), else
+    q ⊕ c_s dt k_{s-1}, v + c_s dt a_{s-1} (RK4), with xi = c_s dt k_{s-1}."""
+    if s == 0:
+        for k in range(v.shape[0]):
+            vs[k] = v[k]
+            ks[0, k] = v[k]
+        for k in range(q.shape[0]):
+            qs[k] = q[k]
+        return
+    h = NODES[s] * dt
+    for k in range(v.shape[0]):
+        xi[k] = h * ks[s - 1, k]
+        vs[k] = v[k] + h * acc[s - 1, k]
+    J.integrate_kernel(jtype, idx_q, idx_v, q, xi, qs)
+
+
+@_jit
+def advance(scheme, jtype, idx_q, idx_v, dt, q, v, ks, acc, xi, qn):
+    """(q, v) <- the state at t + dt from the stages' rates ks and accelerations acc, in place."""
+    nv = v.shape[0]
+    if scheme == RK4:
+        for k in range(nv):
+            xi[k] = dt * (WEIGHTS[0] * ks[0, k] + WEIGHTS[1] * ks[1, k] + WEIGHTS[2] * ks[2, k] + WEIGHTS[3] * ks[3, k])
+            v[k] += dt * (WEIGHTS[0] * acc[0, k] + WEIGHTS[1] * acc[1, k] + WEIGHTS[2] * acc[2, k]
+                          + WEIGHTS[3] * acc[3, k])
+    elif scheme == EULER:  # position with the old velocity
+        for k in range(nv):
+            xi[k] = dt * v[k]
+            v[k] += dt * acc[0, k]
+    else:  # semi-implicit: position with the new velocity
+        for k in range(nv):
+            v[k] += dt * acc[0, k]
+            xi[k] = dt * v[k]
+    J.integrate_kernel(jtype, idx_q, idx_v, q, xi, qn)
+    for k in range(q.shape[0]):
+        q[k] = qn[k]

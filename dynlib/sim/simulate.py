@@ -1,0 +1,559 @@
+"""Forward-dynamics simulation: one compiled loop from an initial state, its step a fixed pipeline of stages.
+
+`simulate(model, q0, v0, dt=..., steps=...)` integrates the rigid-body dynamics
+(`dynlib.sim.integrators`: euler, semi-implicit, rk4) under a controller
+(`dynlib.sim.controllers`), joint friction (SPEC §2), external wrenches and contacts
+(`dynlib.sim.contact`), and returns a `SimulationResult`: rows at t = 0, K dt, 2 K dt, …
+(``every = K``; ``steps // K + 1`` rows) of
+
+- ``q`` (nq), ``v`` (nv): the state at that time;
+- ``a`` (nv): the acceleration at that state, ``FD(q, v, tau + friction, f_ext)``
+  (explicit, whatever the friction integration), so that inverse dynamics on the
+  rows gives back ``tau`` (with contacts, plus the contact forces' ``Jᵀ f``);
+- ``tau`` (nv): the controller's motor torque at that time (joint friction not included);
+- ``energy`` (3): kinetic, potential, total (when asked);
+- with ``contacts``: ``contact_force`` (nc, 3), the world force on each contact
+  point (the ``contact.<name>.fx fy fz tx ty tz`` columns, torques zero: point
+  contacts), and ``penetration`` (nc), the depth below the ground (> 0 inside).
+
+One step, from state k to k + 1 (`_run`, compiled):
+
+1. the scheme's stages (one, or four for rk4): `integrators.stage_state` gives the
+   stage's state (t_s, q_s, v_s), the state k itself first;
+2. `evaluate` runs the pipeline at that state, stage by stage (`dynlib.sim.stages`), each
+   stage summing every source present, switched by data (MuJoCo's forward pipeline):
+
+   a. ``control``: the controller's motor torque tau (`controllers.control_torque`: the law
+      of ``Control.kind``, e.g. PD -> `controllers.pd_torque`);
+   b. ``joint_forces``: tau_total = tau + joint friction (`dynamics.joint_forces`);
+   c. ``body_forces``: the body wrenches f_ext: external wrenches (`dynamics.wrench_forces`),
+      plus the contact forces of soft contact (`contact.soft.soft_forces`);
+   d. ``acceleration``: a from (q_s, v_s, tau_total, f_ext): the KKT system of bilateral contact
+      (`contact.bilateral`), or one time step with contact impulses (`contact.unilateral`,
+      `contact.relaxed`; semi-implicit Euler only, whose acceleration is then ``(v+ − v)/dt``);
+      without those, the ABA (``Pipeline.implicit`` FREE), or ``(M + dt B) a = tau_total - h``
+      under implicit joint friction and PD gains, one ABA with the diagonal dt B on each pivot
+      D_k, O(n) (IMPLICIT_FRICTION; IMPLICIT_GAINS with only the PD gains implicit:
+      `dynamics.implicit_acceleration`);
+
+   later stages also get their configuration rate (`integrators.dexp_inv`);
+3. after the first stage, the state k is checked and, every K steps, recorded
+   (`record`: q, v, the acceleration, tau, contact forces, energy);
+4. `integrators.advance` moves to the state k + 1, which is checked for divergence.
+
+The parameters of every stage travel in one `Pipeline` tuple that `simulate`
+builds (`_pipeline`), of one numba type for every scenario: the controller's
+`controllers.Control` record (the law's code and every law's parameters, the
+unused ones zero-size), its `controllers.ControlWork`, the `Forces` (joint friction,
+implicit PD gains, external wrenches; zeros and empty arrays when absent), the
+friction mode ``implicit`` (an integer), the `contact.ContactModel` record (the
+model's code, NO_CONTACT without contacts, and every model's parameters), the
+contact `Points` and `ContactWork` (empty without contacts). The energy of the
+recorded rows is data as well: ``Rows.energy`` has no rows when it is not asked.
+So numba compiles `_run` once (per layout of the model arrays, which is the same
+for every robot, fixed or floating base) and caches it: a scenario of another
+controller, contact model or integrator compiles no new loop (`loop_is_cached`).
+The price: the first run compiles every stage's kernels, the contact solvers and
+the energy's included. Long runs are cut into
+chunks of about 1 % of the steps so that a progress callback can report between
+them (nothing in Python per step); `result.contact_solver` reports the steps
+where the impulse solver (PGS) stopped on its iteration limit.
+
+Divergence: a non-finite acceleration or state, or a coordinate or velocity
+beyond `max_state` in absolute value, stops the run; the rows up to the last
+finite state are kept and `result.diverged` says at which step and time.
+"""
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import math
+from typing import NamedTuple
+
+import numpy as np
+from . import controllers as C
+from . import integrators as I
+from ..algorithms.aba import check_dynamics
+from ..algorithms.energy import kinetic_kernel, potential_after_placements
+from .contact import ContactModel, build as build_contact, contact_record
+from .contact.points import ContactWork, Points, contact_work, no_points
+from .contact.relaxed import RelaxedParams
+from .contact.unilateral import UnilateralParams
+from .controllers import Control, ControlWork, control_record, control_work
+from .dynamics import FREE, IMPLICIT_FRICTION, IMPLICIT_GAINS, Forces, applied_torque, assign
+from ..errors import InputError, NumericalError
+from ..core.spatial import inline_kernel, kernel
+from .stages import acceleration, body_forces, control_torque, joint_forces, recorded_acceleration
+
+# divergence reasons
+NONFINITE_ACCELERATION = 1
+NONFINITE_STATE = 2
+BEYOND_MAX_STATE = 3
+SINGULAR = 4
+REASONS = {
+    NONFINITE_ACCELERATION: "the acceleration is not finite (NaN or Inf)",
+    NONFINITE_STATE: "the state is not finite (NaN or Inf)",
+    BEYOND_MAX_STATE: "a coordinate or velocity exceeds max_state",
+    SINGULAR: "the mass matrix plus the implicit friction term (or the contact Delassus matrix) is not "
+              "positive definite",
+}
+
+MAX_COUNT = 2 ** 53  # steps and every: 64-bit integers in the kernels, and a float time counts them exactly
+CHUNKED_ABOVE = 20_000  # steps: below this, one compiled call (Ctrl-C waits for it)
+
+
+class Pipeline(NamedTuple):
+    """The parameters of every stage of one evaluation, as `_run` takes them (see the module docstring):
+    one numba type for every scenario."""
+
+    control: Control          # the controller's law (kind) and parameters
+    control_work: ControlWork
+    forces: Forces            # joint friction, implicit gains and external wrenches (none: empty arrays)
+    implicit: int             # dynamics.FREE, IMPLICIT_FRICTION or IMPLICIT_GAINS
+    contact: ContactModel     # the contact model (kind, NO_CONTACT without contacts) and its parameters
+    points: Points            # contact points and ground (none without contacts)
+    contact_work: ContactWork
+
+
+class Rows(NamedTuple):
+    """The recorded rows, preallocated (N = steps // every + 1)."""
+
+    t: np.ndarray       # (N,)
+    q: np.ndarray       # (N, nq)
+    v: np.ndarray       # (N, nv)
+    a: np.ndarray       # (N, nv)
+    tau: np.ndarray     # (N, nv)
+    energy: np.ndarray  # (N, 3) kinetic, potential, total; (0, 3) when not asked
+    force: np.ndarray   # (N, nc, 3)
+    pen: np.ndarray     # (N, nc)
+
+
+@kernel
+def _bad_state(q, v, max_state):
+    """0 if (q, v) is finite and within max_state, else the reason code."""
+    for x in q:
+        if not math.isfinite(x):
+            return NONFINITE_STATE
+        if abs(x) > max_state:
+            return BEYOND_MAX_STATE
+    for x in v:
+        if not math.isfinite(x):
+            return NONFINITE_STATE
+        if abs(x) > max_state:
+            return BEYOND_MAX_STATE
+    return 0
+
+
+@kernel
+def _finite(x):
+    for y in x:
+        if not math.isfinite(y):
+            return False
+    return True
+
+
+@inline_kernel  # like the stage kernels (dynlib.sim.stages): no passing of the tuples' arrays
+def evaluate(m, d, p, w, dt, t, q, v, a):
+    """a = the acceleration at (t, q, v): the pipeline's stages in order, which leave this evaluation's
+    tau, tau_total and fext in w. False if the acceleration stage's matrix is not positive definite."""
+    control_torque(m, d, p.control, p.control_work, t, q, v, w.tau)
+    joint_forces(p.forces, v, w.tau, w.tau_total)
+    body_forces(m, d, p, t, q, v, w.fext)
+    ok = acceleration(m, d, p, dt, q, v, w.tau_total, w.fext, w.tau_h, a)
+    applied_torque(p.forces, v, a, w.tau, w.tau_total)  # implicit PD gains: the torque applied
+    return ok
+
+
+@inline_kernel
+def record(m, d, p, w, t, q, v, a, rows, row):
+    """Row `row` of the state (q, v) at t, evaluated just before (stage acceleration a): its acceleration,
+    motor torque, contact forces and energy. False if the recorded acceleration is not finite."""
+    recorded_acceleration(m, d, p, w.tau_total, w.fext, a, rows.a[row])
+    if not _finite(rows.a[row]):
+        return False
+    rows.t[row] = t
+    assign(rows.q[row], q)
+    assign(rows.v[row], v)
+    assign(rows.tau[row], w.tau)
+    assign(rows.pen[row], p.contact_work.pen)
+    for c in range(rows.force.shape[1]):
+        assign(rows.force[row, c], p.contact_work.force[c])
+    if rows.energy.shape[0] > 0:  # asked for
+        T = kinetic_kernel(m, d, q, v)
+        U = potential_after_placements(m, d, m.gravity)  # placements done by kinetic_kernel
+        rows.energy[row, 0] = T
+        rows.energy[row, 1] = U
+        rows.energy[row, 2] = T + U
+    return True
+
+
+@kernel
+def _run(m, d, p, w, scheme, dt, k0, k1, steps, every, max_state, q, v, rows, row):
+    """Steps k0 <= k < k1 (state k in q, v on entry; state k1 on exit), recording rows from `row` on.
+
+    At each k: the scheme's stages (stage 0 is the state k itself: checked, and recorded when
+    k % every == 0), then the step to k + 1 unless k == steps. Returns (rows written, step of
+    divergence or -1, reason).
+    """
+    jtype, idx_q, idx_v, nvj = m.jtype, m.idx_q, m.idx_v, m.nvj
+    for k in range(k0, k1):
+        t = k * dt
+        for s in range(I.stages(scheme)):
+            I.stage_state(jtype, idx_q, idx_v, s, dt, q, v, w.ks, w.acc, w.xi, w.qs, w.vs[s])
+            if not evaluate(m, d, p, w, dt, t + I.NODES[s] * dt, w.qs, w.vs[s], w.acc[s]):
+                return row, (k if s == 0 else k + 1), SINGULAR
+            if s > 0:
+                I.dexp_inv(jtype, idx_v, nvj, w.xi, w.vs[s], w.br[0], w.br[1], w.ks[s])
+                continue
+            if not _finite(w.acc[0]):
+                return row, k, NONFINITE_ACCELERATION
+            if k % every == 0:
+                if not record(m, d, p, w, t, q, v, w.acc[0], rows, row):
+                    return row, k, NONFINITE_ACCELERATION
+                row += 1
+            if k == steps:
+                return row, -1, 0
+        I.advance(scheme, jtype, idx_q, idx_v, dt, q, v, w.ks, w.acc, w.xi, w.qn)
+        bad = _bad_state(q, v, max_state)
+        if bad:
+            return row, k + 1, bad
+    return row, -1, 0
+
+
+# ------------------------------------------------------------------ Python side
+
+@dataclasses.dataclass(frozen=True)
+class ExternalWrench:
+    """A wrench (fx, fy, fz, tx, ty, tz) on `frame`, world-aligned axes, at the frame's origin,
+    applied for start <= t < stop."""
+
+    frame: str
+    wrench: tuple
+    start: float = 0.0
+    stop: float = math.inf
+
+
+@dataclasses.dataclass(frozen=True)
+class Divergence:
+    """Where a simulation stopped: the first bad step, its time, and why."""
+
+    step: int
+    time: float
+    reason: str
+
+    @property
+    def message(self) -> str:
+        return (f"the simulation diverged at step {self.step} (t = {self.time:.6g} s): {self.reason}; "
+                "the trajectory up to the last finite state was kept (a smaller dt, smaller gains, "
+                "or another integrator may help)")
+
+
+@dataclasses.dataclass
+class SimulationResult:
+    """Rows of a simulation (see the module docstring); `diverged` is None when it ran to the end."""
+
+    model: object
+    time: np.ndarray       # (N,)
+    q: np.ndarray          # (N, nq)
+    v: np.ndarray          # (N, nv)
+    a: np.ndarray          # (N, nv)
+    tau: np.ndarray        # (N, nv)
+    energy: np.ndarray | None  # (N, 3) kinetic, potential, total; None when not computed
+    diverged: Divergence | None
+    q_final: np.ndarray    # (nq,) the final state (diverged: the state of the last row)
+    v_final: np.ndarray    # (nv,)
+    dt: float
+    steps: int
+    every: int
+    integrator: str
+    contact_names: tuple = ()            # (nc,) contact point names
+    contact_force: np.ndarray | None = None  # (N, nc, 3) world force on each point (the wrench's torque is 0)
+    penetration: np.ndarray | None = None    # (N, nc) depth below the ground (> 0 inside; < 0: the gap)
+    contact_solver: dict | None = None      # unilateral/relaxed: PGS report (steps stopped on the limit, ...)
+
+    def __len__(self) -> int:
+        return self.time.shape[0]
+
+    def columns(self, parts=("q", "qd", "qdd", "tau")) -> list:
+        """The SPEC §5 column names of `parts` (any of q, qd, qdd, tau, energy, contact), time first.
+
+        ``contact``: ``contact.<name>.fx fy fz tx ty tz`` (world-aligned, at the point) per
+        contact point, then ``penetration.<name>`` per point."""
+        from ..files.columns import contact_columns, model_columns, penetration_columns
+
+        parts = tuple(parts)
+        if "energy" in parts and self.energy is None:
+            raise InputError("energy columns were asked for, but the simulation ran with energy=False")
+        if "contact" in parts and self.contact_force is None:
+            raise InputError("contact columns were asked for, but the simulation ran without contacts")
+        names = model_columns(self.model, [p for p in parts if p != "contact"])
+        if "contact" in parts:
+            names += contact_columns(self.contact_names) + penetration_columns(self.contact_names)
+        return names
+
+    def table(self, parts=("q", "qd", "qdd", "tau")) -> tuple:
+        """(column names, (N, ncols) array) for `parts`, in the SPEC §5 order."""
+        names = self.columns(parts)
+        blocks = [self.time[:, None]]
+        wanted = set(parts)
+        for part, arr in (("q", self.q), ("qd", self.v), ("qdd", self.a), ("tau", self.tau), ("energy", self.energy)):
+            if part in wanted:
+                blocks.append(arr)
+        if "contact" in wanted:
+            n, nc = self.contact_force.shape[:2]
+            blocks.append(np.concatenate([self.contact_force, np.zeros((n, nc, 3))], axis=2).reshape(n, 6 * nc))
+            blocks.append(self.penetration)
+        return names, np.hstack(blocks)
+
+    def to_dataframe(self, parts=("q", "qd", "qdd", "tau", "energy")):
+        import pandas as pd
+
+        if self.energy is None:
+            parts = tuple(p for p in parts if p != "energy")
+        names, data = self.table(parts)
+        return pd.DataFrame(data, columns=names)
+
+    def write(self, path, parts=("q", "qd", "qdd", "tau"), *, source=None) -> None:
+        """Write the rows to `path` (.csv, .parquet; None or '-': CSV on standard output), atomically."""
+        from ..files.trajectory import write_trajectory
+
+        names, data = self.table(parts)
+        write_trajectory(path, names, data, source=source)
+
+    def error(self) -> NumericalError | None:
+        """The NumericalError to raise for a diverged run (None otherwise)."""
+        if self.diverged is None:
+            return None
+        return NumericalError(self.diverged.message, step=self.diverged.step, time=self.diverged.time)
+
+
+def _state(model, x, n, what, default):
+    if x is None:
+        return np.array(default, dtype=float)
+    arr = np.asarray(x, dtype=float).reshape(-1) if not np.isscalar(x) else None
+    if arr is None or arr.shape != (n,):
+        raise InputError(f"{what} must have {n} entries for robot '{model.name}', got {np.shape(x)}")
+    if not np.all(np.isfinite(arr)):
+        raise InputError(f"{what} has a non-finite value at index {int(np.flatnonzero(~np.isfinite(arr))[0])}")
+    return arr.copy()
+
+
+def _wrench_arrays(model, wrenches):
+    n = len(wrenches)
+    body = np.zeros(n, dtype=np.int64)
+    p = np.zeros((n, 3))
+    W = np.zeros((n, 6))
+    start = np.zeros(n)
+    stop = np.zeros(n)
+    for k, ew in enumerate(wrenches):
+        if isinstance(ew, dict):
+            ew = ExternalWrench(**ew)
+        if not isinstance(ew, ExternalWrench):
+            raise InputError(f"external_wrenches[{k}] must be an ExternalWrench or a dict, got {type(ew).__name__}")
+        fid = model.frame_id(ew.frame)
+        b = int(model.arrays.frame_body[fid])
+        if b < 0:
+            raise InputError(f"external_wrenches[{k}]: frame '{ew.frame}' is fixed to the world; "
+                             "a wrench on it moves nothing (choose a link of a moving body)")
+        w = np.asarray(ew.wrench, dtype=float).reshape(-1)
+        if w.shape != (6,) or not np.all(np.isfinite(w)):
+            raise InputError(f"external_wrenches[{k}]: wrench must be six finite numbers (fx fy fz tx ty tz), "
+                             f"got {ew.wrench!r}")
+        if not (float(ew.stop) > float(ew.start)) or math.isnan(float(ew.start)):
+            raise InputError(f"external_wrenches[{k}]: stop ({ew.stop}) must be after start ({ew.start})")
+        body[k] = b
+        p[k] = model.arrays.frame_p[fid]
+        W[k] = w
+        start[k] = float(ew.start)
+        stop[k] = float(ew.stop)
+    return body, p, W, start, stop
+
+
+def _normalized(x):
+    """x with every array C-contiguous, aligned and writeable (copied only if not): the array types the
+    compiled loop is specialized for, so that an odd array compiles no further specialization."""
+    if isinstance(x, tuple) and hasattr(x, "_fields"):
+        return type(x)(*(_normalized(y) for y in x))
+    if isinstance(x, np.ndarray):
+        return np.require(x, requirements=("C", "A", "W"))
+    return x
+
+
+@contextlib.contextmanager
+def _from_argument(name):
+    """An InputError raised inside carries the argument `name` it came from (`InputError.argument`)."""
+    try:
+        yield
+    except InputError as exc:
+        if exc.argument is None:
+            exc.argument = name
+        raise
+
+
+def _pipeline(model, q, *, dt, integrator, controller, external_wrenches, joint_friction, eps,
+              friction_integration, contacts, gain_integration="implicit", warn=True):
+    """(Pipeline, Contact or None) of a run whose scalar inputs are checked: every stage's parameters."""
+    m = model.arrays
+    if joint_friction:
+        damping, friction = np.ascontiguousarray(m.damping, float), np.ascontiguousarray(m.friction, float)
+    else:
+        damping, friction = np.zeros(model.nv), np.zeros(model.nv)
+    with _from_argument("controller"):
+        controller = C.as_controller(controller)
+        ctrl = controller.params(model, q, (damping, friction, eps))
+    # a PD's gains: implicit with semi-implicit and euler (dynlib.sim.dynamics), a warning with rk4 when too stiff
+    # computed torque cancels the joint friction stage by stage: nothing stiff is left to treat implicitly
+    stiff = (friction_integration == "implicit" and (np.any(damping != 0) or np.any(friction != 0))
+             and not isinstance(controller, C.ComputedTorque))
+    with _from_argument("external_wrenches"):
+        wrenches = _wrench_arrays(model, tuple(external_wrenches))
+    gain_m, gain_v = C.implicit_gains(ctrl, model.nv, dt, integrator, gain_integration)
+    implicit_gains = bool(np.any(gain_m != 0) or np.any(gain_v != 0))
+    if integrator == "rk4" and warn:
+        C.warn_stiff_gains(model, ctrl, q, dt)
+    fo = Forces(damping, friction, eps, dt if stiff else 0.0, gain_m, gain_v, *wrenches)
+    with _from_argument("contacts"):
+        contact = None if contacts is None else build_contact(model, contacts, q)
+        needs = getattr(contact.params, "integrator", None) if contact is not None else None
+        if needs is not None and integrator != needs:
+            raise InputError(f"the {contact.model} contact model steps velocities with impulses "
+                             f"(semi-implicit Euler): set integrator to '{needs}' (got {integrator!r})")
+    implicit = IMPLICIT_FRICTION if stiff else IMPLICIT_GAINS if implicit_gains else FREE
+    points, work = (no_points(), contact_work(0, model.nv)) if contact is None else (contact.points, contact.work)
+    return _normalized(Pipeline(control_record(ctrl), control_work(model), fo, implicit, contact_record(contact),
+                                points, work)), contact
+
+
+def _rows(model, nrows, nc, energy) -> Rows:
+    return Rows(np.zeros(nrows), np.zeros((nrows, model.nq)), np.zeros((nrows, model.nv)),
+                np.zeros((nrows, model.nv)), np.zeros((nrows, model.nv)), np.zeros((nrows if energy else 0, 3)),
+                np.zeros((nrows, nc, 3)), np.zeros((nrows, nc)))
+
+
+def simulate(model, q0=None, v0=None, *, dt, steps, integrator="rk4", controller=None, external_wrenches=(),
+             joint_friction=True, friction_smoothing=1e-3, friction_integration="implicit", every=1,
+             max_state=1e6, energy=True, contacts=None, progress=None,
+             gain_integration="implicit") -> SimulationResult:
+    """Integrate the forward dynamics of `model` for `steps` steps of `dt` from (q0, v0).
+
+    q0 (nq,) defaults to the neutral configuration, v0 (nv,) to zero.
+    integrator: "rk4" | "semi-implicit" | "euler". controller: a
+    `dynlib.sim.controllers.Controller` (default: zero torque). external_wrenches:
+    `ExternalWrench` objects (or dicts with their fields). joint_friction: apply
+    the model's damping/friction (SPEC §2) with tanh smoothing `friction_smoothing`;
+    friction_integration: "implicit" (stable at any dt, the default) or "explicit"
+    (textbook schemes; see `dynlib.sim.dynamics`). every: keep one row in `every`.
+    energy: compute the energy columns. contacts: a dict (``model``, ``points``,
+    ``ground: {height, normal}`` and the model's parameters by their scenario names;
+    those not given take the model's defaults) or a `dynlib.sim.contact.points.ContactSpec`,
+    see `dynlib.sim.contact`.
+    progress: a callable progress(done, total) called between chunks of a long run.
+    gain_integration: "implicit" (default): with semi-implicit and euler, a PD controller's gains
+    are taken implicitly (`dynlib.sim.dynamics`: stable for stiff gains on light links; the recorded
+    tau is the torque applied); "explicit": the textbook form. rk4 keeps the explicit form and
+    warns (`controllers.StiffGainsWarning`) when the gains exceed its stability limit at dt.
+    """
+    check_dynamics(model)
+    if model.nv == 0:
+        raise InputError(f"robot '{model.name}' has no moving joint: there is nothing to simulate")
+    if integrator not in I.SCHEMES:
+        raise InputError(f"integrator must be one of {', '.join(I.SCHEMES)}, got {integrator!r}")
+    dt = float(dt)
+    if not (math.isfinite(dt) and dt > 0.0):
+        raise InputError(f"dt must be a positive number of seconds, got {dt!r}")
+    for name, n in (("steps", steps), ("every", every)):  # counted by the kernels in 64-bit integers
+        try:
+            whole = not isinstance(n, bool) and int(n) == n
+        except (TypeError, ValueError, OverflowError):
+            whole = False
+        if not whole or not 1 <= n <= MAX_COUNT:
+            raise InputError(f"{name} must be a positive integer up to 2**53, got {n!r}")
+    steps, every = int(steps), int(every)
+    max_state = float(max_state)
+    if not max_state > 0:
+        raise InputError(f"max_state must be positive, got {max_state!r}")
+    if gain_integration not in ("implicit", "explicit"):
+        raise InputError(f"gain_integration must be 'implicit' or 'explicit', got {gain_integration!r}")
+    if friction_integration not in ("implicit", "explicit"):
+        raise InputError(f"friction_integration must be 'implicit' or 'explicit', got {friction_integration!r}")
+    eps = float(friction_smoothing)
+    if not (math.isfinite(eps) and eps > 0.0):
+        raise InputError(f"friction_smoothing must be a positive velocity, got {friction_smoothing!r}")
+
+    q = _state(model, q0, model.nq, "q0", model.q_neutral)
+    v = _state(model, v0, model.nv, "v0", np.zeros(model.nv))
+    if np.any(np.abs(q) > max_state) or np.any(np.abs(v) > max_state):
+        raise InputError(f"the initial state exceeds max_state = {max_state:g}")
+    p, contact = _pipeline(model, q, dt=dt, integrator=integrator, controller=controller,
+                           external_wrenches=external_wrenches, joint_friction=joint_friction, eps=eps,
+                           friction_integration=friction_integration, contacts=contacts,
+                           gain_integration=gain_integration)
+    m, d, w = model.arrays, model.create_data(), I.make_work(model.nq, model.nv, model.nb)
+    names = () if contact is None else contact.names
+    rows = _rows(model, steps // every + 1, len(names), energy)
+    scheme = I.SCHEMES[integrator]
+
+    total = steps + 1  # states 0..steps
+    chunk = total if (progress is None and total <= CHUNKED_ABOVE) else max(1, total // 100)
+    row, k0, bad_step, reason, reported = 0, 0, -1, 0, 0
+    q_last, v_last = q.copy(), v.copy()
+    while k0 < total:
+        k1 = min(total, k0 + chunk)
+        row, bad_step, reason = _run(m, d, p, w, scheme, dt, k0, k1, steps, every, max_state, q, v, rows, row)
+        if bad_step >= 0:
+            break
+        q_last[:], v_last[:] = q, v
+        k0 = k1
+        if progress is not None and min(k0, steps) > reported:
+            reported = min(k0, steps)
+            progress(reported, steps)
+    diverged = None
+    if bad_step >= 0:
+        diverged = Divergence(int(bad_step), bad_step * dt, REASONS.get(int(reason), "unknown"))
+        if row:  # the last finite state that was recorded
+            q_last, v_last = rows.q[row - 1].copy(), rows.v[row - 1].copy()
+    return SimulationResult(
+        model=model, time=rows.t[:row], q=rows.q[:row], v=rows.v[:row], a=rows.a[:row], tau=rows.tau[:row],
+        energy=rows.energy[:row] if energy else None, diverged=diverged, q_final=q_last, v_final=v_last,
+        dt=dt, steps=steps, every=every, integrator=integrator, contact_names=names,
+        contact_force=rows.force[:row] if contact is not None else None,
+        penetration=rows.pen[:row] if contact is not None else None,
+        contact_solver=_solver_report(contact, p.contact_work),
+    )
+
+
+def _solver_report(contact, work):
+    """The PGS report of the impulse models (unilateral, relaxed); None for the others."""
+    if contact is None or not isinstance(contact.params, (UnilateralParams, RelaxedParams)):
+        return None
+    return {"steps_not_converged": int(work.stats[0]), "max_sweeps": int(work.stats[1]),
+            "worst_change": float(work.stats[2]), "tolerance": float(contact.params.tolerance),
+            "max_iterations": int(contact.params.max_iterations)}
+
+
+def loop_is_cached() -> bool:
+    """Whether dyn's kernel cache (`dynlib._numba.compiled.cache_folders`) holds the compiled loop (`_run`), so that a
+    run starts at once. There is one loop for every scenario (controller, contact model, friction mode and
+    energy are data: `dynlib.sim.stages`). A cache this function cannot read counts as holding the loop when its
+    index file is there."""
+    from .._numba.compiled import cache_folders
+
+    return any(_holds(index) for folder in cache_folders() if folder.is_dir()
+               for index in folder.glob("simulate._run-*.nbi"))
+
+
+def _holds(index) -> bool:
+    """Whether numba's cache index file `index` lists a compilation of `_run` of this numba version (and of
+    the current source when numba says which stamp that is)."""
+    import pickle
+
+    import numba
+
+    try:
+        with open(index, "rb") as f:
+            version = pickle.load(f)
+            stamp, overloads = pickle.loads(f.read())
+        current = getattr(getattr(getattr(_run, "_cache", None), "_cache_file", None), "_source_stamp", stamp)
+        return version == numba.__version__ and stamp == current and len(overloads) > 0
+    except Exception:  # numba's private format changed: the file is there
+        return True

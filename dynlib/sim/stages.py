@@ -1,0 +1,121 @@
+"""The fixed stages of one evaluation of the dynamics, each summing every source present, switched by data.
+
+A simulation step evaluates the dynamics at one to four states (`dynlib.simulate`);
+each evaluation runs the same stages in order, as MuJoCo's forward pipeline does
+(passive forces, actuation, applied forces, then constraints):
+
+=========================== ================================================ ===============================
+stage                        sources (the code in the `Pipeline` that picks)   kernels in
+=========================== ================================================ ===============================
+``control``                  the controller's law (`Control.kind`: zero,       `dynlib.sim.controllers`
+                             constant, table, PD, gravity compensation,
+                             computed torque with its target by data too)
+``joint_forces``             joint friction (`Forces`: zero gains, none)       `dynlib.sim.dynamics`
+``body_forces``              the external wrenches active at t (none: an       `dynlib.sim.dynamics`,
+                             empty array), plus the soft contact forces        `dynlib.sim.contact.soft`
+                             (`ContactModel.kind` SOFT)
+``acceleration``             the constraints of the contact model              `dynlib.sim.contact.bilateral`,
+                             (`ContactModel.kind` BILATERAL, UNILATERAL,       `unilateral`, `relaxed`
+                             RELAXED), else the ABA with the joint friction    `dynlib.sim.dynamics`
+                             and PD gains explicit or implicit
+                             (`Pipeline.implicit`: FREE, IMPLICIT_FRICTION,
+                             IMPLICIT_GAINS)
+``recorded_acceleration``    what a row records: the explicit model            `dynlib.sim.dynamics`
+                             acceleration under IMPLICIT_FRICTION without
+                             constraints, the stage's own otherwise
+=========================== ================================================ ===============================
+
+Every controller, contact model, friction mode and energy choice is a value of
+the same types (`controllers.Control`, `contact.ContactModel`, integer codes,
+arrays that are empty when a source is absent), so the simulation loop has one
+numba type for every scenario and is compiled once (and cached); a scenario of
+another controller or contact model compiles nothing. A branch on a code costs
+a compare per evaluation; an absent source costs nothing more (an empty loop).
+
+Every stage kernel takes its arguments in MuJoCo's order: model arrays
+(``m``, ``d``: `dynlib.core.model`), the parameters, inputs, workspace, outputs.
+Stage kernels are short (at most 40 lines) and compiled `inline_kernel`: numba
+inlines them into the loop (numba IR), because a compiled call passes the arrays
+of the model, Data, parameter and workspace tuples one by one (several hundred
+values), which would cost as much as the ABA per evaluation. What they call
+(the algorithm kernels, the contact solvers) is compiled and cached once.
+
+The loop's own code is every stage's, cold branches included, and each call of a
+kernel in it spells out the arrays of its tuples (a few hundred instructions per
+call site): with every model's kernels called from it, the loop body was five
+times the machine code of one combination's loop before, and the steps without
+contacts 5–10 % slower (`benchmarks/bench_stages.py`). So the call sites are
+few: bilateral contact is two kernels (`contact.bilateral.bilateral_rows`, then
+the solve), unilateral and relaxed contact share one impulse step
+(`impulse_acceleration`: the free step, their own rows, PGS), and the control
+laws that need inverse dynamics share one RNEA call
+(`controllers.control_torque`).
+"""
+from ..algorithms.aba import aba_kernel
+from ..algorithms.kinematics import placements
+from .contact import BILATERAL, RELAXED, SOFT, UNILATERAL
+from .contact.bilateral import bilateral_acceleration
+from .contact.relaxed import relaxed_rows
+from .contact.soft import soft_forces
+from .contact.unilateral import apply_impulses, free_step, unilateral_rows
+from .controllers import control_torque
+from .dynamics import (FREE, IMPLICIT_FRICTION, assign, explicit_acceleration, implicit_acceleration, joint_forces,
+                       wrench_forces)
+from ..core.spatial import inline_kernel
+
+__all__ = ["control_torque", "joint_forces", "body_forces", "acceleration", "recorded_acceleration"]
+
+
+@inline_kernel
+def body_forces(m, d, p, t, q, v, fext):
+    """fext (nb, 6) = the body wrenches at (t, q, v): the external wrenches active at t, plus the soft contact
+    forces (w.x, w.pen, w.force of every point); untouched, zero, when there are neither."""
+    soft = p.contact.kind == SOFT
+    if soft or p.forces.wrench_body.shape[0] > 0:
+        placements(m, d, q)
+        wrench_forces(d.oR, p.forces, t, fext)
+    if soft:
+        soft_forces(m, d, p.contact.soft, p.points, v, p.contact_work, fext)
+
+
+@inline_kernel
+def acceleration(m, d, p, dt, q, v, tau_total, fext, tau_h, a):
+    """a (nv,) = the acceleration at (q, v) under tau_total and fext, with the contact model's constraints;
+    False if a matrix is not positive definite."""
+    kind, pts, fo, w = p.contact.kind, p.points, p.forces, p.contact_work
+    if kind == BILATERAL:
+        return bilateral_acceleration(m, d, p.contact.bilateral, pts, fo, q, v, tau_total, fext, w, tau_h, a)
+    if kind == UNILATERAL or kind == RELAXED:
+        return impulse_acceleration(m, d, p.contact, pts, fo, dt, q, v, tau_total, fext, w, tau_h, a)
+    if p.implicit == FREE:
+        aba_kernel(m, d, q, v, tau_total, fext, m.gravity, d.zeros_v, a)
+        return True
+    return implicit_acceleration(m, d, fo, q, v, tau_total, fext, tau_h, a)
+
+
+@inline_kernel
+def impulse_acceleration(m, d, c, pts, fo, dt, q, v, tau_total, fext, w, tau_h, a):
+    """a = (v+ − v)/dt of one time step with contact impulses, the rows of the model c.kind (UNILATERAL or
+    RELAXED: `contact.unilateral`, `contact.relaxed`); w.force = λ/dt per point (world). False if M (+ dt B)
+    is not positive definite."""
+    if not free_step(m, d, pts, fo, dt, q, v, tau_total, fext, w, tau_h, a):
+        return False
+    if c.kind == UNILATERAL:
+        unilateral_rows(c.unilateral, dt, w)
+        mu, tol, max_iter = c.unilateral.friction, c.unilateral.tolerance, c.unilateral.max_iterations
+    else:
+        relaxed_rows(c.relaxed, dt, w)
+        mu, tol, max_iter = c.relaxed.friction, c.relaxed.tolerance, c.relaxed.max_iterations
+    apply_impulses(mu, tol, max_iter, pts, dt, w, a)
+    return True
+
+
+@inline_kernel
+def recorded_acceleration(m, d, p, tau_total, fext, a, out):
+    """out (nv,) = the acceleration a row records for the state whose stage acceleration is a, called right
+    after that acceleration stage, whose work in d it may reuse."""
+    kind = p.contact.kind
+    if p.implicit == IMPLICIT_FRICTION and kind != BILATERAL and kind != UNILATERAL and kind != RELAXED:
+        explicit_acceleration(m, d, tau_total, fext, out)
+    else:
+        assign(out, a)

@@ -1,0 +1,346 @@
+"""Reading robots' recordings (`dynlib.files.recordings`, ``dyn inverse`` / ``dyn contact-id``):
+ROS 1 and ROS 2 bags written with `rosbags`' own writers, ``rostopic echo -p`` and
+PlotJuggler CSVs written as those tools write them (tests/recording_files.py).
+
+The driver lists the joints alphabetically (as the UR driver does), not in the URDF's
+order, and stamps in epoch nanoseconds. Every format must give the torques of the
+same motion: equal to dynlib's inverse of that motion in dyn's own CSV (exactly where
+the format keeps the doubles), and to Pinocchio's RNEA of the exact motion to the
+accuracy of central differences. Bad input is one line, exit code 2, no output file.
+"""
+from decimal import Decimal
+
+import numpy as np
+import pyarrow.parquet as pq
+import pytest
+
+from dynlib.files.columns import TIME_START_KEY, tau_columns
+from dynlib.errors import DynError
+from dynlib.motion.inverse import inverse_dynamics_trajectory
+from dynlib.files.recordings import read_recording
+from dynlib.files.trajectory import Trajectory, column_names, read_trajectory, write_trajectory
+from helpers import ROBOTS_DIR, invoke, run_process, sample
+from recording_files import (EPOCH_NS, messages, swing, write_bag, write_plotjuggler_csv, write_rostopic_csv)
+
+ARM6 = ROBOTS_DIR / "arm6.urdf"
+ARM = sample("arm6")
+N = 400            # samples
+STEP_NS = 1_000_000  # 1 kHz
+ORDER = sorted(range(ARM.nq), key=lambda j: ARM.q_names[j])  # the driver's order: alphabetical
+# (a bag written at this path, reader's argument): ROS 2 bags as folders and as their one file
+FORMATS = {
+    "ros1-bag": ("run.bag", "run.bag"),
+    "ros2-db3-folder": ("db3", "db3"),
+    "ros2-db3-file": ("db3", "db3/db3.db3"),
+    "ros2-mcap-folder": ("mcap", "mcap"),
+    "ros2-mcap-file": ("mcap", "mcap/mcap.mcap"),
+    "rostopic": ("rostopic.csv", "rostopic.csv"),
+    "plotjuggler": ("plotjuggler.csv", "plotjuggler.csv"),
+}
+
+
+def motion(n=N, seed=0):
+    """Stamps (ns, epoch), t (s from the first), exact Q, V, A, and measured efforts."""
+    t_ns = EPOCH_NS + 123_456_789 + np.arange(n, dtype=np.int64) * STEP_NS
+    t = (t_ns - t_ns[0]) * 1e-9
+    Q, V, A = swing(ARM.nq, t, seed=seed)
+    E = np.random.default_rng(seed + 1).normal(size=Q.shape)
+    return t_ns, t, Q, V, A, E
+
+
+def write(folder, fmt, msgs, **topics):
+    """The recording of `msgs` on /joint_states (and `topics`) in format `fmt`; its path."""
+    made, given = FORMATS[fmt]
+    topics = {"/joint_states": msgs, **topics}
+    if fmt == "rostopic":
+        write_rostopic_csv(folder / made, msgs)
+    elif fmt == "plotjuggler":
+        write_plotjuggler_csv(folder / made, topics)
+    elif not (folder / made).exists():
+        write_bag(folder / made, topics, "bag" if made.endswith(".bag") else made)
+    return folder / given
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("recordings")
+    t_ns, t, Q, V, A, E = motion()
+    msgs = messages(ARM.q_names, t_ns, Q, V, E, order=ORDER)
+    paths = {fmt: write(folder, fmt, msgs) for fmt in FORMATS}
+    return folder, paths, (t_ns, t, Q, V, A, E)
+
+
+def pinocchio_torques(Q, V, A):
+    import pinocchio as pin
+    from helpers import PinMap
+
+    pm = pin.buildModelFromUrdf(str(ARM6))
+    pd = pm.createData()
+    mp = PinMap(ARM, pm)
+    return np.array([mp.v_back(pin.rnea(pm, pd, mp.q(q), mp.v(v), mp.v(a))) for q, v, a in zip(Q, V, A)])
+
+
+@pytest.mark.parametrize("fmt", list(FORMATS))
+def test_every_format_gives_the_torques_of_the_motion(recorded, fmt):
+    folder, paths, (t_ns, t, Q, V, A, E) = recorded
+    assert ARM.q_names != tuple(ARM.q_names[j] for j in ORDER)  # the file's order is not the robot's
+    rec = read_recording(paths[fmt], ARM)
+    traj = rec.trajectory
+    # time in seconds from the first sample; the clock's start kept exactly
+    # (PlotJuggler writes its time axis, the header stamps here, with 6 decimals)
+    clock_tol = Decimal("5e-7") if fmt == "plotjuggler" else Decimal(0)
+    assert abs(rec.start - Decimal(int(t_ns[0])) / 10**9) <= clock_tol
+    assert traj.time[0] == 0.0 and np.allclose(traj.time, t, rtol=0, atol=1e-6 if fmt == "plotjuggler" else 1e-15)
+    # joints by name: the robot's q.<joint> is that joint's position, whatever the file's order
+    digits = 9 if fmt == "plotjuggler" else 15  # PlotJuggler writes values with 9 decimals
+    tol = 0.6 * 10.0 ** -digits
+    for name_k, name in enumerate(ARM.q_names):
+        assert np.abs(traj.column(f"q.{name}") - Q[:, name_k]).max() <= tol
+        assert np.abs(traj.column(f"effort.{name}") - E[:, name_k]).max() <= tol
+    out = inverse_dynamics_trajectory(ARM, traj, joint_friction=False)
+    assert out.derivatives == "central"
+    tau = out.data[:, 1:1 + ARM.nv]
+    # dynlib's inverse of the same motion written in dyn's own CSV
+    own = folder / "own.csv"
+    write_trajectory(own, column_names(ARM.q_names, ARM.v_names, ("q",)), np.hstack([t[:, None], Q]))
+    ref = inverse_dynamics_trajectory(ARM, read_trajectory(own), joint_friction=False).data[:, 1:]
+    scale = np.abs(ref).max()
+    # bags keep the doubles and integer stamps, rostopic Python's repr (exact) and decimal stamps;
+    # PlotJuggler's 9 decimals (±5e-10 rad) become ±4·5e-10/dt² = ±2e-3 rad/s² in central differences
+    assert np.abs(tau - ref).max() <= (5e-3 if fmt == "plotjuggler" else 1e-12) * scale
+    # Pinocchio's RNEA of the exact motion: central differences at 1 kHz of this motion (|q''''| <=
+    # 0.6·4⁴) are within h²/12·154 = 1.3e-5 rad/s² inside and h²/3·|q'''| at the two ends
+    pin_tau = pinocchio_torques(Q, V, A)
+    assert np.abs(tau[1:-1] - pin_tau[1:-1]).max() <= 5e-3 * scale
+    assert np.abs(tau - pin_tau).max() <= 2e-2 * scale
+    # the measured efforts are carried, with effort - tau
+    names = out.names
+    for k, name in enumerate(ARM.v_names):
+        e = out.data[:, names.index(f"effort.{name}")]
+        assert np.array_equal(e, traj.column(f"effort.{name}"))
+        assert np.array_equal(out.data[:, names.index(f"residual.{name}")], e - tau[:, k])
+
+
+@pytest.mark.parametrize("fmt", ["rostopic", "plotjuggler"])
+def test_a_csv_read_ahead_is_parsed_once_and_gives_the_same_recording(recorded, fmt, monkeypatch):
+    # dyn inverse and contact-id start a read ahead of the recording (dynlib.files.recordings.read_ahead);
+    # a PlotJuggler CSV is read as a table (it takes the parse), a rostopic CSV by its own reader
+    # (with its own column types): it must not be parsed ahead too, and held unused
+    import dynlib.files.trajectory as tj
+    from dynlib.files.recordings import read_ahead
+    from dynlib.files.trajectory import csv as tcsv
+
+    folder, paths, _ = recorded
+    expected = read_recording(paths[fmt], ARM)
+    parsed = []
+    real = tcsv.read
+    monkeypatch.setattr(tcsv, "read", lambda *args, **kw: parsed.append(args) or real(*args, **kw))
+    assert read_ahead(paths[fmt])
+    rec = read_recording(paths[fmt], ARM)
+    assert rec.trajectory.names == expected.trajectory.names and rec.format == expected.format
+    assert np.array_equal(rec.trajectory.data, expected.trajectory.data)
+    assert len(parsed) == (1 if fmt == "plotjuggler" else 0)
+    assert not tj._ahead or all(a.result() is None for a in tj._ahead.values())
+
+
+def test_a_wrong_order_is_not_silently_wrong_torques(recorded):
+    """Mapping the columns by position ({index}) on a file whose joints are named and in another
+    order is an error, in both CSV formats; the same map on a file in the robot's order reads."""
+    folder, paths, (t_ns, t, Q, V, A, E) = recorded
+    with pytest.raises(DynError, match="field.name0 names that column's joint 'elbow'"):
+        read_recording(paths["rostopic"], ARM, columns={"q": "field.position{index}"})
+    wrong = {"q": "/joint_states/{joint}/position", "q.elbow": "/joint_states/wrist_1/position"}
+    with pytest.raises(DynError, match="joint 'wrist_1'"):
+        read_recording(paths["plotjuggler"], ARM, columns=wrong)
+    in_order = write_rostopic_csv(folder / "in_order.csv", messages(ARM.q_names, t_ns, Q, V, E))
+    rec = read_recording(in_order, ARM, columns={"q": "field.position{index}"})
+    assert np.array_equal(rec.trajectory.columns([f"q.{n}" for n in ARM.q_names]), Q)
+
+
+def test_joint_order_may_change_between_messages(tmp_path):
+    t_ns, t, Q, V, A, E = motion(n=60)
+    first = messages(ARM.q_names, t_ns[:30], Q[:30], V[:30], E[:30], order=ORDER)
+    then = messages(ARM.q_names, t_ns[30:], Q[30:], V[30:], E[30:], order=ORDER[::-1])
+    for fmt in ("ros1-bag", "ros2-mcap-file", "plotjuggler"):
+        rec = read_recording(write(tmp_path, fmt, first + then), ARM)
+        error = np.abs(rec.trajectory.columns([f"q.{n}" for n in ARM.q_names]) - Q).max()
+        assert error <= (6e-10 if fmt == "plotjuggler" else 0.0)
+
+
+def test_two_joint_state_topics_need_topic(tmp_path):
+    t_ns, t, Q, V, A, E = motion(n=50)
+    msgs = messages(ARM.q_names, t_ns, Q, V, E, order=ORDER)
+    other = messages(ARM.q_names, t_ns, Q + 0.1, V, E, order=ORDER)
+    for fmt in ("ros1-bag", "ros2-db3-folder", "plotjuggler"):
+        path = write(tmp_path, fmt, msgs, **{"/left/joint_states": other})
+        with pytest.raises(DynError, match="2 .*JointState topics.*--topic"):
+            read_recording(path, ARM)
+        rec = read_recording(path, ARM, topic="/left/joint_states")
+        assert np.abs(rec.trajectory.column("q.elbow") - (Q[:, 2] + 0.1)).max() <= 6e-10
+
+
+def test_unstamped_messages_use_the_log_time_and_say_so(tmp_path):
+    t_ns, t, Q, V, A, E = motion(n=50)
+    msgs = [m._replace(stamp=0) for m in messages(ARM.q_names, t_ns, Q, V, E, order=ORDER)]
+    rec = read_recording(write(tmp_path, "ros1-bag", msgs), ARM)
+    assert any("log time" in note for note in rec.notes)
+    assert rec.start == Decimal(msgs[0].logtime) / 10**9 and np.allclose(rec.trajectory.time, t, atol=1e-12)
+
+
+def test_epoch_nanoseconds_in_a_plain_column(tmp_path):
+    """A dyn-style CSV whose time column (named by --columns) holds epoch ns: recognised from its
+    size and said, or read in the unit given; never read as seconds."""
+    t_ns, t, Q, V, A, E = motion(n=50)
+    names = ["stamp"] + [f"pos_{n}" for n in ARM.q_names]
+    path = tmp_path / "log.csv"
+    path.write_text(",".join(names) + "\n" + "".join(
+        f"{s}," + ",".join(repr(float(x)) for x in q) + "\n" for s, q in zip(t_ns, Q)))
+    cols = {"time": "stamp", "q": "pos_{joint}"}
+    rec = read_recording(path, ARM, columns=cols)
+    assert any("epoch nanoseconds" in note for note in rec.notes)
+    assert np.allclose(rec.trajectory.time, t, atol=1e-12) and rec.start == Decimal(int(t_ns[0])) / 10**9
+    assert np.array_equal(read_recording(path, ARM, columns=cols, time_unit="ns").trajectory.time,
+                          rec.trajectory.time)
+    with pytest.raises(DynError, match="did you mean --time-unit ns"):
+        read_recording(path, ARM, columns=cols, time_unit="s")
+
+
+def test_resample_makes_jittery_stamps_uniform_for_savgol(tmp_path):
+    t_ns, t, Q, V, A, E = motion()
+    jitter = np.random.default_rng(3).integers(-50_000, 50_000, size=len(t_ns))  # ±50 µs
+    jitter[0] = 0
+    t_ns = t_ns + jitter
+    t = (t_ns - t_ns[0]) * 1e-9
+    Q, V, A = swing(ARM.nq, t)
+    path = write(tmp_path, "ros1-bag", messages(ARM.q_names, t_ns, Q, V, None, order=ORDER))
+    with pytest.raises(DynError, match="--resample"):
+        inverse_dynamics_trajectory(ARM, read_recording(path, ARM).trajectory, derivatives="savgol")
+    rec = read_recording(path, ARM, resample=1000.0)
+    times = rec.trajectory.time
+    assert np.allclose(np.diff(times), 1e-3, rtol=0, atol=1e-12) and times[-1] <= t[-1]
+    out = inverse_dynamics_trajectory(ARM, rec.trajectory, derivatives="savgol", joint_friction=False)
+    Qr, Vr, Ar = swing(ARM.nq, times)
+    ref = pinocchio_torques(Qr, Vr, Ar)
+    # linear interpolation between 1 kHz samples: |q''|·h²/8 = 1.2e-6 rad, smoothed by the fit
+    inner = slice(60, -60)
+    assert np.abs(out.data[inner, 1:1 + ARM.nv] - ref[inner]).max() <= 2e-2 * np.abs(ref).max()
+
+
+# ------------------------------------------------------------------ the command line
+
+def test_inverse_reads_a_bag_and_keeps_the_clock(recorded, tmp_path):
+    folder, paths, (t_ns, t, Q, V, A, E) = recorded
+    out = tmp_path / "tau.parquet"
+    r = invoke("inverse", ARM6, paths["ros2-mcap-folder"], "-o", out)
+    assert r.returncode == 0, r.stderr
+    table = pq.read_table(out)
+    assert table.schema.metadata[TIME_START_KEY.encode()].decode() == "1700000000.123456789"
+    lib = inverse_dynamics_trajectory(ARM, read_recording(paths["ros2-mcap-folder"], ARM).trajectory)
+    got = read_trajectory(out)
+    assert got.names == lib.names and got.names[1:1 + ARM.nv] == tau_columns(ARM)
+    assert np.array_equal(got.data, lib.data)
+    r = invoke("inverse", ARM6, paths["rostopic"], "--absolute-time", "-o", tmp_path / "abs.csv")
+    assert r.returncode == 0, r.stderr
+    got = read_trajectory(tmp_path / "abs.csv")
+    assert got.names[:2] == ["time", "time.absolute"]
+    assert np.abs(got.column("time.absolute") - t_ns * 1e-9).max() <= 1e-6  # a double near 1.7e9: ulp 2.4e-7
+
+
+def bad_recordings(folder):
+    """{case: (recording, extra arguments, what the message must say)}."""
+    t_ns, t, Q, V, A, E = motion(n=80)
+    good = messages(ARM.q_names, t_ns, Q, V, E, order=ORDER)
+    renamed = [m._replace(names=[("elbow_joint" if n == "elbow" else n) for n in m.names]) for m in good]
+    nan = list(good)
+    k = nan[40].names.index("wrist_1")
+    nan[40] = nan[40]._replace(position=nan[40].position[:k] + [float("nan")] + nan[40].position[k + 1:])
+    back = list(good)
+    back[50] = back[50]._replace(stamp=back[48].stamp)  # a stamp that goes back (logged in order)
+    back[50] = back[50]._replace(logtime=back[49].logtime + 1)
+    cases = {}
+    for fmt in ("ros1-bag", "ros2-db3-file", "rostopic", "plotjuggler"):
+        sub = folder / fmt
+        sub.mkdir()
+        for case, msgs in (("good", good), ("renamed", renamed), ("nan", nan), ("back", back)):
+            (sub / case).mkdir()
+            path = write(sub / case, fmt, msgs)
+            if case == "good":
+                if fmt != "rostopic":
+                    cases[(fmt, "missing topic")] = (path, ["--topic", "/nope"], "'/nope'")
+                if fmt != "plotjuggler":
+                    cases[(fmt, "ns read as s")] = (path, ["--time-unit", "s"], "--time-unit ns")
+            elif case == "renamed":
+                cases[(fmt, case)] = (path, [], "elbow")
+            elif case == "nan":
+                cases[(fmt, case)] = (path, [], "not finite")
+            else:
+                cases[(fmt, case)] = (path, [], "does not increase")
+    two = write(folder, "ros1-bag", good, **{"/left/joint_states": good})
+    cases[("ros1-bag", "two topics")] = (two, [], "--topic")
+    return cases
+
+
+@pytest.fixture(scope="module")
+def bad(tmp_path_factory):
+    return bad_recordings(tmp_path_factory.mktemp("bad"))
+
+
+# rostopic echo -p holds one topic (no --topic to miss); PlotJuggler's time is in seconds and
+# sorted by PlotJuggler (no ns to misread, no stamp going back)
+BAD_CASES = [(fmt, case) for fmt in ("ros1-bag", "ros2-db3-file", "rostopic", "plotjuggler")
+             for case in ("missing topic", "ns read as s", "renamed", "nan", "back")
+             if not (fmt == "rostopic" and case == "missing topic")
+             and not (fmt == "plotjuggler" and case in ("ns read as s", "back"))] + [("ros1-bag", "two topics")]
+
+
+@pytest.mark.parametrize("fmt, case", BAD_CASES, ids=[f"{f}-{c}".replace(" ", "_") for f, c in BAD_CASES])
+def test_bad_recordings_are_one_line_errors_without_output(bad, tmp_path, fmt, case):
+    path, extra, says = bad[(fmt, case)]
+    out = tmp_path / "tau.csv"
+    r = invoke("inverse", ARM6, path, *extra, "-o", out)
+    assert r.returncode == 2, r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("dyn: error:") and says in lines[0], r.stderr
+    assert not out.exists() and list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("hz", ["1e9", "1e300"])
+def test_a_resampling_rate_whose_samples_cannot_fit_is_one_line(recorded, tmp_path, hz):
+    """--resample 1e9 on 0.4 s (4e8 samples) was an internal error (MemoryError), 1e300 too
+    (ValueError: Maximum allowed size exceeded): the count is checked before the arrays are made."""
+    folder, paths, _ = recorded
+    out = tmp_path / "tau.csv"
+    r = invoke("inverse", ARM6, paths["rostopic"], "--resample", hz, "-o", out)
+    assert r.returncode == 2, r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert lines[-1].startswith("dyn: error:") and "--resample" in lines[-1] and "internal" not in r.stderr, r.stderr
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("kind", ["bag", "db3"])
+@pytest.mark.parametrize("part", ["velocity", "effort"])
+def test_a_bag_whose_messages_carry_velocities_or_efforts_only_sometimes_is_one_error(tmp_path, kind, part):
+    # two publishers on one topic, one without efforts: the rows without them were NaN cells
+    # (written by dyn inverse, exit 0; 'value nan is not finite' in dyn identify)
+    t_ns, t, Q, V, A, E = motion(40)
+    msgs = messages(ARM.q_names, t_ns, Q, V, E)
+    for k in (3, 17):
+        msgs[k] = msgs[k]._replace(**{part: []})
+    path = write_bag(tmp_path / ("mixed.bag" if kind == "bag" else "mixed"), {"/joint_states": msgs}, kind)
+    with pytest.raises(DynError) as err:
+        read_recording(path, ARM)
+    message = str(err.value)
+    assert "message 4 of /joint_states has no " + ("velocities" if part == "velocity" else "efforts") in message
+    assert "message 1 has them" in message and "\n" not in message
+    # every message without: no such columns, no error
+    for k in range(len(msgs)):
+        msgs[k] = msgs[k]._replace(**{part: []})
+    path = write_bag(tmp_path / ("none.bag" if kind == "bag" else "none"), {"/joint_states": msgs}, kind)
+    names = read_recording(path, ARM).trajectory.names
+    assert not any(n.startswith("qd." if part == "velocity" else "effort.") for n in names)
+
+
+def test_a_bag_cannot_come_from_standard_input(recorded):
+    folder, paths, _ = recorded
+    r = run_process("inverse", ARM6, "-", input=paths["ros1-bag"].read_bytes(), text=False)  # a real standard input
+    assert r.returncode == 2 and b"give its path" in r.stderr and r.stdout == b""

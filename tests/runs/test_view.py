@@ -1,0 +1,384 @@
+"""dyn view's page, read back without a browser: the commands in the page (decoded with
+u-msgpack, an implementation independent of the page's packer), keyframes at the display
+rate, body placements against forward kinematics, the fallbacks when meshes are missing,
+contact arrows and the page size (tests/runs/test_view_browser.py opens pages in Chromium)."""
+import base64
+import gzip
+import re
+import struct
+
+import numpy as np
+import pytest
+
+import dynlib
+from dynlib.files.trajectory import Trajectory, column_names, write_trajectory
+from dynlib.runs.view import build_view, read_recording, write_view
+from dynlib.runs.view.motion import interpolate, keyframe_times, quaternions, rotation_to
+from dynlib.runs.view.page import Blob, float32, packb, stream
+from helpers import ROBOTS_DIR, assert_close, sample
+
+umsgpack = pytest.importorskip("umsgpack", reason="u-msgpack-python comes with meshcat (dyn's dependency)")
+
+
+# ------------------------------------------------------------------- reading pages back
+
+def payload_of(html: bytes) -> bytes:
+    """The page's record stream (base64, then gzip, undone)."""
+    payload = re.search(rb'<script id="dyn-scene" type="application/octet-stream">\s*([A-Za-z0-9+/=]+)\s*</script>',
+                        html).group(1)
+    return gzip.decompress(base64.b64decode(payload))
+
+
+def commands_of(html: bytes) -> list:
+    """The meshcat commands inside a page, decoded (typed arrays as numpy arrays)."""
+    data = payload_of(html)
+    blobs, commands, k = [], [], 0
+    while k < len(data):
+        tag, n = data[k:k + 1], struct.unpack_from("<I", data, k + 1)[0]
+        k += 5
+        if tag == b"B":
+            blobs.append(data[k:k + n])
+            k += n
+            continue
+        assert tag == b"C"
+        parts = []
+        for _ in range(n):
+            kind, m = data[k], struct.unpack_from("<I", data, k + 1)[0]
+            k += 5
+            if kind == 0:
+                parts.append(data[k:k + m])
+                k += m
+            else:
+                parts.append(blobs[m])
+        commands.append(umsgpack.unpackb(b"".join(parts), ext_handlers={
+            0x17: lambda e: np.frombuffer(e.data, "<f4"), 0x12: lambda e: bytes(e.data)}))
+    return commands
+
+
+def animation_of(commands) -> dict:
+    """{path: {track name: (times, values)}} of the page's set_animation."""
+    anim = [c for c in commands if c["type"] == "set_animation"]
+    assert len(anim) == 1
+    out = {}
+    for a in anim[0]["animations"]:
+        assert a["clip"]["fps"] == 1  # times in seconds
+        out[a["path"]] = {t["name"]: (np.asarray(t["times"]), t["values"]) for t in a["clip"]["tracks"]}
+    return out
+
+
+def objects_of(commands) -> dict:
+    return {c["path"]: c["object"] for c in commands if c["type"] == "set_object"}
+
+
+def motion_file(path, model, t, Q, extra=None):
+    names = column_names(model.q_names, model.v_names, ("q",))
+    data = np.column_stack([t, Q])
+    if extra:
+        names += list(extra)
+        data = np.column_stack([data] + [np.asarray(v, float) for v in extra.values()])
+    write_trajectory(path, names, data)
+    return path
+
+
+def swing(model, t, amplitude=0.8, seed=0):
+    """A smooth motion: each coordinate a sinusoid (a free-flyer root turning about z and moving)."""
+    rng = np.random.default_rng(seed)
+    Q = np.tile(model.q_neutral, (len(t), 1))
+    w = rng.uniform(0.5, 2.0, model.nq)
+    Q += amplitude * np.sin(np.outer(t, w))
+    if model.has_floating_base:
+        Q[:, 0:3] = np.column_stack([0.2 * t, 0 * t, 0.4 + 0 * t])
+        yaw = 0.9 * t
+        Q[:, 3:7] = np.column_stack([0 * t, 0 * t, np.sin(yaw / 2), np.cos(yaw / 2)])
+    return Q
+
+
+# ------------------------------------------------------------------- packing
+
+def test_messagepack_round_trip_through_an_independent_decoder():
+    value = {"a": [None, True, False, 0, 127, 128, -1, -32, -33, 2 ** 40, -2 ** 40, 1.5, -0.0, "é" * 40],
+             "nested": {"s": "x" * 300, "long": list(range(20)), "map": {str(i): i for i in range(20)}},
+             "f32": float32(np.arange(6.0)), "big": "y" * 70000}
+    segments = packb(value)
+    assert len(segments) == 1
+    out = umsgpack.unpackb(segments[0], ext_handlers={0x17: lambda e: np.frombuffer(e.data, "<f4")})
+    f32 = out.pop("f32")
+    assert np.array_equal(f32, np.arange(6.0, dtype=np.float32))
+    expected = dict(value)
+    expected.pop("f32")
+    assert out == expected
+
+
+def test_a_blob_is_stored_once_however_often_it_is_used():
+    mesh = Blob(bytes(range(256)) * 400, key="mesh.stl")
+    text = Blob("v 0 0 0\n" * 1000, key="mesh.obj")
+    commands = [{"data": mesh, "n": 1}, {"data": mesh, "obj": text}, {"data": text}]
+    data = stream(commands)
+    assert data.count(mesh.data) == 1 and data.count(text.data) == 1
+    html_commands = commands_of(
+        b'<script id="dyn-scene" type="application/octet-stream">' + base64.b64encode(gzip.compress(data))
+        + b"</script>")
+    assert html_commands[0] == {"data": mesh.data, "n": 1}
+    assert html_commands[1] == {"data": mesh.data, "obj": text.data.decode()}
+    assert html_commands[2] == {"data": text.data.decode()}
+
+
+# ------------------------------------------------------------------- motion
+
+def test_keyframes_at_the_display_rate_and_sparse_samples_kept():
+    t = np.arange(2001) * 1e-3
+    k = keyframe_times(t, 30)
+    assert len(k) == 61 and np.allclose(np.diff(k), 1 / 30) and k[0] == 0 and np.isclose(k[-1], 2.0)
+    t = np.arange(1001) * 1e-3 * 1.0005  # ends between two display instants: the last sample is kept
+    k = keyframe_times(t, 30)
+    assert k[-1] == t[-1] and np.all(np.diff(k) > 0)
+    sparse = np.array([0.0, 0.5, 0.7, 2.0])
+    assert np.array_equal(keyframe_times(sparse, 30), sparse)
+    assert np.array_equal(keyframe_times(np.array([3.0]), 30), [3.0])
+
+
+def test_interpolation_follows_the_shortest_rotation_of_a_free_flyer():
+    quad = sample("quadruped", True)
+    q0, q1 = quad.q_neutral.copy(), quad.q_neutral.copy()
+    a, b = 0.3, 2.9  # yaw angles: the mid-point is yaw 1.6, by the shorter way
+    q0[3:7] = [0, 0, np.sin(a / 2), np.cos(a / 2)]
+    q1[3:7] = [0, 0, np.sin(b / 2), np.cos(b / 2)]
+    q1[0] = 1.0
+    q1[7] = 0.4
+    mid = interpolate(quad, np.array([0.0, 1.0]), np.array([q0, q1]), np.array([0.0, 0.5, 1.0]))
+    assert np.allclose(mid[0], q0) and np.allclose(mid[2], q1)
+    yaw = 2 * np.arctan2(mid[1, 5], mid[1, 6])
+    assert np.isclose(yaw, (a + b) / 2) and np.isclose(mid[1, 7], 0.2)
+
+
+def test_quaternions_against_scipy_and_sign_continuous():
+    from scipy.spatial.transform import Rotation
+
+    R = Rotation.random(200, random_state=3)
+    q = quaternions(R.as_matrix())
+    assert np.allclose(np.abs(np.sum(q * R.as_quat(), axis=1)), 1.0, atol=1e-12)
+    yaw = np.linspace(0, 4 * np.pi, 100)  # a quaternion path through its sign change stays continuous
+    q = quaternions(Rotation.from_euler("z", yaw[:, None]).as_matrix())
+    assert np.all(np.sum(q[1:] * q[:-1], axis=1) > 0.99)
+
+
+def test_rotation_to_takes_y_onto_the_direction():
+    d = np.random.default_rng(1).normal(size=(50, 3))
+    d[:3] = [[0, -2, 0], [0, 3, 0], [1e-3, -5, 0]]
+    R = rotation_to(d)
+    assert np.allclose(R @ np.array([0, 1.0, 0]), d / np.linalg.norm(d, axis=1)[:, None])
+    assert np.allclose(R @ R.transpose(0, 2, 1), np.eye(3)) and np.allclose(np.linalg.det(R), 1)
+    assert np.allclose(rotation_to(np.zeros((1, 3)))[0], np.eye(3))
+
+
+# ------------------------------------------------------------------- pages
+
+def test_body_tracks_are_the_forward_kinematics_at_the_keyframes(tmp_path):
+    quad = sample("quadruped", True)
+    t = np.arange(0, 2.0 + 1e-9, 0.01)  # 100 Hz shown at 20 fps: every 5th sample is a keyframe
+    Q = swing(quad, t)
+    page = build_view(quad, read_recording(quad, motion_file(tmp_path / "m.csv", quad, t, Q)), fps=20)
+    anim = animation_of(commands_of(page.html))
+    assert page.frames == 41
+    for body, link in enumerate(quad.body_links):
+        times, pos = anim[f"/dyn/robot/{link}"][".position"]
+        _, quat = anim[f"/dyn/robot/{link}"][".quaternion"]
+        assert np.allclose(times, np.arange(41) / 20, atol=1e-6)
+        T = dynlib.frame_placement(quad, Q[::5], link)
+        assert_close(pos.reshape(-1, 3), T[:, :3, 3], 1e-6, "view body position (float32)")
+        ref = quaternions(T[:, :3, :3])
+        assert np.allclose(np.abs(np.sum(quat.reshape(-1, 4) * ref, axis=1)), 1, atol=1e-6)
+
+
+def test_page_size_grows_with_duration_not_samples(tmp_path):
+    arm = sample("arm6")
+    sizes = {}
+    for rate in (100, 2000):
+        t = np.arange(0, 4.0 + 1e-9, 1 / rate)
+        page = build_view(arm, read_recording(arm, motion_file(tmp_path / f"{rate}.csv", arm, t, swing(arm, t))))
+        sizes[rate] = len(page.html)
+        assert page.frames == 121
+    assert abs(sizes[2000] - sizes[100]) < 0.02 * sizes[100]
+    t = np.arange(0, 40.0 + 1e-9, 1 / 100)  # ten times longer: about ten times more motion
+    long = build_view(arm, read_recording(arm, motion_file(tmp_path / "long.csv", arm, t, swing(arm, t))))
+    short = build_view(arm, read_recording(arm, motion_file(tmp_path / "short.csv", arm, t[:401], swing(arm, t[:401]))))
+    empty = build_view(arm, read_recording(arm, motion_file(tmp_path / "one.csv", arm, t[:1], swing(arm, t[:1]))))
+    def motion_bytes(page):
+        anim = animation_of(commands_of(page.html))
+        return sum(np.asarray(v).nbytes for tracks in anim.values() for t, v in tracks.values())
+
+    assert np.isclose(motion_bytes(long) / motion_bytes(short), 1201 / 121, rtol=1e-3)
+    assert not [c for c in commands_of(empty.html) if c["type"] == "set_animation"]
+    assert len(long.html) > len(short.html) > len(empty.html)
+
+
+def test_a_single_sample_is_a_still_page(tmp_path):
+    arm = sample("arm6")
+    page = build_view(arm, read_recording(arm, motion_file(tmp_path / "one.csv", arm, [0.0], swing(arm, [0.0]))))
+    cmds = commands_of(page.html)
+    assert page.frames == 1 and not [c for c in cmds if c["type"] == "set_animation"]
+    assert "/dyn/robot/base" in objects_of(cmds) or len(objects_of(cmds)) > 1
+
+
+ARM_URDF = """<?xml version="1.0"?>
+<robot name="meshy">
+  <material name="steel"><color rgba="0.5 0.5 0.55 1"/></material>
+  <link name="base">
+    <visual><geometry><mesh filename="{base}"/></geometry><material name="steel"/></visual>
+    <collision><geometry><box size="0.2 0.2 0.1"/></geometry></collision>
+  </link>
+  <link name="arm">
+    <inertial><mass value="1"/><inertia ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial>
+    <visual><origin xyz="0 0 0.25"/><geometry><mesh filename="{arm}" scale="0.5 0.5 2"/></geometry></visual>
+    <collision><origin xyz="0 0 0.25"/><geometry><cylinder radius="0.05" length="0.5"/></geometry></collision>
+  </link>
+  <joint name="j" type="revolute"><parent link="base"/><child link="arm"/><axis xyz="0 1 0"/>
+    <origin xyz="0 0 0.1"/><limit lower="-3" upper="3" effort="1" velocity="1"/></joint>
+</robot>
+"""
+
+TRIANGLE_OBJ = "v 0 0 0\nv 0.1 0 0\nv 0 0.1 0\nf 1 2 3\n"
+DAE_MM = """<?xml version="1.0" encoding="utf-8"?>
+<COLLADA xmlns="http://www.collada.org/2005/11/COLLADASchema" version="1.4.1">
+  <asset><unit name="millimeter" meter="0.001"/><up_axis>Z_UP</up_axis></asset>
+  <library_geometries><geometry id="g"><mesh>
+    <source id="p"><float_array id="pa" count="9">0 0 0 100 0 0 0 100 0</float_array>
+      <technique_common><accessor source="#pa" count="3" stride="3">
+        <param name="X" type="float"/><param name="Y" type="float"/><param name="Z" type="float"/>
+      </accessor></technique_common></source>
+    <vertices id="v"><input semantic="POSITION" source="#p"/></vertices>
+    <triangles count="1"><input semantic="VERTEX" source="#v" offset="0"/><p>0 1 2</p></triangles>
+  </mesh></geometry></library_geometries>
+  <library_visual_scenes><visual_scene id="s"><node id="n"><instance_geometry url="#g"/></node></visual_scene>
+  </library_visual_scenes>
+  <scene><instance_visual_scene url="#s"/></scene>
+</COLLADA>
+"""
+
+
+def meshy(tmp_path, base, arm):
+    path = tmp_path / "meshy.urdf"
+    path.write_text(ARM_URDF.format(base=base, arm=arm))
+    return dynlib.load(path)
+
+
+def test_meshes_are_embedded_with_scale_colour_and_dae_units(tmp_path):
+    (tmp_path / "meshes").mkdir()
+    (tmp_path / "meshes" / "base.obj").write_text(TRIANGLE_OBJ)
+    (tmp_path / "meshes" / "arm.dae").write_text(DAE_MM)
+    model = meshy(tmp_path, "meshes/base.obj", "file://" + str(tmp_path / "meshes" / "arm.dae"))
+    t = np.linspace(0, 1, 11)
+    page = build_view(model, read_recording(model, motion_file(tmp_path / "m.csv", model, t, swing(model, t))))
+    assert page.warnings == [] and page.meshes == 2
+    objs = objects_of(commands_of(page.html))
+    base = objs["/dyn/robot/world"]
+    geom = {g["uuid"]: g for g in base["geometries"]}
+    (mesh,) = base["object"]["children"]
+    assert geom[mesh["geometry"]] == {"type": "_meshfile_geometry", "format": "obj", "data": TRIANGLE_OBJ,
+                                      "uuid": mesh["geometry"]}
+    (mat,) = base["materials"]
+    assert mat["color"] == (128 << 16) | (128 << 8) | 140  # 'steel', by name
+    arm = objs["/dyn/robot/arm"]
+    (child,) = arm["object"]["children"]
+    M = np.array(child["matrix"]).reshape(4, 4).T  # three.js stores column-major
+    assert np.allclose(M, np.diag([0.5e-3, 0.5e-3, 2e-3, 1]) + np.outer([0, 0, 0.25, 0], [0, 0, 0, 1]))
+
+
+def test_missing_meshes_are_warnings_and_collisions_stand_in(tmp_path):
+    model = meshy(tmp_path, "package://nowhere_description/meshes/base.stl", "meshes/missing.dae")
+    t = np.linspace(0, 1, 11)
+    page = build_view(model, read_recording(model, motion_file(tmp_path / "m.csv", model, t, swing(model, t))))
+    text = "\n".join(page.warnings)
+    assert "'nowhere_description'" in text and "1 mesh not drawn (package://nowhere_description/meshes/base.stl)" in text
+    assert "meshes/missing.dae" in text and "no such file" in text
+    assert "<collision> geometry" in text
+    objs = objects_of(commands_of(page.html))
+    kinds = {g["type"] for o in objs.values() for g in o["geometries"]}
+    assert {"BoxGeometry", "CylinderGeometry"} <= kinds
+
+
+def test_a_robot_without_shapes_is_drawn_as_its_frames(tmp_path):
+    import dataclasses
+
+    bare = dataclasses.replace(sample("arm6"), visuals=(), collision_shapes=())
+    t = np.linspace(0, 1, 11)
+    page = build_view(bare, read_recording(bare, motion_file(tmp_path / "m.csv", bare, t, swing(bare, t))))
+    assert any("link frames" in w for w in page.warnings)
+    objs = objects_of(commands_of(page.html))
+    assert len([p for p in objs if p.startswith("/dyn/robot/")]) >= bare.nb
+
+
+def test_contact_forces_become_arrows_at_the_scenario_points(tmp_path):
+    sc = dynlib.load_scenario(ROBOTS_DIR.parent / "scenarios" / "contact_unilateral_quadruped.yaml",
+                              {"duration": 0.3, "output.columns": ["q", "qd", "contact"]})
+    traj = Trajectory(*dynlib.run_scenario(sc).table(("q", "contact")))
+    c = sc.contacts
+    page = build_view(sc.model, read_recording(sc.model, traj), contacts={
+        "points": c.points, "height": c.ground.height, "normal": c.ground.normal})
+    cmds = commands_of(page.html)
+    anim = animation_of(cmds)
+    feet = ["lf_foot", "lh_foot", "rf_foot", "rh_foot"]
+    t = traj.time
+    for foot in feet:
+        times, pos = anim[f"/dyn/contacts/{foot}"][".position"]
+        # the arrow stands at the contact point: the foot frame's origin plus the offset (0, 0, -0.02) in its axes
+        Q = interpolate(sc.model, t, traj.columns([f"q.{n}" for n in sc.model.q_names]), times)
+        T = dynlib.frame_placement(sc.model, Q, foot)
+        ref = T[:, :3, 3] + T[:, :3, :3] @ np.array([0, 0, -0.02])
+        assert_close(pos.reshape(-1, 3), ref, 1e-6, "view contact point")
+        _, scale = anim[f"/dyn/contacts/{foot}/shaft"][".scale"]
+        F = np.array([np.interp(times, t, traj.column(f"contact.{foot}.f{a}")) for a in "xyz"]).T
+        lengths = scale.reshape(-1, 3)[:, 1]
+        loaded = np.linalg.norm(F, axis=1) > 1.0
+        ratio = lengths[loaded] / np.linalg.norm(F[loaded], axis=1)
+        assert loaded.any() and np.allclose(ratio, ratio[0], rtol=1e-5)
+    assert "/dyn/ground" in objects_of(cmds)
+
+
+def test_contact_forces_without_a_scenario_are_drawn_at_frames_or_named(tmp_path):
+    quad = sample("quadruped", True)
+    t = np.linspace(0, 1, 21)
+    Q = swing(quad, t)
+    extra = {f"contact.lf_foot.f{a}": np.full(len(t), 10.0 if a == "z" else 0.0) for a in "xyz"}
+    extra.update({f"contact.nowhere.f{a}": np.ones(len(t)) for a in "xyz"})
+    page = build_view(quad, read_recording(quad, motion_file(tmp_path / "m.csv", quad, t, Q, extra)))
+    anim = animation_of(commands_of(page.html))
+    times, pos = anim["/dyn/contacts/lf_foot"][".position"]
+    assert_close(pos.reshape(-1, 3), dynlib.frame_placement(quad, Q, "lf_foot")[:, :3, 3], 1e-6, "view frame point")
+    assert "/dyn/contacts/nowhere" not in anim
+    assert any("contact.nowhere" in w and "not drawn" in w for w in page.warnings)
+
+
+def test_traces_follow_their_frame(tmp_path):
+    arm = sample("arm6")
+    t = np.linspace(0, 2, 401)
+    Q = swing(arm, t)
+    page = build_view(arm, read_recording(arm, motion_file(tmp_path / "m.csv", arm, t, Q)), traces=["tool0"])
+    line = objects_of(commands_of(page.html))["/dyn/traces/tool0"]
+    pts = np.asarray(line["geometries"][0]["data"]["attributes"]["position"]["array"]).reshape(-1, 3)
+    assert_close(pts, dynlib.frame_placement(arm, Q, "tool0")[:, :3, 3], 1e-6, "view trace")
+    with pytest.raises(dynlib.errors.InputError, match="no frame"):
+        build_view(arm, read_recording(arm, tmp_path / "m.csv"), traces=["tool9"])
+
+
+def test_recordings_with_other_column_names(tmp_path):
+    arm = sample("arm6")
+    t = np.linspace(0, 1, 11)
+    Q = swing(arm, t)
+    names = ["time"] + [f"pos_{n}" for n in arm.q_names]
+    write_trajectory(tmp_path / "r.csv", names, np.column_stack([t, Q]))
+    rec = read_recording(arm, tmp_path / "r.csv", columns={"q": "pos_{joint}"})
+    assert np.array_equal(rec.q, Q)
+    with pytest.raises(dynlib.errors.TrajectoryError, match="missing"):
+        read_recording(arm, tmp_path / "r.csv")
+
+
+def test_write_view_is_atomic_and_leaves_nothing_on_error(tmp_path):
+    arm = sample("arm6")
+    t = np.linspace(0, 1, 11)
+    motion_file(tmp_path / "m.csv", arm, t, swing(arm, t))
+    page = write_view(tmp_path / "p.html", arm, tmp_path / "m.csv")
+    assert (tmp_path / "p.html").read_bytes() == page.html
+    with pytest.raises(dynlib.errors.InputError):
+        write_view(tmp_path / "q.html", arm, tmp_path / "m.csv", fps=0)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.csv", "p.html"]

@@ -90,7 +90,7 @@ def energy_check(ctx, source, duration, dt, integrator, q0, qd0, seed, tolerance
         if not report.series:
             notice(ctx, "warning: the run diverged; no energy figure written")
         else:
-            from dynlib.runs.figures import energy_figure
+            from dynlib.files.figures import energy_figure
 
             energy_figure(report.series, plot_path, title=f"{report.robot}: {s['integrator']}, dt = {s['dt']:g} s")
     if not report.passed:

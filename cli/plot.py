@@ -19,13 +19,13 @@ Examples:
               help="The robot's URDF, to label each joint column in its unit (rad or m, N·m or N).")
 def plot(traj, patterns, output, title, robot):
     """Plot columns of the trajectory file TRAJ ('-': standard input) against time."""
-    from dynlib.runs.figures import trajectory_figure
+    from dynlib.files.figures import trajectory_figure
     from dynlib.files.trajectory import read_trajectory
 
     check_outputs((output, "figure", "-o/--output"), inputs=(traj,) + ((robot,) if robot else ()))
     joint_types = None
     if robot is not None:
-        from dynlib.runs.figures import joint_types_of
+        from dynlib.files.figures import joint_types_of
 
         joint_types = joint_types_of(robot)
     trajectory_figure(read_trajectory(traj), list(patterns), output, title=title, joint_types=joint_types)

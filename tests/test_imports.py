@@ -162,7 +162,7 @@ _REPORT = ("import sys\nfrom cli.main import dyn\ncode = 0\n"
 # files, scipy beyond its top level (numba imports scipy itself; the kernels are loaded without
 # numba.np.arraymath, whose BLAS check imports scipy.linalg), and the other commands' machinery
 NEVER = ("pandas", "matplotlib", "pyarrow.parquet", "pyarrow.compute", "scipy.linalg", "scipy.signal",
-         "scipy.interpolate", "dynlib.runs.sweep", "dynlib.runs.checks", "dynlib.runs.view", "dynlib.runs.figures",
+         "scipy.interpolate", "dynlib.runs.sweep", "dynlib.runs.checks", "dynlib.runs.view", "dynlib.files.figures",
          "dynlib.motion.identification", "dynlib.motion.contact_id")
 
 

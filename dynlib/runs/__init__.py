@@ -1,3 +1,2 @@
-"""What a user runs on top of the physics: YAML scenarios, sweeps, the energy check, figures and
-the web viewer.
+"""What a user runs on top of the physics: YAML scenarios, sweeps, the energy check and the web viewer.
 """

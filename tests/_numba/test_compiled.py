@@ -167,7 +167,7 @@ def test_an_edit_to_what_compiled_code_is_made_of_is_another_folder(dynlib_copy,
 OTHER_EDITS = ("runs/view/page.py", "runs/view/__init__.py", "runs/scenario/messages.py", "runs/scenario/schema.py",
                "runs/sweep/records.py", "files/trajectory/csv.py", "files/trajectory/__init__.py",
                "files/recordings/bags.py", "files/recordings/rostopic.py", "files/output.py", "runs/checks.py",
-               "motion/identification/__init__.py", "files/urdf.py", "runs/figures.py", "__init__.py")
+               "motion/identification/__init__.py", "files/urdf.py", "files/figures.py", "__init__.py")
 
 
 def test_an_edit_elsewhere_keeps_the_folder(dynlib_copy):

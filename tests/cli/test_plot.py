@@ -51,7 +51,7 @@ def test_axes_carry_each_columns_unit_and_the_title_says_what_and_from_where(tmp
     file, or standard input."""
     import matplotlib
 
-    from dynlib.runs.figures import joint_types_of, trajectory_figure
+    from dynlib.files.figures import joint_types_of, trajectory_figure
     from dynlib.files.trajectory import read_trajectory
 
     urdf = tmp_path / "rp.urdf"
@@ -78,7 +78,7 @@ def test_axes_carry_each_columns_unit_and_the_title_says_what_and_from_where(tmp
 
 
 def test_a_plot_of_standard_input_is_titled_by_its_content():
-    from dynlib.runs.figures import default_title
+    from dynlib.files.figures import default_title
     from dynlib.files.trajectory import Trajectory
 
     traj = Trajectory(["time", "q.a"], np.zeros((2, 2)), path="<stdin>")

@@ -17,7 +17,7 @@ def check_path(path):
     from pathlib import Path
 
     from ...errors import InputError
-    from ...runs.figures import FIGURE_FORMATS
+    from ...files.figures import FIGURE_FORMATS
 
     if Path(str(path)).suffix.lower() not in FIGURE_FORMATS:
         raise InputError(f"{path}: figure files must end in {', '.join(FIGURE_FORMATS)}")
@@ -28,7 +28,7 @@ def fit_figure(result, path, atomic=True):
     `atomic_output` unless `atomic` is False (the caller's own temporary file)."""
     import contextlib
 
-    from ...runs.figures import glyphs_quiet
+    from ...files.figures import glyphs_quiet
     from ...files.trajectory import atomic_output
 
     check_path(path)

@@ -11,7 +11,7 @@ import warnings
 
 import numpy as np
 
-from ..files.columns import TIME, UNITS, coordinate, part, unit
+from .columns import TIME, UNITS, coordinate, part, unit
 from ..errors import InputError, TrajectoryError
 
 FIGURE_FORMATS = (".png", ".pdf", ".svg")
@@ -36,7 +36,7 @@ def _check_path(path):
 
 def _save(fig, path):
     """fig to `path`, atomically, without matplotlib's glyph warnings (`glyphs_quiet`)."""
-    from ..files.output import atomic_output
+    from .output import atomic_output
 
     with atomic_output(path) as tmp, glyphs_quiet():
         fig.savefig(tmp, dpi=110)

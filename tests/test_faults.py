@@ -549,7 +549,7 @@ def test_a_huge_integer_is_one_line_exit_2(tmp_path, case):
 
 def test_a_direct_call_with_a_huge_count_is_an_input_error():
     from dynlib import load
-    from dynlib.sim import simulate
+    from dynlib import simulate
     from dynlib.errors import InputError
 
     model = load(ARM6)

@@ -61,7 +61,7 @@ def expand_xacro(path, package_path=()) -> bytes:
     seconds, memory = limits()
     request = json.dumps({"path": os.path.abspath(file), "parent": os.getpid(), "seconds": seconds,
                           "memory": memory, "package_path": [str(p) for p in package_path]})
-    here = str(Path(__file__).resolve().parent.parent)  # the folder holding this dynlib
+    here = str(Path(__file__).resolve().parents[2])  # the folder holding this dynlib (dynlib/files/xacro_expand.py)
     code = f"import sys; sys.path.insert(0, {here!r}); from dynlib.files.xacro_expand import _child; _child()"
     flags = ["-P"] if sys.version_info >= (3, 11) else []  # not the current folder on sys.path
     try:

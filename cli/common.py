@@ -162,7 +162,8 @@ def compile_notice(ctx):
     """Say so on standard error when the kernels are compiled: not when ABA and RNEA are in
     dyn's cache (the first run compiles them); otherwise when the first kernel that is not
     in the cache is about to be compiled (numba's own cache, the fallback: right away)."""
-    from dynlib._numba.cache import cache_is_warm, cache_writable
+    from dynlib._numba.cache import cache_is_warm
+    from dynlib._numba.folder import cache_writable
     from dynlib._numba.events import on_first_compile
 
     def say():

@@ -18,16 +18,16 @@
   released: ``jit(nogil=True)``.
 
 `jit` is the one maker under the three: ``numba.njit`` cached in dyn's cache folder
-(`dynlib._numba.cache`, `dynlib._numba.entries`) and loaded without numba's compiler start-up
+(`dynlib._numba.folder`, `dynlib._numba.entries`) and loaded without numba's compiler start-up
 (`dynlib._numba.symbols`), each of numba's internals it reaches checked once (`dynlib._numba.probes`).
 """
-from . import cache, probes
+from . import folder, probes
 
 
 def jit(fn=None, *, nrt=True, **options):
     """``numba.njit(cache=True, **options)``, as ``@jit``, ``@jit(...)`` or ``jit()(f)``,
     cached in dyn's cache folder and loaded without numba's compiler start-up
-    (`dynlib._numba.cache`).
+    (`dynlib._numba.folder`).
 
     nrt=False compiles without numba's runtime (``_nrt=False``: the kernel must not
     allocate), which spares the reference counting of every array argument; when
@@ -43,14 +43,14 @@ def jit(fn=None, *, nrt=True, **options):
         opts = dict(options)
         if not nrt and b.nrt_option:
             opts["_nrt"] = False
-        if b.cache_class and cache.package_dir(inspect.getfile(f)) is not None:
+        if b.cache_class and folder.package_dir(inspect.getfile(f)) is not None:
             dispatcher = njit(**opts)(f)
             try:
                 dispatcher._cache = b.cache_class(f)
                 return dispatcher
             except Exception:  # no folder at all (no home directory), or a function numba cannot locate
-                if cache.cache_folder() is None:
-                    cache.warn_once("unwritable", "no folder for the kernel cache (no home directory and no "
+                if folder.cache_folder() is None:
+                    folder.warn_once("unwritable", "no folder for the kernel cache (no home directory and no "
                                                   "DYN_CACHE_DIR): the kernels are compiled in memory, in every run")
                     return dispatcher
         return _numba_cached(njit, f, opts)
@@ -60,17 +60,17 @@ def jit(fn=None, *, nrt=True, **options):
 
 def _numba_cached(njit, f, opts):
     """numba's own cache (the fallback), pointed at dyn's cache folder while the dispatcher is made."""
-    folder = cache.cache_folder() if probes.checked().cache == "numba" else None
-    if folder is None:
+    place = folder.cache_folder() if probes.checked().cache == "numba" else None
+    if place is None:
         return njit(cache=True, **opts)(f)
     from numba.core import config
 
     saved = config.CACHE_DIR
-    config.CACHE_DIR = str(folder)
+    config.CACHE_DIR = str(place)
     try:
         return njit(cache=True, **opts)(f)
     except RuntimeError:  # numba found no writable place at all
-        cache.warn_once("unwritable", f"cannot write the kernel cache in {folder}: the kernels are compiled in "
+        folder.warn_once("unwritable", f"cannot write the kernel cache in {place}: the kernels are compiled in "
                                       "memory, in every run (set DYN_CACHE_DIR to a writable folder)")
         return njit(**opts)(f)
     finally:

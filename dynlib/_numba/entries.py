@@ -3,7 +3,7 @@
 `make_cache_class` builds, on numba's private cache classes (checked by `dynlib._numba.probes`):
 
 - a locator (`_locator_class`) that puts every kernel in dyn's cache folder
-  (`dynlib._numba.cache`), keyed by the hash of the kernels' sources (`dynlib._numba.sources`);
+  (`dynlib._numba.folder`), keyed by the hash of the kernels' sources (`dynlib._numba.sources`);
 - an implementation (`_impl_class`) that writes every entry with a checksum and its format, and
   loads only what dyn wrote, once the symbols its code uses resolve (`dynlib._numba.symbols`);
 - the cache (`_cache_class`) that turns failures into a compile in memory: a damaged cache file
@@ -15,7 +15,7 @@ import contextlib
 import os
 from pathlib import Path
 
-from . import cache, events, probes, sources, symbols
+from . import folder, sources, symbols
 
 _FORMAT = "dyn-kernel-1"  # the layout of a cached entry (see Impl.reduce in _impl_class)
 _SAVE_LOCK = "save.lock"  # in each cache subfolder: flock'ed while an entry is saved (see DynCache.save_overload)
@@ -24,6 +24,16 @@ stats = {"fast_loads": 0, "numba_loads": 0, "refreshes": 0, "discarded": 0, "sav
 """Counts for this process: kernels loaded by dyn's loader and by numba's own, full
 context refreshes done for a load, damaged entries discarded, compiled kernels saved
 and not saved."""
+
+
+before_compile = []
+"""Callbacks for the first compile of this process (`dynlib._numba.events.on_first_compile`)."""
+
+
+def compiling():
+    """A kernel is about to be compiled (it is not in the cache): run the callbacks of `before_compile`."""
+    while before_compile:
+        before_compile.pop(0)()
 
 
 class _Damaged(Exception):
@@ -40,24 +50,24 @@ def make_cache_class(caching, serialize):
 
 def _locator_class(caching):
     class Locator(caching._CacheLocator):
-        def __init__(self, py_func, py_file, folder, package_dir):
+        def __init__(self, py_func, py_file, place, package_dir):
             self._py_file = py_file
             self._lineno = py_func.__code__.co_firstlineno
-            self._folder = folder
-            self._path = str(folder / package_dir)
+            self._folder = place
+            self._path = str(place / package_dir)
 
         @classmethod
         def from_function(cls, py_func, py_file):
-            folder, package_dir = cache.cache_folder(), cache.package_dir(py_file)
-            if folder is None or package_dir is None:
+            place, package_dir = folder.cache_folder(), folder.package_dir(py_file)
+            if place is None or package_dir is None:
                 return None
-            return cls(py_func, py_file, folder, package_dir)
+            return cls(py_func, py_file, place, package_dir)
 
         def ensure_cache_path(self):
             fresh = not self._folder.is_dir()
             super().ensure_cache_path()
             if fresh:
-                cache.new_folder(self._folder)
+                folder.new_folder(self._folder)
 
         def get_cache_path(self):
             return self._path
@@ -90,7 +100,7 @@ def _impl_class(caching, serialize, locator):
             import pickle
 
             payload = pickle.loads(blob)
-            if not symbols.symbols_ready(payload, target_context):
+            if not symbols.symbols_ready(payload, target_context, stats):
                 return None  # numba compiles it
             return super().rebuild(target_context, payload)
 
@@ -101,6 +111,7 @@ def _cache_class(caching, impl, locator):
     class DynCache(caching.FunctionCache):
         _impl_class = impl
         locator_class = locator
+        fast_load = False  # dyn's loader in use (set by dynlib._numba.probes, which checks what it reaches)
 
         def __init__(self, py_func):
             super().__init__(py_func)
@@ -112,10 +123,10 @@ def _cache_class(caching, impl, locator):
 
         def _discard(self, exc):
             stats["discarded"] += 1
-            events.compiling()
+            compiling()
             with contextlib.suppress(OSError):
                 self.flush()  # an empty index: the damaged entry is forgotten, its file overwritten later
-            cache.warn_once("damaged", f"discarded a damaged kernel cache entry of {self._dyn_name} in "
+            folder.warn_once("damaged", f"discarded a damaged kernel cache entry of {self._dyn_name} in "
                                        f"{self.cache_path} ({type(exc).__name__}: {exc}); compiling it again")
 
         def save_overload(self, sig, data):
@@ -123,7 +134,7 @@ def _cache_class(caching, impl, locator):
             count of entries and writes both back, so two processes saving two signatures of one kernel at
             once could both take the name ``.0.nbc``, and the index kept could point one signature at the
             other's machine code (`_load` checks the signature of what it loads as well)."""
-            if cache.unwritable:
+            if folder.unwritable:
                 return
             try:
                 self._impl.locator.ensure_cache_path()  # (a new folder is made, tagged and pruned there)
@@ -132,8 +143,8 @@ def _cache_class(caching, impl, locator):
                 stats["saved"] += 1
             except OSError as exc:  # read-only, full, gone
                 stats["unsaved"] += 1
-                cache.unwritable.append(exc)
-                cache.warn_once("unwritable", f"cannot write the kernel cache in {self._dyn_folder} "
+                folder.unwritable.append(exc)
+                folder.warn_once("unwritable", f"cannot write the kernel cache in {self._dyn_folder} "
                                               f"({exc.strerror or exc}): the kernels are compiled in memory, and "
                                               "later runs compile them again (set DYN_CACHE_DIR to a writable folder)")
             except Exception as exc:  # noqa: BLE001 (a damaged index that could not be replaced when it was read)
@@ -146,7 +157,7 @@ def _cache_class(caching, impl, locator):
 def _load(dyn_cache, numba_load, sig, target_context):
     """The compile result of `dyn_cache` (a DynCache) for `sig`, loaded by dyn's loader (or by `numba_load`,
     numba's own, when the probe found dyn's cannot be used), or None: then numba compiles it."""
-    fast = probes.checked().fast_load
+    fast = dyn_cache.fast_load
     try:
         if fast:
             guard = getattr(dyn_cache, "_guard_against_spurious_io_errors", contextlib.nullcontext)
@@ -155,7 +166,7 @@ def _load(dyn_cache, numba_load, sig, target_context):
         else:
             cres = numba_load(sig, target_context)
     except OSError:  # unreadable: compile
-        events.compiling()
+        compiling()
         return None
     except Exception as exc:  # noqa: BLE001 (truncated or corrupt: whatever unpickling raises)
         dyn_cache._discard(exc)
@@ -165,9 +176,9 @@ def _load(dyn_cache, numba_load, sig, target_context):
         return None
     if cres is not None:
         stats["fast_loads" if fast else "numba_loads"] += 1
-        cache.touch(dyn_cache._dyn_folder)
+        folder.touch(dyn_cache._dyn_folder)
     else:
-        events.compiling()
+        compiling()
     return cres
 
 

@@ -11,25 +11,17 @@
 import contextlib
 import os
 
-from . import cache, probes
-
-_before_compile = []  # callbacks for the first compile of this process (see on_first_compile)
+from . import entries, folder, probes
 
 
 def on_first_compile(callback) -> bool:
     """Call `callback()` once, just before the first dynlib kernel of this process is
     compiled (a kernel not in the cache: the command line's compile notice). Returns
     False when dyn's cache is not in use (numba's own cache cannot tell)."""
-    if probes._boundary().cache != "dyn":
+    if probes.checked().cache != "dyn":
         return False
-    _before_compile.append(callback)
+    entries.before_compile.append(callback)
     return True
-
-
-def compiling():
-    """A kernel is about to be compiled: run the callbacks of `on_first_compile`."""
-    while _before_compile:
-        _before_compile.pop(0)()
 
 
 def watch_compiles(on_start, on_end):
@@ -63,7 +55,7 @@ fresh install; a later run records its own."""
 def expected_compiles(task):
     """How many kernels `task` (e.g. a command's name) compiled the last time it compiled any, or
     the shipped figure, or None when unknown: the total of a progress line."""
-    root = cache.cache_root()
+    root = folder.cache_root()
     if root is not None:
         import json
 
@@ -77,8 +69,8 @@ def expected_compiles(task):
 def record_compiles(task, n):
     """Remember that `task` compiled `n` kernels (`expected_compiles`); silently nothing when the
     cache root cannot be written."""
-    root = cache.cache_root()
-    if root is None or n <= 0 or not cache.cache_writable():
+    root = folder.cache_root()
+    if root is None or n <= 0 or not folder.cache_writable():
         return
     import json
 

@@ -15,7 +15,7 @@ probe their own reaches where they are used.
 """
 from functools import lru_cache
 
-from . import cache, entries
+from . import entries, folder
 
 
 def boundary() -> dict:
@@ -37,6 +37,8 @@ class _Boundary:
         self.cache_class = self._check(self._cache_class)
         self.cache = "dyn" if self.cache_class else self._numba_cache()
         self.fast_load = self.cache == "dyn" and self._check(self._fast_load)
+        if self.cache_class:
+            self.cache_class.fast_load = self.fast_load
         self.nrt_option = self._check(self._nrt_option)
 
     def _check(self, probe):
@@ -64,7 +66,7 @@ class _Boundary:
 
         if not isinstance(getattr(njit(probe), "_cache", None), caching.NullCache):
             raise AttributeError("a dispatcher has no _cache")
-        if cache.cache_folder() is not None and not isinstance(cls(probe)._impl.locator, cls.locator_class):
+        if folder.cache_folder() is not None and not isinstance(cls(probe)._impl.locator, cls.locator_class):
             raise TypeError("numba chose another cache locator (NUMBA_CACHE_LOCATOR_CLASSES?)")
         return cls
 

@@ -14,14 +14,13 @@ the code is loaded, initialising the runtime when only ``NRT_*`` symbols are mis
 numba's full refresh for anything else, for object-mode code, or for an object file it cannot
 read (another platform). Compiling is unchanged: numba refreshes before it compiles.
 """
-from . import entries
-
 _refreshed = []
 
 
-def symbols_ready(payload, target_context):
+def symbols_ready(payload, target_context, stats):
     """Make every symbol the cached object code uses resolvable before it is loaded
-    (see the module docstring); False when that cannot be done (then it is compiled)."""
+    (see the module docstring); False when that cannot be done (then it is compiled). A full
+    refresh is counted in ``stats['refreshes']``."""
     import llvmlite.binding as ll
 
     try:
@@ -31,7 +30,7 @@ def symbols_ready(payload, target_context):
         obj = None
     needed = None if obj is None else undefined_symbols(obj)
     if needed is None:  # nothing dyn can read: numba's full refresh, as numba's own loading does
-        _refresh(target_context)
+        _refresh(target_context, stats)
         return True
     missing = [s for s in needed if not ll.address_of_symbol(s)]
     if missing and all(s.startswith("NRT_") for s in missing):
@@ -40,14 +39,14 @@ def symbols_ready(payload, target_context):
         rtsys.initialize(target_context)
         missing = [s for s in missing if not ll.address_of_symbol(s)]
     if missing:
-        _refresh(target_context)
+        _refresh(target_context, stats)
         missing = [s for s in missing if not ll.address_of_symbol(s)]
     return not missing
 
 
-def _refresh(target_context):
+def _refresh(target_context, stats):
     if not _refreshed:
-        entries.stats["refreshes"] += 1
+        stats["refreshes"] += 1
         target_context.refresh()
         _refreshed.append(True)
 

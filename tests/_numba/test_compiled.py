@@ -1,4 +1,4 @@
-"""dyn's kernel cache (dynlib._numba: cache, sources, entries, symbols, probes, events) -- where it
+"""dyn's kernel cache (dynlib._numba: folder, cache, sources, entries, symbols, probes, events) -- where it
 lives, how it loads, and what happens when it cannot be used (damaged files, a full or read-only
 disk, a numba whose internals changed).
 
@@ -24,6 +24,7 @@ import numba
 import pytest
 
 from dynlib._numba import cache, entries, events, sources, symbols
+from dynlib._numba import folder as dyn_folder
 from helpers import invoke
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -89,7 +90,7 @@ def warm_copy(tmp_path, reference):
     """A private cache root holding a copy of the warm cache folder."""
     root = tmp_path / "cache"
     # not an entry another test process is saving at this moment (its temporary file)
-    shutil.copytree(cache.cache_folder(), root / cache.cache_folder().name,
+    shutil.copytree(dyn_folder.cache_folder(), root / dyn_folder.cache_folder().name,
                     ignore=shutil.ignore_patterns("*.tmp.*"))
     return root
 
@@ -105,13 +106,13 @@ def kernel_files(folder, name):
 
 
 def test_the_folder_is_keyed_by_dyn_its_sources_numba_and_python():
-    folder = cache.cache_folder()
+    folder = dyn_folder.cache_folder()
     version, digest, numba_part, py = folder.name.split("-")
     assert version == dynlib_version()
     assert digest == sources.sources_hash()[:12]
     assert numba_part == f"numba{numba.__version__}"
     assert py == f"py{sys.version_info[0]}{sys.version_info[1]}"
-    assert cache._FOLDER_NAME.fullmatch(folder.name)
+    assert dyn_folder._FOLDER_NAME.fullmatch(folder.name)
 
 
 def dynlib_version():
@@ -123,7 +124,7 @@ def dynlib_version():
 def _folder_name():
     sources.kernel_sources.cache_clear()
     sources.sources_hash.cache_clear()
-    return cache.cache_folder().name
+    return dyn_folder.cache_folder().name
 
 
 @pytest.fixture
@@ -272,20 +273,20 @@ def test_the_cache_root_follows_the_environment(tmp_path, monkeypatch):
     for var in CACHE_VARS:
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    assert cache.cache_root() == tmp_path / "home" / ".cache" / "dyn"
+    assert dyn_folder.cache_root() == tmp_path / "home" / ".cache" / "dyn"
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
-    assert cache.cache_root() == tmp_path / "xdg" / "dyn"
+    assert dyn_folder.cache_root() == tmp_path / "xdg" / "dyn"
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "numba"))
-    assert cache.cache_root() == tmp_path / "numba" / "dyn"
+    assert dyn_folder.cache_root() == tmp_path / "numba" / "dyn"
     monkeypatch.setenv("DYN_CACHE_DIR", str(tmp_path / "mine"))
-    assert cache.cache_root() == tmp_path / "mine"
-    assert cache.cache_folder().parent == tmp_path / "mine"
+    assert dyn_folder.cache_root() == tmp_path / "mine"
+    assert dyn_folder.cache_folder().parent == tmp_path / "mine"
 
 
 def make_folder(root, name, files=("aba.aba_kernel-35.py311.nbi", "aba.aba_kernel-35.py311.1.nbc"), mtime=0.0):
     folder = root / name
     (folder / "algorithms").mkdir(parents=True)
-    (folder / cache._TAG).write_text(cache._TAG_TEXT)
+    (folder / dyn_folder._TAG).write_text(dyn_folder._TAG_TEXT)
     for f in files:
         (folder / "algorithms" / f).write_bytes(b"x")
     os.utime(folder, (mtime, mtime))
@@ -306,7 +307,7 @@ def test_pruning_keeps_the_most_recent_folders_and_anything_not_dyns(tmp_path):
     someone_elses = make_folder(tmp_path, "0.0.7-cccccccccccc-numba0.60.0-py311", mtime=1.0)
     if os.geteuid() == 0:
         os.chown(someone_elses, 65534, 65534)
-    removed = cache.prune_cache(tmp_path, keep=3, current=current)
+    removed = dyn_folder.prune_cache(tmp_path, keep=3, current=current)
     assert sorted(removed) == sorted(folders[1:3] + ([] if os.geteuid() == 0 else [someone_elses]))
     assert all(f.is_dir() for f in [current, *folders[3:], foreign, untagged, other])
     assert not any(f.exists() for f in folders[1:3])
@@ -315,7 +316,7 @@ def test_pruning_keeps_the_most_recent_folders_and_anything_not_dyns(tmp_path):
 def test_the_warm_cache_check_reads_dyns_folder(tmp_path, monkeypatch):
     monkeypatch.setenv("DYN_CACHE_DIR", str(tmp_path))
     assert not cache.cache_is_warm()
-    folder = cache.cache_folder()
+    folder = dyn_folder.cache_folder()
     make_folder(tmp_path, folder.name, files=("aba.aba_kernel-35.py311.nbi",))
     assert not cache.cache_is_warm()  # RNEA missing
     (folder / "algorithms" / "rnea.rnea_kernel-22.py311.nbi").write_bytes(b"x")
@@ -337,7 +338,7 @@ def cached_object_code(folder, name):
 
 @pytest.mark.skipif(shutil.which("nm") is None, reason="needs binutils' nm to read the object file independently")
 def test_the_undefined_symbols_of_cached_code_are_those_nm_lists(tmp_path, reference):
-    obj = cached_object_code(cache.cache_folder(), "rnea.rnea_batch")
+    obj = cached_object_code(dyn_folder.cache_folder(), "rnea.rnea_batch")
     (tmp_path / "k.o").write_bytes(obj)
     nm = subprocess.run(["nm", "-u", "--format=posix", tmp_path / "k.o"], capture_output=True, text=True, check=True)
     expected = {line.split()[0] for line in nm.stdout.splitlines() if line.strip()}
@@ -462,7 +463,7 @@ def test_without_numbas_internals_the_kernels_compile_cache_and_agree(tmp_path):
         assert out["aba"] == pytest.approx((0.5 - 9.81 * math.sin(0.4)) / 1.001, rel=1e-12)
         assert out["crba"] == pytest.approx(1.001, rel=1e-12)
     assert runs[0]["misses"] >= 1 and runs[1]["misses"] == 0 and runs[1]["hits"] >= 1
-    folder = tmp_path / "cache" / cache.cache_folder().name
+    folder = tmp_path / "cache" / dyn_folder.cache_folder().name
     assert list(folder.rglob("rnea.rnea_kernel-*.nbi")), "numba's own cache is pointed at dyn's folder"
     assert not (tmp_path / "home" / ".cache" / "numba").exists()
 
@@ -490,8 +491,8 @@ def damage(kind, folder):
 def test_a_damaged_cache_file_is_discarded_and_compiled_again(tmp_path, reference, kind):
     """In a private NUMBA_CACHE_DIR (dyn keeps its cache under NUMBA_CACHE_DIR/dyn when it is set)."""
     numba_dir = tmp_path / "numba"
-    folder = numba_dir / "dyn" / cache.cache_folder().name
-    shutil.copytree(cache.cache_folder(), folder, ignore=shutil.ignore_patterns("*.tmp.*"))
+    folder = numba_dir / "dyn" / dyn_folder.cache_folder().name
+    shutil.copytree(dyn_folder.cache_folder(), folder, ignore=shutil.ignore_patterns("*.tmp.*"))
     damage(kind, folder)
     env = env_with(NUMBA_CACHE_DIR=numba_dir)
     code, report, err = run_dyn(inverse_args(reference, tmp_path / "tau.csv"), env)
@@ -597,7 +598,7 @@ def test_no_compile_progress_line_off_a_terminal_or_with_quiet(monkeypatch, tmp_
 
 def test_with_no_known_total_the_compile_progress_line_counts_the_kernels_started(monkeypatch, tmp_path):
     monkeypatch.setenv("DYN_CACHE_DIR", str(tmp_path))
-    monkeypatch.setattr(cache, "unwritable", [])  # whatever an earlier test did
+    monkeypatch.setattr(dyn_folder, "unwritable", [])  # whatever an earlier test did
     lines = compile_two_kernels_under_progress(monkeypatch, "probe").split("\n")
     assert draws(lines[0]) == ["dyn: kernels compiled 0/1", "dyn: kernels compiled 0/2",
                                "dyn: kernels compiled 1/2", "dyn: kernels compiled 2/2"]
@@ -607,7 +608,7 @@ def test_with_no_known_total_the_compile_progress_line_counts_the_kernels_starte
 
 def test_the_compile_progress_total_is_what_the_command_compiled_last_time(monkeypatch, tmp_path):
     monkeypatch.setenv("DYN_CACHE_DIR", str(tmp_path))
-    monkeypatch.setattr(cache, "unwritable", [])
+    monkeypatch.setattr(dyn_folder, "unwritable", [])
     events.record_compiles("probe", 3)
     lines = compile_two_kernels_under_progress(monkeypatch, "probe").split("\n")
     assert draws(lines[0]) == ["dyn: kernels compiled 0/3", "dyn: kernels compiled 0/3",
@@ -618,7 +619,7 @@ def test_the_compile_progress_total_is_what_the_command_compiled_last_time(monke
 
 def test_compile_counts_fall_back_to_the_shipped_figure(monkeypatch, tmp_path):
     monkeypatch.setenv("DYN_CACHE_DIR", str(tmp_path / "none"))
-    monkeypatch.setattr(cache, "unwritable", [])
+    monkeypatch.setattr(dyn_folder, "unwritable", [])
     assert events.expected_compiles("simulate") == events._COUNTS_SHIPPED["simulate"]
     assert events.expected_compiles("probe") is None
     (tmp_path / "none").mkdir()
@@ -737,7 +738,7 @@ def test_a_read_only_install_compiles_once_into_the_users_cache(read_only_instal
     assert code == 0, err
     assert "dyn: compiling the dynamics kernels (first run only" in err and warnings_in(err) == [], err
     assert report["stats"]["saved"] >= 1
-    folder = home / ".cache" / "dyn" / cache.cache_folder().name
+    folder = home / ".cache" / "dyn" / dyn_folder.cache_folder().name
     assert list(folder.rglob("rnea.rnea_batch-*.nbi"))
     code, report, err = run_as(preexec, base, home, work, "tau2.csv")
     assert code == 0 and err == "", err
@@ -799,3 +800,19 @@ def test_a_cache_entry_holding_another_signatures_code_is_not_loaded(tmp_path):
     assert out.startswith("[15.0, 15.0] ") and out.count("discarded a damaged kernel cache entry") == 1, out
     assert "of dynlib._numba.one.checked_sum in " in out and "holds the code of" in out, out
     assert run("load") == "[15.0, 15.0] []"  # compiled again and saved: loads cleanly
+
+
+def test_without_numbas_event_api_the_compiles_go_unwatched(monkeypatch):
+    """events.watch_compiles probes numba's event API: when it is gone, nothing is watched and nothing raises
+    (the command line then draws no progress line)."""
+    from numba.core import event
+
+    def gone(*args):
+        raise AttributeError("numba.core.event has no register")
+
+    monkeypatch.setattr(event, "register", gone)
+    seen = []
+    stop = events.watch_compiles(lambda: seen.append("start"), lambda: seen.append("end"))
+    numba.njit(lambda x: x + 1)(1)
+    stop()
+    assert seen == []

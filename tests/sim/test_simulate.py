@@ -278,7 +278,8 @@ def test_loop_is_cached_looks_in_dyns_cache_only(tmp_path, monkeypatch):
     import importlib
     import shutil
 
-    from dynlib._numba.cache import cache_folder, cache_folders
+    from dynlib._numba.cache import cache_folders
+    from dynlib._numba.folder import cache_folder
 
     S = importlib.import_module("dynlib.sim.simulate")  # the module (dynlib.simulate is the function)
     model = sample("double_pendulum")

@@ -816,3 +816,13 @@ def test_without_numbas_event_api_the_compiles_go_unwatched(monkeypatch):
     numba.njit(lambda x: x + 1)(1)
     stop()
     assert seen == []
+
+
+def test_a_cache_index_numba_wrote_in_another_format_counts_as_holding_the_kernel(tmp_path):
+    """cache.index_holds reads numba's private index format; an index it cannot read (a numba that changed
+    it) counts as holding the kernel (is_cached only asks of index files that are there)."""
+    from dynlib.sim.simulate import _run
+
+    index = tmp_path / "simulate._run-100.py311.nbi"
+    index.write_bytes(b"not a pickle numba ever wrote")
+    assert cache.index_holds(index, _run)

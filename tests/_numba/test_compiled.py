@@ -807,10 +807,14 @@ def test_without_numbas_event_api_the_compiles_go_unwatched(monkeypatch):
     (the command line then draws no progress line)."""
     from numba.core import event
 
-    def gone(*args):
-        raise AttributeError("numba.core.event has no register")
+    real = event.register
 
-    monkeypatch.setattr(event, "register", gone)
+    def changed(kind, listener):  # a numba whose compile events are no longer what dyn knows
+        if kind == "numba:compile":
+            raise TypeError("register() takes no listener of this kind")
+        real(kind, listener)
+
+    monkeypatch.setattr(event, "register", changed)
     seen = []
     stop = events.watch_compiles(lambda: seen.append("start"), lambda: seen.append("end"))
     numba.njit(lambda x: x + 1)(1)

@@ -162,7 +162,9 @@ def compile_notice(ctx):
     """Say so on standard error when the kernels are compiled: not when ABA and RNEA are in
     dyn's cache (the first run compiles them); otherwise when the first kernel that is not
     in the cache is about to be compiled (numba's own cache, the fallback: right away)."""
-    from dynlib._numba.compiled import cache_is_warm, cache_writable, on_first_compile
+    from dynlib._numba.cache import cache_is_warm
+    from dynlib._numba.folder import cache_writable
+    from dynlib._numba.events import on_first_compile
 
     def say():
         current = click.get_current_context(silent=True)
@@ -182,7 +184,7 @@ def compile_progress(ctx, task=None):
     """On a terminal (and not with -q), one line on standard error redrawn as numba compiles:
     kernels compiled / kernels expected, and the seconds so far. The total is what `task`
     (default: the command's name) compiled the last time it compiled anything
-    (`dynlib._numba.compiled.expected_compiles`; this run's count is recorded when the command ends),
+    (`dynlib._numba.events.expected_compiles`; this run's count is recorded when the command ends),
     and never less than the kernels started (a kernel's callees start while it is typed). The
     line is finished when the total is reached with nothing left compiling, or when the command
     ends."""
@@ -190,24 +192,23 @@ def compile_progress(ctx, task=None):
         return
     import time
 
-    from numba.core import event
-
-    from dynlib._numba.compiled import expected_compiles, record_compiles
+    from dynlib._numba.events import expected_compiles, record_compiles, watch_compiles
 
     task = task or ctx.command.name
 
-    class Progress(event.Listener):
+    class Progress:
         def __init__(self):
             self.started = self.done = 0
             self.total = expected_compiles(task) or 0
             self.open = False  # a drawn line not yet finished
             self.t0 = time.monotonic()
+            self.stop = watch_compiles(self.on_start, self.on_end)
 
-        def on_start(self, ev):
+        def on_start(self):
             self.started += 1
             self.draw()
 
-        def on_end(self, ev):
+        def on_end(self):
             self.done += 1
             self.draw()
 
@@ -219,14 +220,13 @@ def compile_progress(ctx, task=None):
             self.open = not end
 
         def close(self):
-            event.unregister("numba:compile", self)
+            self.stop()
             if self.open:
                 click.echo("", err=True)
             if self.done:
                 record_compiles(task, self.done)
 
     progress = Progress()
-    event.register("numba:compile", progress)
     ctx.find_root().call_on_close(progress.close)
 
 

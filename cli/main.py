@@ -294,13 +294,13 @@ def dyn(ctx, verbose, quiet):
 
 
 def _show_cache_warnings(quiet):
-    """The kernel cache's warnings (dynlib._numba.compiled.CacheWarning: a cache that cannot be
+    """The kernel cache's warnings (dynlib._numba.folder.CacheWarning: a cache that cannot be
     written, a damaged cache file) and rk4's stiff-gains warning (dynlib.sim.controllers.StiffGainsWarning)
     as one `dyn: warning:` line each, none with -q."""
     import sys
     import warnings
 
-    from dynlib._numba.compiled import CacheWarning
+    from dynlib._numba.folder import CacheWarning
 
     warnings.filterwarnings("ignore" if quiet else "always", category=CacheWarning)
     shown = warnings.showwarning

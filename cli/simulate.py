@@ -94,7 +94,7 @@ def simulate(ctx, source, steps, duration, dt, integrator, q0, qd0, tau, tau_csv
     model_warnings(ctx, scenario.model)
     check_outputs((scenario.output_path, "trajectory", "-o/--output" if output is not None else "output.path"),
                   (view, "page", "--view"), inputs=(source, *scenario.input_files))
-    from dynlib._numba.compiled import cache_is_warm
+    from dynlib._numba.cache import cache_is_warm
     from dynlib.sim.simulate import loop_is_cached
 
     if cache_is_warm() and not loop_is_cached():

@@ -621,13 +621,13 @@ def test_a_full_cache_disk_during_the_first_compile_warns_and_the_run_works(tmp_
     """DYN_CACHE_DIR on a real full file system (a tmpfs holding the warm cache less RNEA, and a filler
     file up to its last byte): `dyn inverse` compiles RNEA in memory with one warning, and writes the
     same torques as with a cache that works."""
-    from dynlib._numba import compiled
+    from dynlib._numba import folder
 
     traj, want = tmp_path / "traj.csv", tmp_path / "want.csv"
     for args in (("simulate", ARM6, "--steps", "40", "-o", traj), ("inverse", ARM6, traj, "-o", want)):
         p = run_process(*args)
         assert p.returncode == 0, p.stderr
-    warm = compiled.cache_folder()
+    warm = folder.cache_folder()
     size = sum(f.stat().st_size for f in warm.rglob("*") if f.is_file())
     root = tiny_tmpfs(f"{size // 1024 + 4096}k")
     shutil.copytree(warm, root / warm.name, ignore=shutil.ignore_patterns("*.tmp.*"))  # not a save in flight

@@ -1,14 +1,16 @@
 """The shape of the code (STYLE.md, issue 14): short compiled functions, and shorter pipeline stages.
 
 An AST scan of dynlib's sources: a compiled function is one decorated with numba's
-``njit``/``jit`` or with dynlib's ``jit``, ``kernel`` or ``inline_kernel``
-(or a module-level alias of them, such as ``_jit = kernel``); none may exceed 80
+``njit``/``jit`` or with dynlib's ``jit``, ``kernel``, ``inline_kernel`` or ``allocating_kernel``
+(`dynlib._numba.decorators`, or a module-level alias of them); none may exceed 80
 lines (from its ``def`` to its last line, docstring included). An inlined kernel
 (``inline_kernel``: the stages of the simulation pipeline, `dynlib.sim.stages`, and
 the pieces they inline, typed again in every caller) must stay within 40 lines.
+numba and llvmlite are imported in one folder only, dynlib/_numba/.
 """
 import ast
 import inspect
+import sys
 from pathlib import Path
 
 import pytest
@@ -20,7 +22,7 @@ from dynlib.sim import stages
 DYNLIB = Path(dynlib.__file__).resolve().parent
 COMPILED_MAX = 80
 STAGE_MAX = 40
-DECORATORS = {"jit", "njit", "kernel", "inline_kernel"}
+DECORATORS = {"jit", "njit", "kernel", "inline_kernel", "allocating_kernel"}
 
 
 def _decorator_name(node):
@@ -115,3 +117,42 @@ def test_every_test_module_says_whether_numba_changes_it():
     assert found == conftest.KERNEL_MODULES | conftest.NUMBA_INDEPENDENT, (
         f"unsorted: {sorted(found - conftest.KERNEL_MODULES - conftest.NUMBA_INDEPENDENT)}, "
         f"gone: {sorted((conftest.KERNEL_MODULES | conftest.NUMBA_INDEPENDENT) - found)}")
+
+
+COMPILERS = ("numba", "llvmlite")
+
+
+def compiler_imports():
+    """[(path relative to the repository, line)] of every import of numba or llvmlite (at any depth:
+    module level or inside a function) in dynlib and cli outside dynlib/_numba/."""
+    found = []
+    for top in (DYNLIB, DYNLIB.parent / "cli"):
+        for path in sorted(top.rglob("*.py")):
+            rel = path.relative_to(DYNLIB.parent).as_posix()
+            if rel.startswith("dynlib/_numba/"):
+                continue
+            for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+                if isinstance(node, ast.Import):
+                    names = [a.name for a in node.names]
+                elif isinstance(node, ast.ImportFrom) and not node.level:
+                    names = [node.module or ""]
+                else:
+                    continue
+                if any(n.split(".")[0] in COMPILERS for n in names):
+                    found.append((rel, node.lineno))
+    return found
+
+
+def test_numba_and_llvmlite_are_imported_in_dynlib_numba_only():
+    assert compiler_imports() == []
+
+
+def test_the_import_scan_sees_an_import_inside_a_function(tmp_path, monkeypatch):
+    # a scan that saw nothing would pass the test above
+    pkg = tmp_path / "dynlib"
+    (pkg / "sim").mkdir(parents=True)
+    (pkg / "sim" / "x.py").write_text("def f():\n    from numba.core import event\n    import llvmlite.binding\n")
+    (pkg / "_numba").mkdir()
+    (pkg / "_numba" / "y.py").write_text("import numba\n")
+    monkeypatch.setattr(sys.modules[__name__], "DYNLIB", pkg)
+    assert compiler_imports() == [("dynlib/sim/x.py", 2), ("dynlib/sim/x.py", 3)]

@@ -1,16 +1,13 @@
-"""One call from Python: the model and a workspace unboxed once, not on every call.
+"""One call from Python: a model and a workspace unboxed once, not on every call.
 
 numba's compiled entry of a kernel converts each array among its arguments from
-Python to its native form (about 25 ns each), and `model.arrays` and a workspace
+Python to its native form (about 25 ns each), and a model's arrays and a workspace
 hold about 44 arrays: 1-1.5 us per call, as much as a 6-DoF RNEA. Here they are
-converted once per model: `native` stores ``(model.arrays, workspace, nq, zero
-wrenches (nb, 6))`` as numba's native struct in a small int64 buffer (its
-arrays' data pointers, shapes and strides), after a lock word, and a one-call
-kernel (`rnea.rnea_one`, `aba.aba_one`, `jacobians.jacobian_one`, `crba.crba_one`,
-`kinematics.frame_placement_one`, `energy.kinetic_one`, `energy.potential_one`,
-`coriolis.coriolis_one`; `gravity_torques` and `nonlinear_effects` call `rnea_one`
-with `zeros`) reads it back with `load`, so its entry converts one buffer and the
-call's own vectors.
+converted once per model: `native` stores a value (the algorithms' is
+``(model.arrays, workspace, nq, zero wrenches (nb, 6))``, `dynlib.algorithms._args.one_value`)
+as numba's native struct in a small int64 buffer (its arrays' data pointers, shapes and
+strides), after a lock word, and a one-call kernel (`rnea.rnea_one`, `aba.aba_one`, ...)
+reads it back with `load`, so its entry converts one buffer and the call's own vectors.
 
 Threads: the kernels run without the GIL. Each model has one shared buffer, with
 a workspace of its own, kept with the kernels' entries in ``model._one`` (a dict
@@ -29,44 +26,39 @@ vector is a numpy ndarray (not a subclass) of float64 in the machine's byte orde
 a 1-D float64 array of any strides (a read-only one too: the kernel never writes
 it). The kernel then checks what numba's fingerprint would have: unit strides
 and alignment (`contiguous` gives the array as the C-contiguous one that the batch
-path's kernels were compiled for), sizes, a finite sum (finite only when
-every entry is), and that q's free-flyer quaternions can be normalised
-(`checked_q`). It returns a status, 0 when the result is valid. On any other
-status, and for any other input, the public wrapper takes its general path, which
-converts and checks every argument and names the one at fault. A one-call kernel
-runs the algorithm's own kernel (`inlined`): no algorithm is written twice.
+path's kernels were compiled for), sizes and a finite sum (`checked_sum`: finite
+only when every entry is). It returns a status, 0 when the result is valid. On any
+other status, and for any other input, the public wrapper takes its general path,
+which converts and checks every argument and names the one at fault. A one-call
+kernel runs the algorithm's own kernel (`inlined`): no algorithm is written twice.
 
-The wrappers (`rnea.rnea`, `aba.aba`, `jacobians.frame_jacobian`) write the call
-out, a Python function call less (10% of a 1 us call)::
+The wrappers are written once: `one_call` puts the one-call path in front of a wrapper's
+general path, from one template (`_TEMPLATE`), with the wrapper's own names in it (a
+Python function call less than calling a helper: 10% of a 1 us call)::
 
-    if <every vector x plain: type(x) is ARRAY and x.dtype is F64 and x.ndim == 1>:
-        try:
-            entry, ty, buf, shape = model._one[one_kernel]
-        except KeyError:
-            entry, ty, buf, shape = _one.first_call(model, one_kernel, shape, n_vectors, ints)
-        out = empty(shape)
-        status = entry(ty, buf, *vectors, *ints, out)
-        if status == BUSY:
-            status = _one.on_own_buffer(model, one_kernel, n_vectors, (*vectors, *ints, out))
-        if status == 0:
-            return out
-
-The other wrappers check their vectors the same way and call `call`, the same
-pattern as a function (0.3 us a call more than written out, measured on crba).
+    @one_call(rnea_one, "q v a", shape="(model.nv,)", value=_args.one_value, when="f_ext is None")
+    def rnea(model, q, v, a, f_ext=None):
+        ...  # the general path: batches, f_ext, other inputs, and every error named
 
 Numba internals used: the ``entry_point`` of a compiled overload (as in
 `dynlib._numba.parallel`) and ``intrinsic``s that store and load a native value through
-a pointer, take and give back the lock word, and view an array as C-contiguous.
+a pointer, take and give back the lock word, and view an array as C-contiguous. They are
+probed once (`available`: a small kernel stores, loads and checks a value through them);
+when the probe fails, or a one-call kernel does not compile, every call takes its general
+path (numba's public entry, which converts every argument): slower, the same results.
 """
+import ast
+import functools
+import inspect
+import linecache
+import textwrap
+
 import numpy as np
 from llvmlite import ir
 from numba import typeof, types
 from numba.extending import intrinsic
 
-from .compiled import jit
-from ..core.joints import FREEFLYER
-from ..core.spatial import kernel
-from ..algorithms import _args
+from .decorators import inline_kernel, kernel
 
 ARRAY, F64 = np.ndarray, np.dtype(np.float64)
 """A plain vector: ``type(x) is ARRAY and x.dtype is F64 and x.ndim == 1`` (see the module docstring)."""
@@ -75,77 +67,104 @@ VECTOR = types.Array(types.float64, 1, "A")
 """The type a one-call kernel's entry is compiled for, for each vector it is given."""
 BUSY = 3
 """A one-call kernel's status when another thread holds the buffer's lock (nothing ran)."""
+NOT_RUN = 1
+"""The status of a one-call kernel that did not run (the general path then runs)."""
+notes = []
+"""Why the one-call path is off, when it is (see `available`)."""
 
 
 def inlined(algorithm_kernel):
-    """The function of `algorithm_kernel` (a `kernel`) compiled again with numba's ``inline="always"``,
-    for a one-call kernel: numba inlines its code there, so that the model's and workspace's arrays
-    are not passed to it one by one (a compiled call passes each array as its 7 fields: with ~44
-    arrays, 100-250 ns per call). The same source, the same arithmetic, the same results."""
-    return jit(nrt=False, error_model="numpy", nogil=True, inline="always")(algorithm_kernel.py_func)
+    """The function of `algorithm_kernel` (a `kernel`) compiled again as an `inline_kernel`, for a one-call
+    kernel: numba inlines its code there, so that the model's and workspace's arrays are not passed to it
+    one by one (a compiled call passes each array as its 7 fields: with ~44 arrays, 100-250 ns per call).
+    The same source, the same arithmetic, the same results."""
+    return inline_kernel(algorithm_kernel.py_func)
 
 
-def first_call(model, one_kernel, shape, n_vectors, ints):
+# ---------------------------------------------------------------- the wrappers, written once
+
+_TEMPLATE = """\
+def make(ONE, GENERAL, VALUE, ARRAY, F64, empty, BUSY, first_call, on_own_buffer):
+    def {name}({params}):
+{prelude}        if {when}{plain}:
+            try:
+                entry, ty, buf, shape = model._one[ONE]
+            except KeyError:
+                entry, ty, buf, shape = first_call(model, ONE, {shape}, {n}, {ints}, VALUE)
+            out = empty(shape)
+            status = entry(ty, buf, {args}, out)
+            if status == BUSY:
+                status = on_own_buffer(model, ONE, {n}, ({args}, out), VALUE)
+            if status == 0:
+                return {result}
+        return GENERAL({params})
+    return {name}
+"""
+
+
+def one_call(one_kernel, vectors, shape, value, *, args=None, ints="", when="", prelude="", result="out"):
+    """A decorator: the wrapper `general(model, ...)` (its general path) with the one-call path of
+    `one_kernel` in front, made from `_TEMPLATE` in the wrapper's module (its globals). The strings are
+    Python in the wrapper's names: `vectors` the arguments that must be plain vectors ("q v"), `shape` the
+    result's (evaluated at the first call of a model), `args` the vectors the kernel is given (default:
+    `vectors`), `ints` the integers after them, `when` a further condition, `prelude` statements run
+    first, `result` what is returned of the result ``out``. `value(model, data)`: the value the
+    buffer holds (`native`). The wrapper's parameters are passed on to `general` by position."""
+    def decorate(general):
+        names = vectors.split()
+        params = list(inspect.signature(general).parameters)
+        kernel_args = args or ", ".join(names)
+        plain = (f"type({') is type('.join(names)}) is ARRAY and {'.dtype is '.join(names)}.dtype is F64 "
+                 f"and {'.ndim == '.join(names)}.ndim == 1")
+        source = _TEMPLATE.format(
+            name=general.__name__, params=", ".join(params), plain=plain, shape=shape,
+            n=len(ast.parse(f"({kernel_args},)", mode="eval").body.elts),
+            args=", ".join(x for x in (kernel_args, ints) if x), ints=f"({ints},)" if ints else "()",
+            when=f"({when}) and " if when else "", result=result,
+            prelude=textwrap.indent(textwrap.dedent(prelude).strip() + "\n", " " * 8) if prelude else "")
+        filename = f"<one_call {general.__module__}.{general.__name__}>"
+        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+        scope = {}
+        exec(compile(source, filename, "exec"), general.__globals__, scope)  # noqa: S102 (our own template)
+        fast = scope["make"](one_kernel, general, value, ARRAY, F64, empty, BUSY, first_call, on_own_buffer)
+        fast.__defaults__, fast.__kwdefaults__ = general.__defaults__, general.__kwdefaults__
+        return functools.update_wrapper(fast, general)
+
+    return decorate
+
+
+def first_call(model, one_kernel, shape, n_vectors, ints, value):
     """(entry, ty, buf, shape) of `one_kernel` on the model's shared buffer, for `n_vectors` vectors,
     the `ints` and a result of `shape`: made here and kept in ``model._one`` (the buffer's own
-    workspace with it), where the public wrapper finds it on the next calls."""
+    workspace with it), where the wrapper finds it on the next calls. When the one-call path is off
+    (`available`) or the kernel does not compile, an entry that runs nothing (`_not_run`)."""
     entries = model._one
-    ty, buf, _ = entries.get("one") or entries.setdefault("one", native(model, model.create_data()))
-    found = entries[one_kernel] = (_entry(one_kernel, ty, buf, n_vectors, (*ints, np.empty(shape))), ty, buf, shape)
+    try:
+        if not available():
+            raise RuntimeError("the one-call path is off")
+        ty, buf, _ = entries.get("one") or entries.setdefault("one", native(value(model, model.create_data())))
+        entry = _entry(one_kernel, ty, buf, n_vectors, (*ints, np.empty(shape)))
+    except Exception as exc:  # noqa: BLE001 (numba's internals changed: the general path, numba's public entry)
+        if available():
+            notes.append(f"{getattr(one_kernel, '__name__', one_kernel)}: {type(exc).__name__}: {exc}")
+        ty = buf = None
+        entry = _not_run
+    found = entries[one_kernel] = (entry, ty, buf, shape)
     return found
 
 
-def call(model, one_kernel, shape, *args):
-    """The pattern above as one function, for the wrappers other than those three (0.3 us a call
-    more than written out, on crba): the result, a new array, of ``one_kernel(ty, buf, *args, out)``, or None
-    when its status is not 0 (the caller then takes its general path). `args` are the vectors,
-    which the caller has found plain, then the ints. `shape` is the result's, each entry an int or
-    the name of one of the model's sizes (``("nv", "nv")``: a constant, read at the first call)."""
-    try:
-        entry, ty, buf, shape = model._one[one_kernel]
-    except KeyError:
-        n = _n_vectors(args)
-        entry, ty, buf, shape = first_call(model, one_kernel, tuple(getattr(model, s) if type(s) is str else s
-                                                                    for s in shape), n, args[n:])
-    out = empty(shape)
-    status = entry(ty, buf, *args, out)
-    if status == BUSY:
-        status = on_own_buffer(model, one_kernel, _n_vectors(args), (*args, out))
-    if status == 0:
-        return out
-    return None
+def _not_run(*args):
+    return NOT_RUN
 
 
-def _n_vectors(args):
-    """How many of `args` are vectors (they come first, the ints after)."""
-    n = 0
-    while n < len(args) and type(args[n]) is ARRAY:
-        n += 1
-    return n
-
-
-_ZEROS = {}  # n -> read-only zeros (n,)
-
-
-def zeros(n):
-    """A read-only vector of n zeros (the kernels only read it): the zero velocity and acceleration
-    that `rnea.gravity_torques` and `rnea.nonlinear_effects` give `rnea.rnea_one`."""
-    try:
-        return _ZEROS[n]
-    except KeyError:
-        z = _ZEROS[n] = np.zeros(n)
-        z.flags.writeable = False
-        return z
-
-
-def on_own_buffer(model, one_kernel, n_vectors, args):
+def on_own_buffer(model, one_kernel, n_vectors, args, value):
     """The status of ``one_kernel(ty, buf, *args)`` (`n_vectors` vectors first) on the calling thread's
     own buffer, which points to its `model.workspace` (when another thread holds the shared one)."""
     local = model._local
     try:
         ty, buf, _, entries = local.native
     except AttributeError:
-        local.native = *native(model, model.workspace), {}
+        local.native = *native(value(model, model.workspace)), {}
         ty, buf, _, entries = local.native
     entry = entries.get(one_kernel)
     if entry is None:
@@ -163,11 +182,59 @@ def _entry(one_kernel, ty, buf, n_vectors, rest):
     return found.entry_point
 
 
-def native(model, data):
-    """(numba type, int64 buffer, value) of ``value = (model.arrays, data, nq, zeros (nb, 6))``:
-    the buffer holds a lock word (free) and then the value in native form; it points into the
-    value's arrays, which whoever keeps the buffer must keep too."""
-    value = (model.arrays, data, model.nq, _args.no_forces(model)[0])
+_ZEROS = {}  # n -> read-only zeros (n,)
+
+
+def zeros(n):
+    """A read-only vector of n zeros (the kernels only read it): the zero velocity and acceleration
+    that `rnea.gravity_torques` and `rnea.nonlinear_effects` give `rnea.rnea_one`."""
+    try:
+        return _ZEROS[n]
+    except KeyError:
+        z = _ZEROS[n] = np.zeros(n)
+        z.flags.writeable = False
+        return z
+
+
+# ---------------------------------------------------------------- the probe
+
+
+@functools.lru_cache(maxsize=None)
+def available() -> bool:
+    """Whether the one-call path works with this numba (checked once): a small one-call kernel stores
+    a value holding an array and an int, loads it back, takes and gives back the lock word, and reads
+    a vector through its compiled entry. False (with a note in `notes`) when any of that fails."""
+    try:
+        x = np.arange(1.0, 4.0)
+        ty, buf, _ = native((x, 7))
+        out = np.zeros(1)
+        status = _entry(_probe_kernel, ty, buf, 1, (out,))(ty, buf, x[::-1].copy(), out)
+        if status != 0 or out[0] != 6.0 + 7.0 + 6.0 or buf[0] != 0:
+            raise ValueError(f"the probe kernel returned {status} and {out[0]}, lock word {buf[0]}")
+        return True
+    except Exception as exc:  # noqa: BLE001 (numba's internals changed: the general path)
+        notes.append(f"one-call path: {type(exc).__name__}: {exc}")
+        return False
+
+
+@kernel
+def _probe_kernel(ty, buf, x, out):
+    if not acquire(buf):
+        return BUSY
+    a, n = load(buf, ty)
+    if acquire(buf):  # (taken: a second take must fail)
+        return 2
+    out[0] = checked_sum(a, 3) + n + checked_sum(contiguous(x), 3)
+    release(buf)
+    return 0
+
+
+# ---------------------------------------------------------------- native values in an int64 buffer
+
+
+def native(value):
+    """(numba type, int64 buffer, value): the buffer holds a lock word (free) and then `value` (a tuple)
+    in native form; it points into the value's arrays, which whoever keeps the buffer must keep too."""
     ty = typeof(value)
     buf = np.zeros(1 + -(-_size_of(ty) // 8), dtype=np.int64)
     _store_value(buf, value)
@@ -268,20 +335,4 @@ def checked_sum(x, n):
     s = 0.0
     for i in range(n):
         s += x[i]
-    return s
-
-
-@kernel
-def checked_q(m, q, nq):
-    """checked_sum(q, nq) of a configuration, or NaN also when a free-flyer's quaternion
-    cannot be normalised (zero, or a squared norm that under- or overflows): the general
-    path then names it (`_args.vectors`)."""
-    s = checked_sum(q, nq)
-    if nq != m.S.shape[0] and np.isfinite(s):  # (nq == nv: no free-flyer)
-        for i in range(m.jtype.shape[0]):
-            if m.jtype[i] == FREEFLYER:
-                c = m.idx_q[i] + 3
-                n2 = q[c] * q[c] + q[c + 1] * q[c + 1] + q[c + 2] * q[c + 2] + q[c + 3] * q[c + 3]
-                if not (n2 > 0.0 and n2 < np.inf):
-                    return np.nan
     return s

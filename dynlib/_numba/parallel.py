@@ -96,7 +96,7 @@ def entry(model, kernel, lead, rest):
     return found
 
 
-def _fingerprint(args):
+def _choose_fingerprint(args):
     """A key of the arguments' types: numba's fingerprint of them (imported here: the CSV writer
     imports this module, and it needs no numba), or, with a numba whose fingerprint of a long tuple
     loses its first items (numba 0.60: past 40 bytes, two arrays of different layouts at the
@@ -104,15 +104,30 @@ def _fingerprint(args):
     one), the tuple of their numba types, slower but exact."""
     global _fingerprint
     from numba import typeof
-    from numba._dispatcher import compute_fingerprint
 
-    c, a, rest = np.zeros((1, 2)), np.zeros((1, 4))[:, ::2], (np.zeros(1),) * 8
-    if compute_fingerprint((c, *rest)) != compute_fingerprint((a, *rest)):
+    if _fingerprint_is_exact():
+        from numba._dispatcher import compute_fingerprint
+
         _fingerprint = compute_fingerprint
     else:
         def _fingerprint(args):
             return tuple(typeof(x) for x in args)
     return _fingerprint(args)
+
+
+_fingerprint = _choose_fingerprint  # (replaced by the key chosen, at the first call)
+
+
+def _fingerprint_is_exact():
+    """The probe of numba's private ``compute_fingerprint``: there, and telling apart two arrays of
+    different layouts at the front of a long tuple (False: the tuple of numba types, public)."""
+    try:
+        from numba._dispatcher import compute_fingerprint
+
+        c, a, rest = np.zeros((1, 2)), np.zeros((1, 4))[:, ::2], (np.zeros(1),) * 8
+        return compute_fingerprint((c, *rest)) != compute_fingerprint((a, *rest))
+    except Exception:  # noqa: BLE001 (a numba without it: the public, slower key)
+        return False
 
 
 def _compiled_entry(kernel, args):

@@ -2,12 +2,17 @@
 
 Kernels assume valid input; every public wrapper passes its arguments through
 here first, so a bad argument is an `InputError` naming it, never a crash in
-compiled code.
+compiled code. The one-call path (`dynlib._numba.one`) checks in compiled code
+(`checked_q`), and takes the general path, which names the argument at fault, when
+a check fails.
 """
 import math
 
 import numpy as np
 
+from .._numba.decorators import kernel
+from .._numba.one import checked_sum
+from ..core.joints import FREEFLYER
 from ..errors import InputError
 
 
@@ -151,3 +156,25 @@ def frame(model, frame):
             raise InputError(f"frame index {frame} is out of range (robot '{model.name}' has {model.nframes} frames)")
         return int(frame)
     return model.frame_id(frame)
+
+
+def one_value(model, data):
+    """The value a one-call kernel loads from its buffer (`dynlib._numba.one.native`): ``(model.arrays, data,
+    nq, zero wrenches (nb, 6))``, with `data` the buffer's workspace."""
+    return model.arrays, data, model.nq, no_forces(model)[0]
+
+
+@kernel
+def checked_q(m, q, nq):
+    """checked_sum(q, nq) of a configuration, or NaN also when a free-flyer's quaternion
+    cannot be normalised (zero, or a squared norm that under- or overflows): the general
+    path then names it (`vectors`)."""
+    s = checked_sum(q, nq)
+    if nq != m.S.shape[0] and np.isfinite(s):  # (nq == nv: no free-flyer)
+        for i in range(m.jtype.shape[0]):
+            if m.jtype[i] == FREEFLYER:
+                c = m.idx_q[i] + 3
+                n2 = q[c] * q[c] + q[c + 1] * q[c + 1] + q[c + 2] * q[c + 2] + q[c + 3] * q[c + 3]
+                if not (n2 > 0.0 and n2 < np.inf):
+                    return np.nan
+    return s

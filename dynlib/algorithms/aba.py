@@ -32,20 +32,19 @@ diagonal at the same (q, v).
 """
 import numpy as np
 
+from .._numba.decorators import kernel
 from ..errors import ModelError, NumericalError
-from ..core.spatial import (kernel, act_force, act_inertia, act_inv_motion, add6, add_to6, cross_force, cross_motion,
-                       dot6, inertia_times, joint_motion, pose, rigid_inertia_times, scale6, store6, sub6,
-                       sub_outer6, vec6)
+from ..core.spatial import (act_force, act_inertia, act_inv_motion, add6, add_to6, cross_force, cross_motion, dot6,
+                            inertia_times, joint_motion, pose, rigid_inertia_times, scale6, store6, sub6, sub_outer6,
+                            vec6)
 from .._numba import parallel
 from . import _args
 from .._numba import one as _one
-from .._numba.one import ARRAY, BUSY, F64, empty
+from .._numba.one import one_call
 from .kinematics import joint_placements
 
-_jit = kernel  # no reference counting, numpy error model (see dynlib.core.spatial)
 
-
-@_jit
+@kernel
 def aba_kernel(m, d, q, v, tau, fext, gravity, diag, qdd):
     # pass 1: forward, joint placements, velocities v_i, velocity-product terms c_i
     joint_placements(m, d, q)
@@ -58,7 +57,7 @@ def aba_kernel(m, d, q, v, tau, fext, gravity, diag, qdd):
     aba_at_velocities(m, d, tau, fext, gravity, diag, qdd)
 
 
-@_jit
+@kernel
 def aba_at_velocities(m, d, tau, fext, gravity, diag, qdd):
     """The ABA after pass 1: on the joint placements, velocities and c of (q, v) in Data.lR, lp, v, c
     (left there by `aba_kernel`, which passes 2 and 3 do not overwrite), so that another tau, fext or
@@ -102,7 +101,7 @@ def aba_at_velocities(m, d, tau, fext, gravity, diag, qdd):
         store6(d.a, i, ai)
 
 
-@_jit
+@kernel
 def aba_batch(m, d, Q, V, TAU, F, gravity, out):
     for n in range(Q.shape[0]):
         aba_kernel(m, d, Q[n], V[n], TAU[n], F[n if F.shape[0] > 1 else 0], gravity, d.zeros_v, out[n])
@@ -111,7 +110,7 @@ def aba_batch(m, d, Q, V, TAU, F, gravity, out):
 _aba_kernel_inlined = _one.inlined(aba_kernel)
 
 
-@_jit
+@kernel
 def aba_one(ty, buf, q, v, tau, qdd):
     """One call of aba_kernel without external forces (dynlib._numba.one): 0; 1 when q, v,
     tau are not contiguous vectors of the model's sizes, not finite, or q holds a quaternion that
@@ -122,7 +121,7 @@ def aba_one(ty, buf, q, v, tau, qdd):
     m, d, nq, f0 = _one.load(buf, ty)
     nv = m.S.shape[0]
     status = 1
-    if np.isfinite(_one.checked_q(m, q, nq) + _one.checked_sum(v, nv) + _one.checked_sum(tau, nv)):
+    if np.isfinite(_args.checked_q(m, q, nq) + _one.checked_sum(v, nv) + _one.checked_sum(tau, nv)):
         qc, vc, tauc = _one.contiguous(q), _one.contiguous(v), _one.contiguous(tau)
         _aba_kernel_inlined(m, d, qc, vc, tauc, f0, m.gravity, d.zeros_v, qdd)
         status = 0 if np.isfinite(_one.checked_sum(qdd, nv)) else 2
@@ -138,22 +137,12 @@ def check_dynamics(model):
                          file=model.source or None)
 
 
+@one_call(aba_one, "q v tau", "(model.nv,)", _args.one_value, when="f_ext is None",
+          prelude="check_dynamics(model)")
 def aba(model, q, v, tau, f_ext=None):
     """Forward dynamics by the articulated-body algorithm: the accelerations a (nv,)."""
-    check_dynamics(model)
-    if (f_ext is None and type(q) is type(v) is type(tau) is ARRAY and q.dtype is v.dtype is tau.dtype is F64
-            and q.ndim == v.ndim == tau.ndim == 1):  # one call of plain vectors: the kernel (dynlib._numba.one)
-        try:
-            entry, ty, buf, shape = model._one[aba_one]
-        except KeyError:
-            entry, ty, buf, shape = _one.first_call(model, aba_one, (model.nv,), 3, ())
-        qdd = empty(shape)
-        status = entry(ty, buf, q, v, tau, qdd)
-        if status == BUSY:
-            status = _one.on_own_buffer(model, aba_one, 3, (q, v, tau, qdd))
-        if status == 0:
-            return qdd
-    # the general path: batches, f_ext, other inputs, and every error named (a singular M too)
+    # (check_dynamics ran, and plain vectors without f_ext took the one-call path, dynlib._numba.one; here:
+    # batches, f_ext, other inputs, and every error named, a singular M too)
     (Q, V, T), batched, n = _args.vectors(model, q=(q, model.nq), v=(v, model.nv), tau=(tau, model.nv))
     F = _args.external_forces(model, f_ext, n, batched)
     out = np.empty((n, model.nv))

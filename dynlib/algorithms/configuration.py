@@ -6,18 +6,18 @@ them to whole configurations, with the optional batch dimension.
 """
 import numpy as np
 
-from .._numba.compiled import jit
+from .._numba.decorators import allocating_kernel
 from ..core import joints as J
 from . import _args
 
 
-@jit
+@allocating_kernel
 def _integrate_batch(jtype, idx_q, idx_v, Q, V, out):
     for n in range(Q.shape[0]):
         J.integrate_kernel(jtype, idx_q, idx_v, Q[n], V[n if V.shape[0] > 1 else 0], out[n])
 
 
-@jit
+@allocating_kernel
 def _difference_batch(jtype, idx_q, idx_v, Q0, Q1, out):
     for n in range(Q0.shape[0]):
         J.difference_kernel(jtype, idx_q, idx_v, Q0[n if Q0.shape[0] > 1 else 0], Q1[n], out[n])

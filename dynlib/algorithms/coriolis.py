@@ -12,18 +12,17 @@ O(n d) with d the tree depth.
 """
 import numpy as np
 
-from ..core.spatial import (kernel, act_inertia, act_motion, add6, cross_force, cross_motion, dot6, inertia_times, pose,
-                       store6, sub6, unit6, vec6)
+from .._numba.decorators import kernel
+from ..core.spatial import (act_inertia, act_motion, add6, cross_force, cross_motion, dot6, inertia_times, pose, store6,
+                            sub6, unit6, vec6)
 from .._numba import parallel
 from . import _args
 from .._numba import one as _one
-from .._numba.one import ARRAY, F64
+from .._numba.one import one_call
 from .kinematics import motion, placements
 
-_jit = kernel  # no reference counting, numpy error model (see dynlib.core.spatial)
 
-
-@_jit
+@kernel
 def _b_matrix(I, i, vw, B):
     """B[i] = 1/2 [(v x*) I + (I v) xbar - I (v x)] with I = I[i] (world frame), column by column."""
     h = inertia_times(I, i, vw)
@@ -35,7 +34,7 @@ def _b_matrix(I, i, vw, B):
             B[i, r, c] = 0.5 * col[r]
 
 
-@_jit
+@kernel
 def coriolis_kernel(m, d, q, v, C):
     nb = m.parent.shape[0]
     # pass 1: forward, placements, velocities, world inertias, B matrices, S and dS
@@ -81,7 +80,7 @@ def coriolis_kernel(m, d, q, v, C):
                 j = m.parent[j]
 
 
-@_jit
+@kernel
 def _coriolis_batch(m, d, Q, V, out):
     for n in range(Q.shape[0]):
         coriolis_kernel(m, d, Q[n], V[n], out[n])
@@ -90,7 +89,7 @@ def _coriolis_batch(m, d, Q, V, out):
 _coriolis_kernel_inlined = _one.inlined(coriolis_kernel)
 
 
-@_jit
+@kernel
 def coriolis_one(ty, buf, q, v, C):
     """One call of coriolis_kernel (dynlib._numba.one): 0; 1 when q, v are not contiguous
     vectors of the model's sizes, not finite, or q holds a quaternion that cannot be normalised,
@@ -99,19 +98,16 @@ def coriolis_one(ty, buf, q, v, C):
         return _one.BUSY
     m, d, nq, f0 = _one.load(buf, ty)
     status = 1
-    if np.isfinite(_one.checked_q(m, q, nq) + _one.checked_sum(v, m.S.shape[0])):
+    if np.isfinite(_args.checked_q(m, q, nq) + _one.checked_sum(v, m.S.shape[0])):
         _coriolis_kernel_inlined(m, d, _one.contiguous(q), _one.contiguous(v), C)
         status = 0
     _one.release(buf)
     return status
 
 
+@one_call(coriolis_one, "q v", "(model.nv, model.nv)", _args.one_value)
 def coriolis_matrix(model, q, v):
     """C(q, v) (nv, nv): C v = h - g and dM/dt - 2 C is skew-symmetric."""
-    if type(q) is type(v) is ARRAY and q.dtype is v.dtype is F64 and q.ndim == v.ndim == 1:  # one call (_one)
-        C = _one.call(model, coriolis_one, ("nv", "nv"), q, v)
-        if C is not None:
-            return C
     (Q, V), batched, n = _args.vectors(model, q=(q, model.nq), v=(v, model.nv))
     out = np.empty((n, model.nv, model.nv))
     parallel.run(model, n, _coriolis_batch, (Q,), (V,), (out,))

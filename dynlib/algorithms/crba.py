@@ -11,18 +11,16 @@ O(n d) with d the tree depth.
 """
 import numpy as np
 
-from ..core.spatial import (kernel, act_force, act_motion, act_rigid_inertia, dot6, pose, rigid_inertia_times, store6,
-                            vec6)
+from .._numba.decorators import kernel
+from ..core.spatial import act_force, act_motion, act_rigid_inertia, dot6, pose, rigid_inertia_times, store6, vec6
 from .._numba import parallel
 from . import _args
 from .._numba import one as _one
-from .._numba.one import ARRAY, F64
+from .._numba.one import one_call
 from .kinematics import placements
 
-_jit = kernel  # no reference counting, numpy error model (see dynlib.core.spatial)
 
-
-@_jit
+@kernel
 def crba_kernel(m, d, q, M):
     nb = m.parent.shape[0]
     nv = M.shape[0]
@@ -57,7 +55,7 @@ def crba_kernel(m, d, q, M):
         M[k, k] += m.armature[k]
 
 
-@_jit
+@kernel
 def crba_batch(m, d, Q, out):
     for n in range(Q.shape[0]):
         crba_kernel(m, d, Q[n], out[n])
@@ -66,7 +64,7 @@ def crba_batch(m, d, Q, out):
 _crba_kernel_inlined = _one.inlined(crba_kernel)
 
 
-@_jit
+@kernel
 def crba_one(ty, buf, q, M):
     """One call of crba_kernel (dynlib._numba.one): 0; 1 when q is not a contiguous vector
     of size nq, not finite or holds a quaternion that cannot be normalised, _one.BUSY when
@@ -75,19 +73,16 @@ def crba_one(ty, buf, q, M):
         return _one.BUSY
     m, d, nq, f0 = _one.load(buf, ty)
     status = 1
-    if np.isfinite(_one.checked_q(m, q, nq)):
+    if np.isfinite(_args.checked_q(m, q, nq)):
         _crba_kernel_inlined(m, d, _one.contiguous(q), M)
         status = 0
     _one.release(buf)
     return status
 
 
+@one_call(crba_one, "q", "(model.nv, model.nv)", _args.one_value)
 def crba(model, q):
     """The joint-space inertia matrix M(q), (nv, nv) symmetric; (N, nv, nv) for a batch."""
-    if type(q) is ARRAY and q.dtype is F64 and q.ndim == 1:  # one call (dynlib._numba.one)
-        M = _one.call(model, crba_one, ("nv", "nv"), q)
-        if M is not None:
-            return M
     (Q,), batched, n = _args.vectors(model, q=(q, model.nq))
     out = np.empty((n, model.nv, model.nv))
     parallel.run(model, n, crba_batch, (Q,), (out,))

@@ -7,17 +7,16 @@ Pinocchio; links fixed to the world do not count). O(n).
 """
 import numpy as np
 
-from ..core.spatial import kernel, dot6, rigid_inertia_times, vec6
+from .._numba.decorators import kernel
+from ..core.spatial import dot6, rigid_inertia_times, vec6
 from .._numba import parallel
 from . import _args
 from .._numba import one as _one
-from .._numba.one import ARRAY, F64
+from .._numba.one import one_call
 from .kinematics import placements, motion
 
-_jit = kernel  # no reference counting, numpy error model (see dynlib.core.spatial)
 
-
-@_jit
+@kernel
 def kinetic_kernel(m, d, q, v):
     placements(m, d, q)
     a_world = d.tmp6[2]
@@ -33,7 +32,7 @@ def kinetic_kernel(m, d, q, v):
     return T
 
 
-@_jit
+@kernel
 def potential_after_placements(m, d, gravity):
     U = 0.0
     I = m.inertia
@@ -47,19 +46,19 @@ def potential_after_placements(m, d, gravity):
     return U
 
 
-@_jit
+@kernel
 def potential_kernel(m, d, q, gravity):
     placements(m, d, q)
     return potential_after_placements(m, d, gravity)
 
 
-@_jit
+@kernel
 def _kinetic_batch(m, d, Q, V, out):
     for n in range(Q.shape[0]):
         out[n] = kinetic_kernel(m, d, Q[n], V[n])
 
 
-@_jit
+@kernel
 def _potential_batch(m, d, Q, gravity, out):
     for n in range(Q.shape[0]):
         out[n] = potential_kernel(m, d, Q[n], gravity)
@@ -69,7 +68,7 @@ _kinetic_kernel_inlined = _one.inlined(kinetic_kernel)
 _potential_kernel_inlined = _one.inlined(potential_kernel)
 
 
-@_jit
+@kernel
 def kinetic_one(ty, buf, q, v, T):
     """One call of kinetic_kernel into T[0] (dynlib._numba.one): 0; 1 when q, v are not
     contiguous vectors of the model's sizes, not finite, or q holds a quaternion that cannot be
@@ -78,14 +77,14 @@ def kinetic_one(ty, buf, q, v, T):
         return _one.BUSY
     m, d, nq, f0 = _one.load(buf, ty)
     status = 1
-    if np.isfinite(_one.checked_q(m, q, nq) + _one.checked_sum(v, m.S.shape[0])):
+    if np.isfinite(_args.checked_q(m, q, nq) + _one.checked_sum(v, m.S.shape[0])):
         T[0] = _kinetic_kernel_inlined(m, d, _one.contiguous(q), _one.contiguous(v))
         status = 0
     _one.release(buf)
     return status
 
 
-@_jit
+@kernel
 def potential_one(ty, buf, q, U):
     """One call of potential_kernel into U[0] (dynlib._numba.one): 0; 1 when q is not a
     contiguous vector of size nq, not finite or holds a quaternion that cannot be normalised,
@@ -94,31 +93,25 @@ def potential_one(ty, buf, q, U):
         return _one.BUSY
     m, d, nq, f0 = _one.load(buf, ty)
     status = 1
-    if np.isfinite(_one.checked_q(m, q, nq)):
+    if np.isfinite(_args.checked_q(m, q, nq)):
         U[0] = _potential_kernel_inlined(m, d, _one.contiguous(q), m.gravity)
         status = 0
     _one.release(buf)
     return status
 
 
+@one_call(kinetic_one, "q v", "(1,)", _args.one_value, result="float(out[0])")
 def kinetic_energy(model, q, v):
     """T(q, v) = 1/2 v^T M(q) v, in joules; (N,) for a batch."""
-    if type(q) is type(v) is ARRAY and q.dtype is v.dtype is F64 and q.ndim == v.ndim == 1:  # one call (_one)
-        T = _one.call(model, kinetic_one, (1,), q, v)
-        if T is not None:
-            return float(T[0])
     (Q, V), batched, n = _args.vectors(model, q=(q, model.nq), v=(v, model.nv))
     out = np.empty(n)
     parallel.run(model, n, _kinetic_batch, (Q,), (V,), (out,))
     return out if batched else float(out[0])
 
 
+@one_call(potential_one, "q", "(1,)", _args.one_value, result="float(out[0])")
 def potential_energy(model, q):
     """U(q) = -sum m_i g^T c_i, in joules; (N,) for a batch."""
-    if type(q) is ARRAY and q.dtype is F64 and q.ndim == 1:  # one call (dynlib._numba.one)
-        U = _one.call(model, potential_one, (1,), q)
-        if U is not None:
-            return float(U[0])
     (Q,), batched, n = _args.vectors(model, q=(q, model.nq))
     out = np.empty(n)
     parallel.run(model, n, _potential_batch, (Q,), model.arrays.gravity, (out,))

@@ -9,7 +9,7 @@ All three give the same a (nv,) up to round-off.
 """
 import numpy as np
 
-from .._numba.compiled import jit
+from .._numba.decorators import allocating_kernel
 from ..errors import InputError, NumericalError
 from .._numba import parallel
 from . import _args
@@ -18,10 +18,8 @@ from .crba import crba_kernel
 from .linalg import cholesky, cholesky_solve
 from .rnea import rnea_kernel
 
-_jit = jit(nogil=True)
 
-
-@_jit
+@allocating_kernel
 def crba_forward_kernel(m, d, q, v, tau, fext, gravity, qdd):
     """a = M^-1 (tau - h), M by CRBA and h by RNEA. Returns False if M is not PD."""
     crba_kernel(m, d, q, d.M)
@@ -34,7 +32,7 @@ def crba_forward_kernel(m, d, q, v, tau, fext, gravity, qdd):
     return True
 
 
-@_jit
+@allocating_kernel
 def rnea_forward_kernel(m, d, q, v, tau, fext, gravity, qdd):
     """The n + 1 RNEA calls method. Returns False if M is not PD."""
     nv = qdd.shape[0]
@@ -56,7 +54,7 @@ def rnea_forward_kernel(m, d, q, v, tau, fext, gravity, qdd):
     return True
 
 
-@_jit
+@allocating_kernel
 def _batch(method, m, d, Q, V, T, F, gravity, out):
     for n in range(Q.shape[0]):
         f = F[n if F.shape[0] > 1 else 0]

@@ -15,20 +15,20 @@ axes (LOCAL_WORLD_ALIGNED).
 """
 import numpy as np
 
+from .._numba.decorators import kernel
 from ..errors import InputError
-from ..core.spatial import kernel, act_inv_motion, act_motion, matvec3, matvec3_t, pose, vec6
+from ..core.spatial import act_inv_motion, act_motion, matvec3, matvec3_t, pose, vec6
 from .._numba import parallel
 from . import _args
 from .._numba import one as _one
 from ._args import REFERENCES
-from .._numba.one import ARRAY, BUSY, F64, empty
+from .._numba.one import one_call
 from .kinematics import frame_transform, motion, path_placements, placements
 
-_jit = kernel  # no reference counting, numpy error model (see dynlib.core.spatial)
 WORLD, LOCAL, LOCAL_WORLD_ALIGNED = 0, 1, 2
 
 
-@_jit
+@kernel
 def jacobian_kernel(m, d, q, fid, ref, Jout):
     path_placements(m, d, q, m.frame_body[fid])
     R, p = frame_transform(m, d, fid)
@@ -57,7 +57,7 @@ def jacobian_kernel(m, d, q, fid, ref, Jout):
         j = m.parent[j]
 
 
-@_jit
+@kernel
 def jacobian_dot_v_kernel(m, d, q, v, fid, ref, out):
     placements(m, d, q)
     a_world = d.tmp6[2]
@@ -93,7 +93,7 @@ def jacobian_dot_v_kernel(m, d, q, v, fid, ref, out):
 _jacobian_kernel_inlined = _one.inlined(jacobian_kernel)
 
 
-@_jit
+@kernel
 def jacobian_one(ty, buf, q, fid, ref, J):
     """One call of jacobian_kernel (dynlib._numba.one): 0; 1 when q is not a contiguous
     vector of size nq, not finite or holds a quaternion that cannot be normalised, _one.BUSY
@@ -102,27 +102,26 @@ def jacobian_one(ty, buf, q, fid, ref, J):
         return _one.BUSY
     m, d, nq, f0 = _one.load(buf, ty)
     status = 1
-    if np.isfinite(_one.checked_q(m, q, nq)):
+    if np.isfinite(_args.checked_q(m, q, nq)):
         _jacobian_kernel_inlined(m, d, _one.contiguous(q), fid, ref, J)
         status = 0
     _one.release(buf)
     return status
 
 
-@_jit
+@kernel
 def _jacobian_batch(m, d, Q, fid, ref, out):
     for n in range(Q.shape[0]):
         jacobian_kernel(m, d, Q[n], fid, ref, out[n])
 
 
-@_jit
+@kernel
 def _jacobian_dot_v_batch(m, d, Q, V, fid, ref, out):
     for n in range(Q.shape[0]):
         jacobian_dot_v_kernel(m, d, Q[n], V[n], fid, ref, out[n])
 
 
-def frame_jacobian(model, q, frame, reference="local_world_aligned"):
-    """The (6, nv) Jacobian of a frame, linear rows first; (N, 6, nv) for a batch."""
+_FRAME_AND_REFERENCE = """
     try:  # (a frame name, the usual: one dict look-up)
         fid, ref = model._frame_index[frame], REFERENCES[reference]
     except (KeyError, TypeError):
@@ -130,17 +129,13 @@ def frame_jacobian(model, q, frame, reference="local_world_aligned"):
             fid, ref = _args.frame(model, frame), _args.reference(reference)
         except InputError:
             fid = None  # (q is checked first: its error is the one raised when both are wrong)
-    if fid is not None and type(q) is ARRAY and q.dtype is F64 and q.ndim == 1:  # one call: dynlib._numba.one
-        try:
-            entry, ty, buf, shape = model._one[jacobian_one]
-        except KeyError:
-            entry, ty, buf, shape = _one.first_call(model, jacobian_one, (6, model.nv), 1, (fid, ref))
-        J = empty(shape)
-        status = entry(ty, buf, q, fid, ref, J)
-        if status == BUSY:
-            status = _one.on_own_buffer(model, jacobian_one, 1, (q, fid, ref, J))
-        if status == 0:
-            return J
+"""  # the one-call path's first statements in frame_jacobian
+
+
+@one_call(jacobian_one, "q", "(6, model.nv)", _args.one_value, ints="fid, ref", prelude=_FRAME_AND_REFERENCE,
+          when="fid is not None")
+def frame_jacobian(model, q, frame, reference="local_world_aligned"):
+    """The (6, nv) Jacobian of a frame, linear rows first; (N, 6, nv) for a batch."""
     (Q,), batched, n = _args.vectors(model, q=(q, model.nq))
     fid, ref = _args.frame(model, frame), _args.reference(reference)
     out = np.empty((n, 6, model.nv))

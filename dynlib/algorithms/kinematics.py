@@ -12,18 +12,17 @@ Public: `frame_placement(model, q, frame)` -> (4, 4) homogeneous transform in th
 """
 import numpy as np
 
+from .._numba.decorators import kernel
 from ..core import joints as J
-from ..core.spatial import (kernel, act_inv_motion, add6, compose, cross_motion, joint_motion, pose, store6,
-                       store_pose, tuple6, vec6)
+from ..core.spatial import (act_inv_motion, add6, compose, cross_motion, joint_motion, pose, store6, store_pose, tuple6,
+                            vec6)
 from .._numba import parallel
 from . import _args
 from .._numba import one as _one
-from .._numba.one import ARRAY, F64
-
-_jit = kernel  # no reference counting, numpy error model (see dynlib.core.spatial)
+from .._numba.one import one_call
 
 
-@_jit
+@kernel
 def joint_placements(m, d, q):
     """Pass: the joint placements liMi = Xtree_i * XJ_i(q) of every body (all that RNEA and ABA need)."""
     for i in range(m.parent.shape[0]):
@@ -31,7 +30,7 @@ def joint_placements(m, d, q):
         store_pose(d.lR, d.lp, i, compose(pose(m.Xtree_R, m.Xtree_p, i), XJ))
 
 
-@_jit
+@kernel
 def placements(m, d, q):
     """Pass: joint placements liMi and world placements oMi = oM_parent * liMi of every body."""
     joint_placements(m, d, q)
@@ -41,7 +40,7 @@ def placements(m, d, q):
         store_pose(d.oR, d.op, i, liMi if pa < 0 else compose(pose(d.oR, d.op, pa), liMi))
 
 
-@_jit
+@kernel
 def path_placements(m, d, q, b):
     """Pass: liMi and oMi of body b and its ancestors only (the path from the root to b).
 
@@ -57,7 +56,7 @@ def path_placements(m, d, q, b):
             store_pose(d.oR, d.op, i, liMi if pa < 0 else compose(pose(d.oR, d.op, pa), liMi))
 
 
-@_jit
+@kernel
 def motion(m, d, v, a, a_world):
     """Pass: body velocities d.v and accelerations d.a (placements done), body frame.
 
@@ -79,7 +78,7 @@ def motion(m, d, v, a, a_world):
         store6(d.a, i, add6(ai, add6(aJ, cross_motion(vi, vJ))))
 
 
-@_jit
+@kernel
 def frame_transform(m, d, fid):
     """oMf = (R, p) as tuples, the placement of frame fid in the world (placements done)."""
     b = m.frame_body[fid]
@@ -87,7 +86,7 @@ def frame_transform(m, d, fid):
     return bMf if b < 0 else compose(pose(d.oR, d.op, b), bMf)
 
 
-@_jit
+@kernel
 def frame_pose(m, d, fid, R, p):
     """(R, p) = oMf, the placement of frame fid in the world (placements done), into arrays."""
     Rf, pf = frame_transform(m, d, fid)
@@ -97,7 +96,7 @@ def frame_pose(m, d, fid, R, p):
         p[r] = pf[r]
 
 
-@_jit
+@kernel
 def frame_placement_kernel(m, d, q, fid, T):
     """T (4, 4) = oMf, the homogeneous transform of frame fid in the world."""
     placements(m, d, q)
@@ -110,7 +109,7 @@ def frame_placement_kernel(m, d, q, fid, T):
     T[3, 3] = 1.0
 
 
-@_jit
+@kernel
 def _frame_placement_batch(m, d, Q, fid, out):
     for n in range(Q.shape[0]):
         frame_placement_kernel(m, d, Q[n], fid, out[n])
@@ -119,7 +118,7 @@ def _frame_placement_batch(m, d, Q, fid, out):
 _frame_placement_kernel_inlined = _one.inlined(frame_placement_kernel)
 
 
-@_jit
+@kernel
 def frame_placement_one(ty, buf, q, fid, T):
     """One call of frame_placement_kernel (dynlib._numba.one): 0; 1 when q is not a
     contiguous vector of size nq, not finite or holds a quaternion that cannot be normalised,
@@ -128,21 +127,17 @@ def frame_placement_one(ty, buf, q, fid, T):
         return _one.BUSY
     m, d, nq, f0 = _one.load(buf, ty)
     status = 1
-    if np.isfinite(_one.checked_q(m, q, nq)):
+    if np.isfinite(_args.checked_q(m, q, nq)):
         _frame_placement_kernel_inlined(m, d, _one.contiguous(q), fid, T)
         status = 0
     _one.release(buf)
     return status
 
 
+@one_call(frame_placement_one, "q", "(4, 4)", _args.one_value, ints="fid",
+          prelude="fid = _args.frame_or_none(model, frame)", when="fid is not None")
 def frame_placement(model, q, frame):
     """The 4x4 homogeneous transform of a frame (link) in the world; (N, 4, 4) for a batch."""
-    if type(q) is ARRAY and q.dtype is F64 and q.ndim == 1:  # one call (dynlib._numba.one)
-        fid = _args.frame_or_none(model, frame)
-        if fid is not None:
-            T = _one.call(model, frame_placement_one, (4, 4), q, fid)
-            if T is not None:
-                return T
     (Q,), batched, n = _args.vectors(model, q=(q, model.nq))
     fid = _args.frame(model, frame)
     out = np.empty((n, 4, 4))

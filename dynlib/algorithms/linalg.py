@@ -7,13 +7,10 @@ right-hand sides (`forward_substitution`, `backward_substitution` with the trans
 """
 import math
 
-
-from ..core.spatial import kernel
-
-_jit = kernel  # no reference counting, numpy error model (see dynlib.core.spatial)
+from .._numba.decorators import kernel
 
 
-@_jit
+@kernel
 def cholesky(A, L):
     """L = the lower Cholesky factor of the SPD matrix A (n x n). Returns False if A is not PD."""
     n = A.shape[0]
@@ -34,7 +31,7 @@ def cholesky(A, L):
     return True
 
 
-@_jit
+@kernel
 def cholesky_solve(L, b, x):
     """x = A^-1 b given the Cholesky factor L of A (x may alias b)."""
     n = L.shape[0]
@@ -50,7 +47,7 @@ def cholesky_solve(L, b, x):
         x[i] = s / L[i, i]
 
 
-@_jit
+@kernel
 def forward_substitution(L, B, X):
     """X = L^-1 B for L (n x n) lower triangular and B, X (n x m), column by column (X may alias B). With
     transposed views (B = Zᵀ, X = Vᵀ) it solves V Lᵀ = Z row by row."""
@@ -63,7 +60,7 @@ def forward_substitution(L, B, X):
             X[a, c] = s / L[a, a]
 
 
-@_jit
+@kernel
 def backward_substitution(L, B, X):
     """X = L^-T B for L (n x n) lower triangular and B, X (n x m), column by column (X may alias B)."""
     n, m = B.shape
@@ -75,7 +72,7 @@ def backward_substitution(L, B, X):
             X[a, c] = s / L[a, a]
 
 
-@_jit
+@kernel
 def ltdl(A, dof_parent, LD):
     """M = Lᵀ D L for the SPD matrix A with the sparsity of a joint-space inertia (RBDA Table 6.3):
     L unit lower triangular, L[i, j] nonzero only for DoF j an ancestor of DoF i (`dof_parent`
@@ -100,7 +97,7 @@ def ltdl(A, dof_parent, LD):
     return True
 
 
-@_jit
+@kernel
 def ltdl_solve(LD, dof_parent, b, x):
     """x = A^-1 b given `ltdl`'s factor LD of A (x may alias b): Lᵀ z = b (leaves to root;
     zero entries skipped, so a b on one branch costs that branch), y = D⁻¹ z, L x = y."""
@@ -125,7 +122,7 @@ def ltdl_solve(LD, dof_parent, b, x):
         x[i] = s
 
 
-@_jit
+@kernel
 def spd_inverse(A, n, W, out):
     """out[:n, :n] = A[:n, :n]^-1 for a small SPD block (W: n x n scratch, may be 6x6)."""
     if n == 1:

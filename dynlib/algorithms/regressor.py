@@ -35,20 +35,20 @@ model, (10 nb,)), `body_parameters(inertia)` (pi of one 6x6 spatial inertia),
 """
 import numpy as np
 
-from ..core.spatial import kernel, act_inv_motion, compose, pose, vec6
+from .._numba.decorators import kernel
+from ..core.spatial import act_inv_motion, compose, pose, vec6
 from .._numba import parallel
 from . import _args
 from .kinematics import joint_placements, motion
 from ..core import joints as J
 from ..errors import InputError
 
-_jit = kernel  # no reference counting, numpy error model (see dynlib.core.spatial)
 
 IDENTITY = ((1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0), (0.0, 0.0, 0.0))
 FRICTION_TERMS = ("viscous", "coulomb", "offset")
 
 
-@_jit
+@kernel
 def _store_row(Y, k, c0, s, vj, aj):
     """Y[k, c0:c0+10] = s^T A(v_j, a_j) (see the module docstring)."""
     sl0, sl1, sl2, sa0, sa1, sa2 = s
@@ -75,7 +75,7 @@ def _store_row(Y, k, c0, s, vj, aj):
     Y[k, c0 + 9] = al5 * sa2 - w2 * r2
 
 
-@_jit
+@kernel
 def regressor_kernel(m, d, q, v, a, gravity, Y):
     nb = m.parent.shape[0]
     # pass 1: forward, joint placements, velocities and accelerations (the world's is (-g, 0))
@@ -101,7 +101,7 @@ def regressor_kernel(m, d, q, v, a, gravity, Y):
             i = m.parent[i]
 
 
-@_jit
+@kernel
 def regressor_batch(m, d, Q, V, A, gravity, out):
     """Rows of Q, V, A through regressor_kernel."""
     for n in range(Q.shape[0]):

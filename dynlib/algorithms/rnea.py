@@ -12,18 +12,16 @@ Public: `rnea`, `nonlinear_effects` (h = C v + g), `gravity_torques` (g).
 """
 import numpy as np
 
-from ..core.spatial import (kernel, act_force, add6, add_to6, cross_force, dot6, pose, rigid_inertia_times, store6,
-                            sub6, vec6)
+from .._numba.decorators import kernel
+from ..core.spatial import act_force, add6, add_to6, cross_force, dot6, pose, rigid_inertia_times, store6, sub6, vec6
 from .._numba import parallel
 from . import _args
 from .._numba import one as _one
-from .._numba.one import ARRAY, BUSY, F64, empty
+from .._numba.one import one_call
 from .kinematics import joint_placements, motion
 
-_jit = kernel  # no reference counting, numpy error model (see dynlib.core.spatial)
 
-
-@_jit
+@kernel
 def rnea_kernel(m, d, q, v, a, fext, gravity, tau):
     nb = m.parent.shape[0]
     # pass 1: forward, joint placements, velocities and accelerations (the world's is (-g, 0))
@@ -49,7 +47,7 @@ def rnea_kernel(m, d, q, v, a, fext, gravity, tau):
             add_to6(d.f, pa, act_force(pose(d.lR, d.lp, i), fi))
 
 
-@_jit
+@kernel
 def rnea_batch(m, d, Q, V, A, F, gravity, out):
     """Rows of Q, V, A (and F when it has more than one row) through rnea_kernel."""
     for n in range(Q.shape[0]):
@@ -60,7 +58,7 @@ def rnea_batch(m, d, Q, V, A, F, gravity, out):
 _rnea_kernel_inlined = _one.inlined(rnea_kernel)
 
 
-@_jit
+@kernel
 def rnea_one(ty, buf, q, v, a, tau):
     """One call of rnea_kernel without external forces (dynlib._numba.one): 0; 1 when
     q, v, a are not contiguous vectors of the model's sizes, not finite, or q holds a quaternion
@@ -70,7 +68,7 @@ def rnea_one(ty, buf, q, v, a, tau):
     m, d, nq, f0 = _one.load(buf, ty)
     nv = m.S.shape[0]
     status = 1
-    if np.isfinite(_one.checked_q(m, q, nq) + _one.checked_sum(v, nv) + _one.checked_sum(a, nv)):
+    if np.isfinite(_args.checked_q(m, q, nq) + _one.checked_sum(v, nv) + _one.checked_sum(a, nv)):
         _rnea_kernel_inlined(m, d, _one.contiguous(q), _one.contiguous(v), _one.contiguous(a), f0, m.gravity, tau)
         status = 0
     _one.release(buf)
@@ -84,46 +82,29 @@ def _run(model, Q, V, A, f_ext, batched, n):
     return out if batched else out[0]
 
 
+@one_call(rnea_one, "q v a", "(model.nv,)", _args.one_value, when="f_ext is None")
 def rnea(model, q, v, a, f_ext=None):
     """Inverse dynamics: the joint torques tau (nv,) that produce acceleration a.
 
     f_ext (nb, 6): external wrenches on the bodies, body frame, linear first.
     Every argument may carry a leading batch dimension N.
     """
-    if (f_ext is None and type(q) is type(v) is type(a) is ARRAY and q.dtype is v.dtype is a.dtype is F64
-            and q.ndim == v.ndim == a.ndim == 1):  # one call of plain vectors: the kernel (dynlib._numba.one)
-        try:
-            entry, ty, buf, shape = model._one[rnea_one]
-        except KeyError:
-            entry, ty, buf, shape = _one.first_call(model, rnea_one, (model.nv,), 3, ())
-        tau = empty(shape)
-        status = entry(ty, buf, q, v, a, tau)
-        if status == BUSY:
-            status = _one.on_own_buffer(model, rnea_one, 3, (q, v, a, tau))
-        if status == 0:
-            return tau
-    # the general path: batches, f_ext, other inputs, and every error named
+    # (plain vectors without f_ext took the one-call path, dynlib._numba.one; here: batches, f_ext, other
+    # inputs, and every error named)
     (Q, V, A), batched, n = _args.vectors(model, q=(q, model.nq), v=(v, model.nv), a=(a, model.nv))
     return _run(model, Q, V, A, f_ext, batched, n)
 
 
+@one_call(rnea_one, "q v", "(model.nv,)", _args.one_value, args="q, v, _one.zeros(model.nv)")
 def nonlinear_effects(model, q, v):
     """h(q, v) = C(q, v) v + g(q), the torques at zero acceleration."""
-    if type(q) is type(v) is ARRAY and q.dtype is v.dtype is F64 and q.ndim == v.ndim == 1:  # one call: rnea_one
-        h = _one.call(model, rnea_one, ("nv",), q, v, _one.zeros(model.nv))
-        if h is not None:
-            return h
     (Q, V), batched, n = _args.vectors(model, q=(q, model.nq), v=(v, model.nv))
     return _run(model, Q, V, np.zeros((1, model.nv)), None, batched, n)
 
 
+@one_call(rnea_one, "q", "(model.nv,)", _args.one_value, args="q, _one.zeros(model.nv), _one.zeros(model.nv)")
 def gravity_torques(model, q):
     """g(q), the torques that hold the robot still against gravity."""
-    if type(q) is ARRAY and q.dtype is F64 and q.ndim == 1:  # one call: rnea_one at v = a = 0
-        z = _one.zeros(model.nv)
-        g = _one.call(model, rnea_one, ("nv",), q, z, z)
-        if g is not None:
-            return g
     (Q,), batched, n = _args.vectors(model, q=(q, model.nq))
     z = np.zeros((1, model.nv))
     return _run(model, Q, z, z, None, batched, n)

@@ -9,7 +9,7 @@ the robot can move. Uses CRBA, RNEA and the Jacobian kernels; O(n^2 + n d).
 """
 import numpy as np
 
-from .._numba.compiled import jit
+from .._numba.decorators import allocating_kernel
 from .._numba import parallel
 from . import _args
 from .aba import check_dynamics
@@ -18,10 +18,8 @@ from .jacobians import LOCAL_WORLD_ALIGNED, jacobian_dot_v_kernel, jacobian_kern
 from .linalg import cholesky, cholesky_solve
 from .rnea import rnea_kernel
 
-_jit = jit()
 
-
-@_jit
+@allocating_kernel
 def task_space_kernel(m, d, q, v, fid, fext0, Lam, mu):
     nv = m.S.shape[0]
     Jf = np.empty((6, nv))
@@ -42,7 +40,7 @@ def task_space_kernel(m, d, q, v, fid, fext0, Lam, mu):
     mu[:] = Lam @ rhs
 
 
-@_jit
+@allocating_kernel
 def _task_space_batch(m, d, Q, V, fid, fext0, L_out, mu_out):
     for n in range(Q.shape[0]):
         task_space_kernel(m, d, Q[n], V[n], fid, fext0, L_out[n], mu_out[n])

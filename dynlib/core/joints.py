@@ -22,7 +22,8 @@ planar joint, a sum otherwise) and ``difference(q0, q1)`` its inverse, the
 """
 import math
 
-from .._numba.compiled import jit
+from .._numba.decorators import inline_kernel, kernel
+
 
 REVOLUTE = 0
 PRISMATIC = 1
@@ -33,11 +34,8 @@ NQ = (1, 1, 7, 3)
 NV = (1, 1, 6, 3)
 NAMES = ("revolute", "prismatic", "floating", "planar")
 
-_jit = jit(nrt=False, error_model="numpy", nogil=True)  # spatial.py's helper options: no allocation, 0/0 is NaN
-_inlined = jit(inline="always")  # jcalc: too large for LLVM to inline (dynlib.core.spatial._inlined)
 
-
-@_jit
+@kernel
 def quat_to_rot(qx, qy, qz, qw):
     """The rotation (a 9-tuple, row order) of the quaternion (x, y, z, w), normalised here."""
     n = math.sqrt(qx * qx + qy * qy + qz * qz + qw * qw)
@@ -47,7 +45,7 @@ def quat_to_rot(qx, qy, qz, qw):
             2.0 * (x * z - y * w), 2.0 * (y * z + x * w), 1.0 - 2.0 * (x * x + y * y))
 
 
-@_jit
+@kernel
 def axis_angle_to_rot(x, y, z, theta):
     """exp(theta [ax]x) for a unit axis (x, y, z) (Rodrigues), a 9-tuple."""
     c = math.cos(theta)
@@ -58,7 +56,7 @@ def axis_angle_to_rot(x, y, z, theta):
             z * x * t - y * s, z * y * t + x * s, c + z * z * t)
 
 
-@_inlined
+@inline_kernel
 def jcalc(jtype, jaxis, i, q, iq):
     """XJ = (R, p), the joint transform (child in parent) of joint i (axis jaxis[i]) at q[iq:iq+nq]."""
     x, y, z = jaxis[i, 0], jaxis[i, 1], jaxis[i, 2]
@@ -73,7 +71,7 @@ def jcalc(jtype, jaxis, i, q, iq):
     return ((c, -s, 0.0, s, c, 0.0, 0.0, 0.0, 1.0), (q[iq], q[iq + 1], 0.0))
 
 
-@_jit
+@kernel
 def _quat_mul(a, b):
     """a ⊗ b for quaternions (x, y, z, w) given as 4-tuples."""
     ax, ay, az, aw = a
@@ -84,14 +82,14 @@ def _quat_mul(a, b):
             aw * bw - ax * bx - ay * by - az * bz)
 
 
-@_jit
+@kernel
 def _unit_quat(q, k):
     """The quaternion q[k:k+4], normalised, as a 4-tuple."""
     n = math.sqrt(q[k] ** 2 + q[k + 1] ** 2 + q[k + 2] ** 2 + q[k + 3] ** 2)
     return (q[k] / n, q[k + 1] / n, q[k + 2] / n, q[k + 3] / n)
 
 
-@_jit
+@kernel
 def _se3_V_coeffs(theta):
     """(a, b) with V = I + a [w]x + b [w]x^2, the SE(3) left Jacobian factor."""
     if theta < 1e-4:
@@ -101,7 +99,7 @@ def _se3_V_coeffs(theta):
     return 2.0 * half * half / (theta * theta), (theta - math.sin(theta)) / (theta ** 3)  # 1 - cos θ = 2 sin²(θ/2)
 
 
-@_jit
+@kernel
 def _freeflyer_integrate(q, iq, v, iv, out):
     """out[iq:iq+7] = q ⊕ v on SE(3): M_out = M * exp6(v)."""
     R = quat_to_rot(q[iq + 3], q[iq + 4], q[iq + 5], q[iq + 6])
@@ -132,7 +130,7 @@ def _freeflyer_integrate(q, iq, v, iv, out):
         out[iq + 3 + k] = qn[k] / n
 
 
-@_jit
+@kernel
 def _freeflyer_difference(q0, q1, iq, iv, out):
     """out[iv:iv+6] = log6(M0^-1 M1), the body-frame twist taking q0 to q1 in unit time."""
     a = _unit_quat(q0, iq + 3)
@@ -173,7 +171,7 @@ def _freeflyer_difference(q0, q1, iq, iv, out):
     out[iv + 5] = wz
 
 
-@_jit
+@kernel
 def _se2_V(w):
     """(s, c) with V = [[s, -c], [c, s]], the SE(2) exponential's translation factor."""
     if abs(w) < 1e-6:
@@ -182,7 +180,7 @@ def _se2_V(w):
     return math.sin(w) / w, 2.0 * half * half / w  # 1 - cos w = 2 sin²(w/2), which does not cancel
 
 
-@_jit
+@kernel
 def _planar_integrate(q, iq, v, iv, out):
     th = q[iq + 2]
     w = v[iv + 2]
@@ -195,7 +193,7 @@ def _planar_integrate(q, iq, v, iv, out):
     out[iq + 2] = th + w
 
 
-@_jit
+@kernel
 def _planar_difference(q0, q1, iq, iv, out):
     th = q0[iq + 2]
     w = q1[iq + 2] - th
@@ -211,7 +209,7 @@ def _planar_difference(q0, q1, iq, iv, out):
     out[iv + 2] = w
 
 
-@_jit
+@kernel
 def integrate_kernel(jtype, idx_q, idx_v, q, v, out):
     """out = q ⊕ v for a whole model (v is already multiplied by dt)."""
     for i in range(jtype.shape[0]):
@@ -226,7 +224,7 @@ def integrate_kernel(jtype, idx_q, idx_v, q, v, out):
             out[iq] = q[iq] + v[iv]
 
 
-@_jit
+@kernel
 def difference_joint(t, q0, q1, iq, iv, out):
     """out[iv:iv + nv] = the v with q0 ⊕ v = q1 for one joint of type t (coordinates from iq)."""
     if t == FREEFLYER:
@@ -237,7 +235,7 @@ def difference_joint(t, q0, q1, iq, iv, out):
         out[iv] = q1[iq] - q0[iq]
 
 
-@_jit
+@kernel
 def difference_kernel(jtype, idx_q, idx_v, q0, q1, out):
     """out = the v with q0 ⊕ v = q1, for a whole model."""
     for i in range(jtype.shape[0]):

@@ -8,11 +8,11 @@ a child frame in its parent, ``x_parent = R @ x_child + p`` (Pinocchio's
 motion vectors). Tuples live in registers: no allocation, no reference counting,
 and every helper is inlined, so ``v_i = act_inv_motion(X, v_parent) + vJ``
 compiles to the dozen multiply-adds it reads as. The helpers are compiled once
-each, with the kernels' options (`_jit` below), and LLVM inlines them into each
-kernel when it links the kernel's code, except the few too large for that (`_inlined`),
-which numba inlines. (Inlining every helper in numba's IR,
-``inline="always"``, types every helper again at each call site: the first run
-compiled a third longer.)
+each, as `kernel`s (`dynlib._numba.decorators`: no runtime, numpy's error model),
+and LLVM inlines them into each kernel when it links the kernel's code, except the
+few too large for that, on ABA's path with few call sites, which numba inlines
+(`inline_kernel`). (Inlining every helper in numba's IR, ``inline="always"``,
+types every helper again at each call site: the first run compiled a third longer.)
 
 Arrays are touched only at the edges, through an array and an index, never a
 view (a view ``a[i]`` is an array struct built in compiled code, and a slice
@@ -22,69 +22,46 @@ assignment ``x[:] = y`` a generic copy loop):
 in (n, 6, 6) arrays (`inertia_times`, `act_inertia`; `rigid_inertia_times` and
 `act_rigid_inertia` read a rigid body's inertia as its ten numbers m, m c, Io).
 
-The kernels that use these helpers are compiled with `kernel` below,
-``jit(nrt=False, error_model="numpy", nogil=True)``. ``_nrt=False`` (numba's
-switch for its runtime): they never allocate, so they
-need none of numba's reference counting, which otherwise increfs and decrefs
-each of the ~45 arrays of ModelArrays, Data and the arguments on every kernel
-call, at entry and exit (numba cannot prune the pairs across a kernel's
-branches): about 1.3 us per call, twice the arithmetic of a 6-DoF RNEA.
-The caller owns the arrays for the whole call; compiled callers with
-reference counting (the simulation loop) call these kernels as usual.
-``error_model="numpy"``: a division by zero (a singular mass matrix in ABA)
-gives Inf/NaN, which the wrappers and the simulation's divergence check report
-as a NumericalError, instead of a ZeroDivisionError escaping compiled code.
-
 A spatial inertia is the 6x6 matrix ``[[m 1, -m [c]x], [m [c]x, Ic - m [c]x[c]x]]``
 about the frame origin (RBDA §2.13, reordered linear-first).
 """
 import numpy as np
 
-from .._numba.compiled import jit
+from .._numba.decorators import inline_kernel, kernel
 
-_jit = jit(nrt=False, error_model="numpy", nogil=True)  # the helpers: `kernel`'s options, see above
-_inlined = jit(inline="always")
-"""The few helpers too large for LLVM to inline, on ABA's path, with few call sites: numba inlines them."""
-
-kernel = jit(nrt=False, error_model="numpy", nogil=True)
-"""The decorator of every compiled algorithm kernel (see the module docstring)."""
-
-inline_kernel = jit(nrt=False, error_model="numpy", nogil=True, inline="always")
-"""A `kernel` that numba inlines into its callers (numba IR): the stages of the simulation step
-(`dynlib.sim.stages`), so that no compiled call passes the arrays of their tuples one by one."""
 
 ZERO6 = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
 
 
 # -- 6-vectors ---------------------------------------------------------------
 
-@_jit
+@kernel
 def vec6(a, i):
     """Row i of an (n, 6) array, as a 6-tuple."""
     return (a[i, 0], a[i, 1], a[i, 2], a[i, 3], a[i, 4], a[i, 5])
 
 
-@_jit
+@kernel
 def tuple6(x):
     """A 1-D array of six floats, as a 6-tuple."""
     return (x[0], x[1], x[2], x[3], x[4], x[5])
 
 
-@_jit
+@kernel
 def store6(a, i, x):
     """a[i, :] = x."""
     for r in range(6):
         a[i, r] = x[r]
 
 
-@_jit
+@kernel
 def add_to6(a, i, x):
     """a[i, :] += x."""
     for r in range(6):
         a[i, r] += x[r]
 
 
-@_inlined
+@inline_kernel
 def sub_outer6(a, i, x, y):
     """a[i] -= x y^T for an (n, 6, 6) array and two 6-tuples."""
     for r in range(6):
@@ -92,34 +69,34 @@ def sub_outer6(a, i, x, y):
             a[i, r, c] -= x[r] * y[c]
 
 
-@_jit
+@kernel
 def add6(x, y):
     return (x[0] + y[0], x[1] + y[1], x[2] + y[2], x[3] + y[3], x[4] + y[4], x[5] + y[5])
 
 
-@_jit
+@kernel
 def sub6(x, y):
     return (x[0] - y[0], x[1] - y[1], x[2] - y[2], x[3] - y[3], x[4] - y[4], x[5] - y[5])
 
 
-@_jit
+@kernel
 def scale6(x, s):
     return (x[0] * s, x[1] * s, x[2] * s, x[3] * s, x[4] * s, x[5] * s)
 
 
-@_jit
+@kernel
 def dot6(x, y):
     return x[0] * y[0] + x[1] * y[1] + x[2] * y[2] + x[3] * y[3] + x[4] * y[4] + x[5] * y[5]
 
 
-@_jit
+@kernel
 def unit6(c):
     """The c-th unit 6-vector."""
     return (1.0 if c == 0 else 0.0, 1.0 if c == 1 else 0.0, 1.0 if c == 2 else 0.0,
             1.0 if c == 3 else 0.0, 1.0 if c == 4 else 0.0, 1.0 if c == 5 else 0.0)
 
 
-@_inlined
+@inline_kernel
 def joint_motion(S, k0, n, x):
     """S_i x_i = sum of x[k] S[k] over the n DoFs k0.. of one joint (a motion 6-tuple)."""
     out = ZERO6
@@ -128,7 +105,7 @@ def joint_motion(S, k0, n, x):
     return out
 
 
-@_jit
+@kernel
 def cross_motion(v, m):
     """v x m (motion cross product): (w x mv + v x mw, w x mw)."""
     return (v[4] * m[2] - v[5] * m[1] + v[1] * m[5] - v[2] * m[4],
@@ -139,7 +116,7 @@ def cross_motion(v, m):
             v[3] * m[4] - v[4] * m[3])
 
 
-@_jit
+@kernel
 def cross_force(v, f):
     """v x* f (force cross product): (w x f, w x n + v x f)."""
     return (v[4] * f[2] - v[5] * f[1],
@@ -152,7 +129,7 @@ def cross_force(v, f):
 
 # -- 3x3 matrices (9-tuples, row order) ----------------------------------------
 
-@_jit
+@kernel
 def mat3(a, i, r0, c0):
     """The 3x3 block a[i, r0:r0+3, c0:c0+3] of an (n, k, k) array, as a 9-tuple."""
     return (a[i, r0, c0], a[i, r0, c0 + 1], a[i, r0, c0 + 2],
@@ -160,7 +137,7 @@ def mat3(a, i, r0, c0):
             a[i, r0 + 2, c0], a[i, r0 + 2, c0 + 1], a[i, r0 + 2, c0 + 2])
 
 
-@_jit
+@kernel
 def add_to_mat3(a, i, r0, c0, B):
     """a[i, r0:r0+3, c0:c0+3] += B."""
     for r in range(3):
@@ -168,7 +145,7 @@ def add_to_mat3(a, i, r0, c0, B):
             a[i, r0 + r, c0 + c] += B[3 * r + c]
 
 
-@_jit
+@kernel
 def matmul3(A, B):
     """A B."""
     return (A[0] * B[0] + A[1] * B[3] + A[2] * B[6],
@@ -182,7 +159,7 @@ def matmul3(A, B):
             A[6] * B[2] + A[7] * B[5] + A[8] * B[8])
 
 
-@_jit
+@kernel
 def matmul3_t(A, B):
     """A B^T."""
     return (A[0] * B[0] + A[1] * B[1] + A[2] * B[2],
@@ -196,24 +173,24 @@ def matmul3_t(A, B):
             A[6] * B[6] + A[7] * B[7] + A[8] * B[8])
 
 
-@_jit
+@kernel
 def symmetric3(A):
     """The symmetric matrix with A's upper triangle (the compiler then computes only that)."""
     return (A[0], A[1], A[2], A[1], A[4], A[5], A[2], A[5], A[8])
 
 
-@_jit
+@kernel
 def transpose3(A):
     return (A[0], A[3], A[6], A[1], A[4], A[7], A[2], A[5], A[8])
 
 
-@_jit
+@kernel
 def add3x3(A, B):
     return (A[0] + B[0], A[1] + B[1], A[2] + B[2], A[3] + B[3], A[4] + B[4],
             A[5] + B[5], A[6] + B[6], A[7] + B[7], A[8] + B[8])
 
 
-@_jit
+@kernel
 def skew_times(p, A):
     """[p]x A, column by column p x A[:, c]."""
     return (p[1] * A[6] - p[2] * A[3], p[1] * A[7] - p[2] * A[4], p[1] * A[8] - p[2] * A[5],
@@ -221,7 +198,7 @@ def skew_times(p, A):
             p[0] * A[3] - p[1] * A[0], p[0] * A[4] - p[1] * A[1], p[0] * A[5] - p[1] * A[2])
 
 
-@_jit
+@kernel
 def matvec3(R, x0, x1, x2):
     """R (x0, x1, x2), as three floats."""
     return (R[0] * x0 + R[1] * x1 + R[2] * x2,
@@ -229,7 +206,7 @@ def matvec3(R, x0, x1, x2):
             R[6] * x0 + R[7] * x1 + R[8] * x2)
 
 
-@_jit
+@kernel
 def matvec3_t(R, x0, x1, x2):
     """R^T (x0, x1, x2), as three floats."""
     return (R[0] * x0 + R[3] * x1 + R[6] * x2,
@@ -239,13 +216,13 @@ def matvec3_t(R, x0, x1, x2):
 
 # -- transforms X = (R, p) ---------------------------------------------------------
 
-@_jit
+@kernel
 def pose(Rs, ps, i):
     """The transform (Rs[i], ps[i]) of (n, 3, 3) and (n, 3) arrays, as tuples."""
     return (mat3(Rs, i, 0, 0), (ps[i, 0], ps[i, 1], ps[i, 2]))
 
 
-@_jit
+@kernel
 def store_pose(Rs, ps, i, X):
     """(Rs[i], ps[i]) = X."""
     R, p = X
@@ -255,7 +232,7 @@ def store_pose(Rs, ps, i, X):
         ps[i, r] = p[r]
 
 
-@_jit
+@kernel
 def compose(X1, X2):
     """X1 * X2 = (R1 R2, R1 p2 + p1)."""
     R1, p1 = X1
@@ -264,7 +241,7 @@ def compose(X1, X2):
     return (matmul3(R1, R2), (t0 + p1[0], t1 + p1[1], t2 + p1[2]))
 
 
-@_jit
+@kernel
 def act_motion(X, m):
     """X.act(m): a motion vector from the child frame to the parent frame."""
     R, p = X
@@ -273,7 +250,7 @@ def act_motion(X, m):
     return (v0 + p[1] * w2 - p[2] * w1, v1 + p[2] * w0 - p[0] * w2, v2 + p[0] * w1 - p[1] * w0, w0, w1, w2)
 
 
-@_jit
+@kernel
 def act_inv_motion(X, m):
     """X.actInv(m): a motion vector from the parent frame to the child frame."""
     R, p = X
@@ -285,7 +262,7 @@ def act_inv_motion(X, m):
     return (v0, v1, v2, w0, w1, w2)
 
 
-@_jit
+@kernel
 def act_force(X, f):
     """X.act(f): a force vector from the child frame to the parent frame."""
     R, p = X
@@ -294,7 +271,7 @@ def act_force(X, f):
     return (f0, f1, f2, n0 + p[1] * f2 - p[2] * f1, n1 + p[2] * f0 - p[0] * f2, n2 + p[0] * f1 - p[1] * f0)
 
 
-@_jit
+@kernel
 def act_inv_force(X, f):
     """X.actInv(f): a force vector from the parent frame to the child frame."""
     R, p = X
@@ -308,7 +285,7 @@ def act_inv_force(X, f):
 
 # -- 6x6 inertias, in (n, 6, 6) arrays ------------------------------------------------
 
-@_inlined
+@inline_kernel
 def inertia_times(I, i, x):
     """I[i] @ x for an (n, 6, 6) array of inertias and a 6-tuple x."""
     return (I[i, 0, 0] * x[0] + I[i, 0, 1] * x[1] + I[i, 0, 2] * x[2] + I[i, 0, 3] * x[3] + I[i, 0, 4] * x[4] + I[i, 0, 5] * x[5],
@@ -319,7 +296,7 @@ def inertia_times(I, i, x):
             I[i, 5, 0] * x[0] + I[i, 5, 1] * x[1] + I[i, 5, 2] * x[2] + I[i, 5, 3] * x[3] + I[i, 5, 4] * x[4] + I[i, 5, 5] * x[5])
 
 
-@_jit
+@kernel
 def rigid_inertia_times(I, i, x):
     """I[i] @ x for a rigid-body spatial inertia I[i] = [[m 1, -[h]x], [[h]x, Io]]: (m v - h x w, h x v + Io w).
 
@@ -336,7 +313,7 @@ def rigid_inertia_times(I, i, x):
             n2 + h0 * x[1] - h1 * x[0])
 
 
-@_inlined
+@inline_kernel
 def act_inertia(X, I, i, out, j):
     """out[j] += X.act(I[i]) = Xf I Xf^T, a symmetric 6x6 (articulated) inertia from child to parent.
 
@@ -357,7 +334,7 @@ def act_inertia(X, I, i, out, j):
     add_to_mat3(out, j, 3, 3, Z)
 
 
-@_jit
+@kernel
 def act_rigid_inertia(X, I, i, out, j):
     """out[j] += X.act(I[i]) for a rigid-body spatial inertia I[i] = [[m 1, -[h]x], [[h]x, Io]].
 

@@ -39,7 +39,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .._numba.compiled import jit
+from .._numba.decorators import allocating_kernel
 from ..core import joints as J
 from ..files.columns import COORDINATES, TIME, column, coordinate, part as part_of
 from ..errors import InputError, TrajectoryError, closest
@@ -70,7 +70,7 @@ def interpolate(model, t, Q, times) -> np.ndarray:
 
 # ------------------------------------------------------------------ the chart kernel
 
-@jit
+@allocating_kernel
 def _chart_fit(jtype, idx_q, idx_v, nvj, Q, start, widx, W1, W2, V, A):
     """For the joints listed (jtype, idx_q, idx_v, nvj), add to V[k], A[k]
     Σ_j W[widx[k], j] · difference(Q[k], Q[start[k] + j]); O(N · L · n).

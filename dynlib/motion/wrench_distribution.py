@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._numba.decorators import kernel
 from ..algorithms.linalg import backward_substitution, cholesky, cholesky_solve, forward_substitution
-from ..core.spatial import kernel
 
 RANK_RTOL = 1e-10     # singular values of A W^-1/2 below this (relative) are dropped
 

@@ -51,11 +51,11 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .._numba.decorators import inline_kernel, kernel
 from ..core import joints as J
 from ..algorithms.rnea import rnea_kernel
 from .dynamics import assign
 from ..errors import InputError, closest
-from ..core.spatial import inline_kernel, kernel
 
 # ---------------------------------------------------------------- parameters, the control record, its workspace
 

@@ -63,10 +63,10 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .._numba.decorators import inline_kernel, kernel
 from ..algorithms.aba import aba_at_velocities, aba_kernel
 from ..algorithms.crba import crba_kernel
 from ..algorithms.rnea import rnea_kernel
-from ..core.spatial import inline_kernel, kernel
 
 
 class Forces(NamedTuple):

@@ -32,15 +32,13 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .._numba.decorators import kernel
 from ..core import joints as J
-from ..core.spatial import kernel
 
 EULER = 0
 SEMI_IMPLICIT = 1
 RK4 = 2
 SCHEMES = {"euler": EULER, "semi-implicit": SEMI_IMPLICIT, "rk4": RK4}
-
-_jit = kernel  # no reference counting
 
 
 class Work(NamedTuple):
@@ -69,7 +67,7 @@ NODES = np.array([0.0, 0.5, 0.5, 1.0])
 WEIGHTS = np.array([1.0, 2.0, 2.0, 1.0]) / 6.0
 
 
-@_jit
+@kernel
 def stages(scheme):
     """Number of right-hand side evaluations per step."""
     return 4 if scheme == RK4 else 1
@@ -77,7 +75,7 @@ def stages(scheme):
 
 # ----------------------------------------------------------------- schemes
 
-@_jit
+@kernel
 def _bracket_se3(x, y, j, out):
     """out[j:j+6] = [x, y] = x cross y (motion cross product, linear first) of the twists at x[j], y[j]."""
     vx0, vx1, vx2, wx0, wx1, wx2 = x[j], x[j + 1], x[j + 2], x[j + 3], x[j + 4], x[j + 5]
@@ -90,7 +88,7 @@ def _bracket_se3(x, y, j, out):
     out[j + 5] = wx0 * wy1 - wx1 * wy0
 
 
-@_jit
+@kernel
 def _bracket_se2(x, y, j, out):
     """out[j:j+3] = [x, y] for planar twists (vx, vy, w)."""
     out[j] = -x[j + 2] * y[j + 1] + x[j + 1] * y[j + 2]
@@ -98,7 +96,7 @@ def _bracket_se2(x, y, j, out):
     out[j + 2] = 0.0
 
 
-@_jit
+@kernel
 def dexp_inv(jtype, idx_v, nvj, xi, v, t1, t2, out):
     """out = v + 1/2 [xi, v] + 1/12 [xi, [xi, v]] per non-abelian joint (free-flyer, planar); v elsewhere.
 
@@ -121,7 +119,7 @@ def dexp_inv(jtype, idx_v, nvj, xi, v, t1, t2, out):
             out[k] = v[k] + 0.5 * t1[k] + t2[k] / 12.0
 
 
-@_jit
+@kernel
 def stage_state(jtype, idx_q, idx_v, s, dt, q, v, ks, acc, xi, qs, vs):
     """qs, vs = the state stage s is evaluated at: (q, v) itself for s = 0 (and ks[0] = v), else
     q ⊕ c_s dt k_{s-1}, v + c_s dt a_{s-1} (RK4), with xi = c_s dt k_{s-1}."""
@@ -139,7 +137,7 @@ def stage_state(jtype, idx_q, idx_v, s, dt, q, v, ks, acc, xi, qs, vs):
     J.integrate_kernel(jtype, idx_q, idx_v, q, xi, qs)
 
 
-@_jit
+@kernel
 def advance(scheme, jtype, idx_q, idx_v, dt, q, v, ks, acc, xi, qn):
     """(q, v) <- the state at t + dt from the stages' rates ks and accelerations acc, in place."""
     nv = v.shape[0]

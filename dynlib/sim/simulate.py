@@ -71,6 +71,8 @@ import math
 from typing import NamedTuple
 
 import numpy as np
+from .._numba import cache
+from .._numba.decorators import inline_kernel, kernel
 from . import controllers as C
 from . import integrators as I
 from ..algorithms.aba import check_dynamics
@@ -82,7 +84,6 @@ from .contact.unilateral import UnilateralParams
 from .controllers import Control, ControlWork, control_record, control_work
 from .dynamics import FREE, IMPLICIT_FRICTION, IMPLICIT_GAINS, Forces, applied_torque, assign
 from ..errors import InputError, NumericalError
-from ..core.spatial import inline_kernel, kernel
 from .stages import acceleration, body_forces, control_torque, joint_forces, recorded_acceleration
 
 # divergence reasons
@@ -532,28 +533,7 @@ def _solver_report(contact, work):
 
 
 def loop_is_cached() -> bool:
-    """Whether dyn's kernel cache (`dynlib._numba.compiled.cache_folders`) holds the compiled loop (`_run`), so that a
+    """Whether dyn's kernel cache (`dynlib._numba.cache.is_cached`) holds the compiled loop (`_run`), so that a
     run starts at once. There is one loop for every scenario (controller, contact model, friction mode and
-    energy are data: `dynlib.sim.stages`). A cache this function cannot read counts as holding the loop when its
-    index file is there."""
-    from .._numba.compiled import cache_folders
-
-    return any(_holds(index) for folder in cache_folders() if folder.is_dir()
-               for index in folder.glob("simulate._run-*.nbi"))
-
-
-def _holds(index) -> bool:
-    """Whether numba's cache index file `index` lists a compilation of `_run` of this numba version (and of
-    the current source when numba says which stamp that is)."""
-    import pickle
-
-    import numba
-
-    try:
-        with open(index, "rb") as f:
-            version = pickle.load(f)
-            stamp, overloads = pickle.loads(f.read())
-        current = getattr(getattr(getattr(_run, "_cache", None), "_cache_file", None), "_source_stamp", stamp)
-        return version == numba.__version__ and stamp == current and len(overloads) > 0
-    except Exception:  # numba's private format changed: the file is there
-        return True
+    energy are data: `dynlib.sim.stages`)."""
+    return cache.is_cached("simulate._run", _run)

@@ -51,6 +51,7 @@ the solve), unilateral and relaxed contact share one impulse step
 laws that need inverse dynamics share one RNEA call
 (`controllers.control_torque`).
 """
+from .._numba.decorators import inline_kernel
 from ..algorithms.aba import aba_kernel
 from ..algorithms.kinematics import placements
 from .contact import BILATERAL, RELAXED, SOFT, UNILATERAL
@@ -61,7 +62,6 @@ from .contact.unilateral import apply_impulses, free_step, unilateral_rows
 from .controllers import control_torque
 from .dynamics import (FREE, IMPLICIT_FRICTION, assign, explicit_acceleration, implicit_acceleration, joint_forces,
                        wrench_forces)
-from ..core.spatial import inline_kernel
 
 __all__ = ["control_torque", "joint_forces", "body_forces", "acceleration", "recorded_acceleration"]
 

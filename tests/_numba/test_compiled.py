@@ -1,6 +1,6 @@
-"""dynlib._numba.compiled: dyn's kernel cache -- where it lives, how it loads, and what happens
-when it cannot be used (damaged files, a full or read-only disk, a numba whose
-internals changed).
+"""dyn's kernel cache (dynlib._numba: folder, cache, sources, entries, symbols, probes, events) -- where it
+lives, how it loads, and what happens when it cannot be used (damaged files, a full or read-only
+disk, a numba whose internals changed).
 
 Commands run in subprocesses with a private cache folder, so that nothing here
 changes the cache the rest of the suite uses; most start from a copy of the
@@ -23,7 +23,8 @@ from pathlib import Path
 import numba
 import pytest
 
-import dynlib._numba.compiled as compiled
+from dynlib._numba import cache, entries, events, sources, symbols
+from dynlib._numba import folder as dyn_folder
 from helpers import invoke
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -40,8 +41,8 @@ try:
     dyn(sys.argv[1:], prog_name="dyn")
 except SystemExit as exc:
     code = exc.code
-import dynlib._numba.compiled as c
-print(json.dumps({{"code": code, "stats": c.stats, "boundary": c.boundary(),
+from dynlib._numba import entries, probes
+print(json.dumps({{"code": code, "stats": entries.stats, "boundary": probes.boundary(),
                   "modules": [m for m in ("numba.np.arraymath", "scipy.linalg") if m in sys.modules]}}))
 """
 
@@ -89,7 +90,7 @@ def warm_copy(tmp_path, reference):
     """A private cache root holding a copy of the warm cache folder."""
     root = tmp_path / "cache"
     # not an entry another test process is saving at this moment (its temporary file)
-    shutil.copytree(compiled.cache_folder(), root / compiled.cache_folder().name,
+    shutil.copytree(dyn_folder.cache_folder(), root / dyn_folder.cache_folder().name,
                     ignore=shutil.ignore_patterns("*.tmp.*"))
     return root
 
@@ -105,13 +106,13 @@ def kernel_files(folder, name):
 
 
 def test_the_folder_is_keyed_by_dyn_its_sources_numba_and_python():
-    folder = compiled.cache_folder()
+    folder = dyn_folder.cache_folder()
     version, digest, numba_part, py = folder.name.split("-")
     assert version == dynlib_version()
-    assert digest == compiled.sources_hash()[:12]
+    assert digest == sources.sources_hash()[:12]
     assert numba_part == f"numba{numba.__version__}"
     assert py == f"py{sys.version_info[0]}{sys.version_info[1]}"
-    assert compiled._FOLDER_NAME.fullmatch(folder.name)
+    assert dyn_folder._FOLDER_NAME.fullmatch(folder.name)
 
 
 def dynlib_version():
@@ -121,20 +122,20 @@ def dynlib_version():
 
 
 def _folder_name():
-    compiled.kernel_sources.cache_clear()
-    compiled.sources_hash.cache_clear()
-    return compiled.cache_folder().name
+    sources.kernel_sources.cache_clear()
+    sources.sources_hash.cache_clear()
+    return dyn_folder.cache_folder().name
 
 
 @pytest.fixture
 def dynlib_copy(tmp_path, monkeypatch):
-    """A copy of dynlib's sources that `dynlib._numba.compiled` hashes instead of the real ones."""
+    """A copy of dynlib's sources that `dynlib._numba.sources` hashes instead of the real ones."""
     pkg = tmp_path / "dynlib"
-    shutil.copytree(compiled._HERE, pkg, ignore=shutil.ignore_patterns("__pycache__"))
-    monkeypatch.setattr(compiled, "_HERE", pkg)
+    shutil.copytree(sources._HERE, pkg, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(sources, "_HERE", pkg)
     yield pkg
-    compiled.kernel_sources.cache_clear()
-    compiled.sources_hash.cache_clear()
+    sources.kernel_sources.cache_clear()
+    sources.sources_hash.cache_clear()
 
 
 def _append(path, text="\n# edit\n"):
@@ -147,9 +148,10 @@ KERNEL_EDITS = {
     "the simulation loop": lambda pkg: _append(pkg / "sim/simulate.py"),
     "a module the kernels import (errors)": lambda pkg: _append(pkg / "errors.py"),
     "the kernels' records (model)": lambda pkg: _append(pkg / "core/model.py"),
-    "the cache itself": lambda pkg: _append(pkg / "_numba/compiled.py"),
+    "the cache itself": lambda pkg: _append(pkg / "_numba/entries.py"),
+    "the decorators": lambda pkg: _append(pkg / "_numba/decorators.py"),
     "a new kernel module": lambda pkg: (pkg / "sim" / "contact" / "new.py").write_text(
-        "from ...core.spatial import kernel\n\n\n@kernel\ndef f(x):\n    return x\n"),
+        "from ..._numba.decorators import kernel\n\n\n@kernel\ndef f(x):\n    return x\n"),
     "a new module a kernel module imports": lambda pkg: (
         (pkg / "core" / "helper_new.py").write_text("C = 2.0\n"),
         _append(pkg / "core/joints.py", "\nfrom .helper_new import C  # noqa\n")),
@@ -171,7 +173,7 @@ OTHER_EDITS = ("runs/view/page.py", "runs/view/__init__.py", "runs/scenario/mess
 
 
 def test_an_edit_elsewhere_keeps_the_folder(dynlib_copy):
-    names, _ = compiled.kernel_sources()
+    names, _ = sources.kernel_sources()
     assert not set(OTHER_EDITS) & set(names)
     before = _folder_name()
     for rel in OTHER_EDITS:
@@ -181,13 +183,13 @@ def test_an_edit_elsewhere_keeps_the_folder(dynlib_copy):
 
 
 def test_the_kernel_sources_are_what_defines_and_feeds_the_kernels():
-    names, texts = compiled.kernel_sources()
-    for rel in ("_numba/compiled.py", "core/spatial.py", "core/joints.py", "core/model.py", "sim/simulate.py",
-                "sim/stages.py", "sim/integrators.py",
+    names, texts = sources.kernel_sources()
+    for rel in ("_numba/decorators.py", "_numba/entries.py", "_numba/symbols.py", "core/spatial.py", "core/joints.py",
+                "core/model.py", "sim/simulate.py", "sim/stages.py", "sim/integrators.py",
                 "algorithms/rnea.py", "algorithms/aba.py", "_numba/one.py", "sim/contact/unilateral.py"):
         assert rel in names
     for rel in names:
-        assert texts[rel] == (compiled._HERE / rel).read_bytes()
+        assert texts[rel] == (sources._HERE / rel).read_bytes()
 
 
 def _numba_records(t, seen):
@@ -219,7 +221,7 @@ def test_every_record_a_kernel_was_compiled_for_is_defined_in_a_kernel_source():
     m = dynlib.load(ROOT / "robots" / "quadruped.urdf", floating_base=True)
     dynlib.simulate(m, dt=1e-3, steps=2, contacts={"model": "unilateral"}, integrator="semi-implicit")
     dynlib.rnea(m, m.q_neutral, np.zeros(m.nv), np.zeros(m.nv))
-    names = set(compiled.kernel_sources()[0])
+    names = set(sources.kernel_sources()[0])
     checked, seen = 0, set()
     for module in [mod for name, mod in sys.modules.items() if name.startswith("dynlib")]:
         for value in list(vars(module).values()):
@@ -228,7 +230,7 @@ def test_every_record_a_kernel_was_compiled_for_is_defined_in_a_kernel_source():
             for sig in value.signatures:
                 for arg in sig:
                     for cls in _numba_records(arg, seen):
-                        rel = Path(sys.modules[cls.__module__].__file__).resolve().relative_to(compiled._HERE)
+                        rel = Path(sys.modules[cls.__module__].__file__).resolve().relative_to(sources._HERE)
                         assert rel.as_posix() in names, f"{value.py_func.__qualname__} takes {cls.__qualname__}"
                         checked += 1
     assert checked > 10
@@ -239,7 +241,7 @@ def test_compile_time_code_imports_nothing_inside_its_body():
     would feed compiled code from a module outside `kernel_sources`. Every such import is at module level."""
     import ast
 
-    names, texts = compiled.kernel_sources()
+    names, texts = sources.kernel_sources()
     for rel in names:
         for node in ast.walk(ast.parse(texts[rel])):
             if not isinstance(node, ast.FunctionDef):
@@ -271,20 +273,20 @@ def test_the_cache_root_follows_the_environment(tmp_path, monkeypatch):
     for var in CACHE_VARS:
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    assert compiled.cache_root() == tmp_path / "home" / ".cache" / "dyn"
+    assert dyn_folder.cache_root() == tmp_path / "home" / ".cache" / "dyn"
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
-    assert compiled.cache_root() == tmp_path / "xdg" / "dyn"
+    assert dyn_folder.cache_root() == tmp_path / "xdg" / "dyn"
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "numba"))
-    assert compiled.cache_root() == tmp_path / "numba" / "dyn"
+    assert dyn_folder.cache_root() == tmp_path / "numba" / "dyn"
     monkeypatch.setenv("DYN_CACHE_DIR", str(tmp_path / "mine"))
-    assert compiled.cache_root() == tmp_path / "mine"
-    assert compiled.cache_folder().parent == tmp_path / "mine"
+    assert dyn_folder.cache_root() == tmp_path / "mine"
+    assert dyn_folder.cache_folder().parent == tmp_path / "mine"
 
 
 def make_folder(root, name, files=("aba.aba_kernel-35.py311.nbi", "aba.aba_kernel-35.py311.1.nbc"), mtime=0.0):
     folder = root / name
     (folder / "algorithms").mkdir(parents=True)
-    (folder / compiled._TAG).write_text(compiled._TAG_TEXT)
+    (folder / dyn_folder._TAG).write_text(dyn_folder._TAG_TEXT)
     for f in files:
         (folder / "algorithms" / f).write_bytes(b"x")
     os.utime(folder, (mtime, mtime))
@@ -305,7 +307,7 @@ def test_pruning_keeps_the_most_recent_folders_and_anything_not_dyns(tmp_path):
     someone_elses = make_folder(tmp_path, "0.0.7-cccccccccccc-numba0.60.0-py311", mtime=1.0)
     if os.geteuid() == 0:
         os.chown(someone_elses, 65534, 65534)
-    removed = compiled.prune_cache(tmp_path, keep=3, current=current)
+    removed = dyn_folder.prune_cache(tmp_path, keep=3, current=current)
     assert sorted(removed) == sorted(folders[1:3] + ([] if os.geteuid() == 0 else [someone_elses]))
     assert all(f.is_dir() for f in [current, *folders[3:], foreign, untagged, other])
     assert not any(f.exists() for f in folders[1:3])
@@ -313,13 +315,13 @@ def test_pruning_keeps_the_most_recent_folders_and_anything_not_dyns(tmp_path):
 
 def test_the_warm_cache_check_reads_dyns_folder(tmp_path, monkeypatch):
     monkeypatch.setenv("DYN_CACHE_DIR", str(tmp_path))
-    assert not compiled.cache_is_warm()
-    folder = compiled.cache_folder()
+    assert not cache.cache_is_warm()
+    folder = dyn_folder.cache_folder()
     make_folder(tmp_path, folder.name, files=("aba.aba_kernel-35.py311.nbi",))
-    assert not compiled.cache_is_warm()  # RNEA missing
+    assert not cache.cache_is_warm()  # RNEA missing
     (folder / "algorithms" / "rnea.rnea_kernel-22.py311.nbi").write_bytes(b"x")
-    assert compiled.cache_is_warm()
-    assert folder in list(compiled.cache_folders()) and folder / "algorithms" in list(compiled.cache_folders())
+    assert cache.cache_is_warm()
+    assert folder in list(cache.cache_folders()) and folder / "algorithms" in list(cache.cache_folders())
 
 
 def cached_object_code(folder, name):
@@ -328,7 +330,7 @@ def cached_object_code(folder, name):
 
     nbc = next(f for f in kernel_files(folder, name) if f.suffix == ".nbc")
     fmt, _, blob = pickle.loads(nbc.read_bytes())
-    assert fmt == compiled._FORMAT
+    assert fmt == entries._FORMAT
     (_, kind, (obj, _)) = pickle.loads(blob)[0]
     assert kind == "object"
     return obj
@@ -336,12 +338,12 @@ def cached_object_code(folder, name):
 
 @pytest.mark.skipif(shutil.which("nm") is None, reason="needs binutils' nm to read the object file independently")
 def test_the_undefined_symbols_of_cached_code_are_those_nm_lists(tmp_path, reference):
-    obj = cached_object_code(compiled.cache_folder(), "rnea.rnea_batch")
+    obj = cached_object_code(dyn_folder.cache_folder(), "rnea.rnea_batch")
     (tmp_path / "k.o").write_bytes(obj)
     nm = subprocess.run(["nm", "-u", "--format=posix", tmp_path / "k.o"], capture_output=True, text=True, check=True)
     expected = {line.split()[0] for line in nm.stdout.splitlines() if line.strip()}
-    assert set(compiled._undefined_symbols(obj)) == expected
-    assert compiled._undefined_symbols(b"\xcf\xfa\xed\xfe not an ELF file") is None
+    assert set(symbols.undefined_symbols(obj)) == expected
+    assert symbols.undefined_symbols(b"\xcf\xfa\xed\xfe not an ELF file") is None
 
 
 # ---------------------------------------------------------------- import, and the fast path
@@ -425,12 +427,12 @@ except KeyError:
     nrt_gone = True
 
 import dynlib
-import dynlib._numba.compiled as c
+from dynlib._numba import probes
 from dynlib.algorithms import aba, crba, rnea
 
 pendulum = dynlib.load(sys.argv[1])
 q, v, a = 0.4, 0.7, -1.3
-out = {{"nrt_gone": nrt_gone, "boundary": c.boundary(),
+out = {{"nrt_gone": nrt_gone, "boundary": probes.boundary(),
        "rnea": float(dynlib.rnea(pendulum, [q], [v], [a])[0]),
        "aba": float(dynlib.aba(pendulum, [q], [v], [0.5])[0]),
        "crba": float(dynlib.crba(pendulum, [q])[0, 0])}}
@@ -461,7 +463,7 @@ def test_without_numbas_internals_the_kernels_compile_cache_and_agree(tmp_path):
         assert out["aba"] == pytest.approx((0.5 - 9.81 * math.sin(0.4)) / 1.001, rel=1e-12)
         assert out["crba"] == pytest.approx(1.001, rel=1e-12)
     assert runs[0]["misses"] >= 1 and runs[1]["misses"] == 0 and runs[1]["hits"] >= 1
-    folder = tmp_path / "cache" / compiled.cache_folder().name
+    folder = tmp_path / "cache" / dyn_folder.cache_folder().name
     assert list(folder.rglob("rnea.rnea_kernel-*.nbi")), "numba's own cache is pointed at dyn's folder"
     assert not (tmp_path / "home" / ".cache" / "numba").exists()
 
@@ -489,8 +491,8 @@ def damage(kind, folder):
 def test_a_damaged_cache_file_is_discarded_and_compiled_again(tmp_path, reference, kind):
     """In a private NUMBA_CACHE_DIR (dyn keeps its cache under NUMBA_CACHE_DIR/dyn when it is set)."""
     numba_dir = tmp_path / "numba"
-    folder = numba_dir / "dyn" / compiled.cache_folder().name
-    shutil.copytree(compiled.cache_folder(), folder, ignore=shutil.ignore_patterns("*.tmp.*"))
+    folder = numba_dir / "dyn" / dyn_folder.cache_folder().name
+    shutil.copytree(dyn_folder.cache_folder(), folder, ignore=shutil.ignore_patterns("*.tmp.*"))
     damage(kind, folder)
     env = env_with(NUMBA_CACHE_DIR=numba_dir)
     code, report, err = run_dyn(inverse_args(reference, tmp_path / "tau.csv"), env)
@@ -591,48 +593,48 @@ def draws(line):
 def test_no_compile_progress_line_off_a_terminal_or_with_quiet(monkeypatch, tmp_path, terminal, quiet):
     monkeypatch.setenv("DYN_CACHE_DIR", str(tmp_path))
     assert compile_two_kernels_under_progress(monkeypatch, "probe", terminal, quiet) == ""
-    assert compiled.expected_compiles("probe") is None  # nothing recorded either
+    assert events.expected_compiles("probe") is None  # nothing recorded either
 
 
 def test_with_no_known_total_the_compile_progress_line_counts_the_kernels_started(monkeypatch, tmp_path):
     monkeypatch.setenv("DYN_CACHE_DIR", str(tmp_path))
-    monkeypatch.setattr(compiled, "_unwritable", [])  # whatever an earlier test did
+    monkeypatch.setattr(dyn_folder, "unwritable", [])  # whatever an earlier test did
     lines = compile_two_kernels_under_progress(monkeypatch, "probe").split("\n")
     assert draws(lines[0]) == ["dyn: kernels compiled 0/1", "dyn: kernels compiled 0/2",
                                "dyn: kernels compiled 1/2", "dyn: kernels compiled 2/2"]
     assert lines[1:] == [""]  # one line, finished once every kernel started is compiled
-    assert compiled.expected_compiles("probe") == 2  # recorded for the next time
+    assert events.expected_compiles("probe") == 2  # recorded for the next time
 
 
 def test_the_compile_progress_total_is_what_the_command_compiled_last_time(monkeypatch, tmp_path):
     monkeypatch.setenv("DYN_CACHE_DIR", str(tmp_path))
-    monkeypatch.setattr(compiled, "_unwritable", [])
-    compiled.record_compiles("probe", 3)
+    monkeypatch.setattr(dyn_folder, "unwritable", [])
+    events.record_compiles("probe", 3)
     lines = compile_two_kernels_under_progress(monkeypatch, "probe").split("\n")
     assert draws(lines[0]) == ["dyn: kernels compiled 0/3", "dyn: kernels compiled 0/3",
                                "dyn: kernels compiled 1/3", "dyn: kernels compiled 2/3"]
     assert lines[1:] == [""]  # short of the total: the line is finished when the command ends
-    assert compiled.expected_compiles("probe") == 2
+    assert events.expected_compiles("probe") == 2
 
 
 def test_compile_counts_fall_back_to_the_shipped_figure(monkeypatch, tmp_path):
     monkeypatch.setenv("DYN_CACHE_DIR", str(tmp_path / "none"))
-    monkeypatch.setattr(compiled, "_unwritable", [])
-    assert compiled.expected_compiles("simulate") == compiled._COUNTS_SHIPPED["simulate"]
-    assert compiled.expected_compiles("probe") is None
+    monkeypatch.setattr(dyn_folder, "unwritable", [])
+    assert events.expected_compiles("simulate") == events._COUNTS_SHIPPED["simulate"]
+    assert events.expected_compiles("probe") is None
     (tmp_path / "none").mkdir()
-    (tmp_path / "none" / compiled._COUNTS).write_text("{not json")  # damaged: ignored, then replaced
-    assert compiled.expected_compiles("simulate") == compiled._COUNTS_SHIPPED["simulate"]
-    compiled.record_compiles("simulate", 70)
-    assert compiled.expected_compiles("simulate") == 70
-    assert [p.name for p in (tmp_path / "none").iterdir()] == [compiled._COUNTS]
+    (tmp_path / "none" / events._COUNTS).write_text("{not json")  # damaged: ignored, then replaced
+    assert events.expected_compiles("simulate") == events._COUNTS_SHIPPED["simulate"]
+    events.record_compiles("simulate", 70)
+    assert events.expected_compiles("simulate") == 70
+    assert [p.name for p in (tmp_path / "none").iterdir()] == [events._COUNTS]
 
 
 def test_an_unwritable_cache_root_records_no_compile_count_and_raises_nothing(monkeypatch, tmp_path):
     (tmp_path / "file").write_text("")
     monkeypatch.setenv("DYN_CACHE_DIR", str(tmp_path / "file" / "cache"))  # under a file: not even root writes
-    compiled.record_compiles("probe", 5)
-    assert compiled.expected_compiles("probe") is None and (tmp_path / "file").read_text() == ""
+    events.record_compiles("probe", 5)
+    assert events.expected_compiles("probe") is None and (tmp_path / "file").read_text() == ""
 
 
 @pytest.mark.slow
@@ -736,7 +738,7 @@ def test_a_read_only_install_compiles_once_into_the_users_cache(read_only_instal
     assert code == 0, err
     assert "dyn: compiling the dynamics kernels (first run only" in err and warnings_in(err) == [], err
     assert report["stats"]["saved"] >= 1
-    folder = home / ".cache" / "dyn" / compiled.cache_folder().name
+    folder = home / ".cache" / "dyn" / dyn_folder.cache_folder().name
     assert list(folder.rglob("rnea.rnea_batch-*.nbi"))
     code, report, err = run_as(preexec, base, home, work, "tau2.csv")
     assert code == 0 and err == "", err
@@ -798,3 +800,33 @@ def test_a_cache_entry_holding_another_signatures_code_is_not_loaded(tmp_path):
     assert out.startswith("[15.0, 15.0] ") and out.count("discarded a damaged kernel cache entry") == 1, out
     assert "of dynlib._numba.one.checked_sum in " in out and "holds the code of" in out, out
     assert run("load") == "[15.0, 15.0] []"  # compiled again and saved: loads cleanly
+
+
+def test_without_numbas_event_api_the_compiles_go_unwatched(monkeypatch):
+    """events.watch_compiles probes numba's event API: when it is gone, nothing is watched and nothing raises
+    (the command line then draws no progress line)."""
+    from numba.core import event
+
+    real = event.register
+
+    def changed(kind, listener):  # a numba whose compile events are no longer what dyn knows
+        if kind == "numba:compile":
+            raise TypeError("register() takes no listener of this kind")
+        real(kind, listener)
+
+    monkeypatch.setattr(event, "register", changed)
+    seen = []
+    stop = events.watch_compiles(lambda: seen.append("start"), lambda: seen.append("end"))
+    numba.njit(lambda x: x + 1)(1)
+    stop()
+    assert seen == []
+
+
+def test_a_cache_index_numba_wrote_in_another_format_counts_as_holding_the_kernel(tmp_path):
+    """cache.index_holds reads numba's private index format; an index it cannot read (a numba that changed
+    it) counts as holding the kernel (is_cached only asks of index files that are there)."""
+    from dynlib.sim.simulate import _run
+
+    index = tmp_path / "simulate._run-100.py311.nbi"
+    index.write_bytes(b"not a pickle numba ever wrote")
+    assert cache.index_holds(index, _run)

@@ -14,9 +14,10 @@ import numpy as np
 import pytest
 
 import dynlib
+from dynlib._numba import one
 from dynlib.algorithms import _args
 from dynlib.errors import InputError, NumericalError
-from helpers import PinMap, pinocchio_model, assert_close, erd_path, random_state, random_tree, sample
+from helpers import ROBOTS_DIR, PinMap, pinocchio_model, assert_close, erd_path, random_state, random_tree, sample
 
 REFERENCES = ("world", "local", "local_world_aligned")
 
@@ -305,3 +306,66 @@ def test_threads_calling_at_once_each_get_their_own_results():
     for t in threads:
         t.join()
     assert not errors
+
+
+# ---------------------------------------------------------------- the probe and the fallback
+
+
+def _fresh_models():
+    """Models that no test has called yet (`sample` keeps its models: their entries are made)."""
+    return [dynlib.load(ROBOTS_DIR / "arm7.urdf"), dynlib.load(ROBOTS_DIR / "quadruped.urdf", floating_base=True)]
+
+
+def _general_path_count(monkeypatch):
+    calls = []
+    real = _args.vectors
+    monkeypatch.setattr(_args, "vectors", lambda *a, **k: calls.append(1) or real(*a, **k))
+    return calls
+
+
+def test_the_probe_finds_the_one_call_path_works():
+    assert one.available() and not one.notes
+
+
+@pytest.mark.parametrize("broken", ["probe", "compile"])
+def test_when_numbas_internals_fail_every_call_takes_the_general_path(monkeypatch, broken):
+    """The probe of the one-call path failed (a numba whose internals changed), or a one-call kernel did not
+    compile: the same results, bit for bit, by the general path (numba's public entry)."""
+    models = _fresh_models()
+    rng = np.random.default_rng(21)
+    states = [random_state(m, rng) for m in models]
+    expected = [_calls(m, q[None], v[None], a[None], m.frame_names[-1]) for m, (q, v, a) in zip(models, states)]
+    if broken == "probe":
+        monkeypatch.setattr(one, "available", lambda: False)
+    else:
+        def no_compile(*args):
+            raise TypeError("a numba that cannot compile this")
+        monkeypatch.setattr(one, "_entry", no_compile)
+        monkeypatch.setattr(one, "notes", [])
+    calls = _general_path_count(monkeypatch)
+    for model, (q, v, a), ref in zip(models, states, expected):
+        for _ in range(2):  # the second call finds the fallback kept in model._one
+            got = _calls(model, q, v, a, model.frame_names[-1])
+            for name, value in got.items():
+                np.testing.assert_array_equal(value, ref[name][0], err_msg=name)
+    assert len(calls) == 2 * len(models) * len(CALLS)
+    assert all(entry[0] is one._not_run for key, entry in models[0]._one.items() if key != "one")
+    if broken == "compile":
+        assert any("a numba that cannot compile this" in n for n in one.notes)
+
+
+def test_a_probe_that_fails_turns_the_one_call_path_off(monkeypatch):
+    def broken(value):
+        raise AttributeError("numba's array model changed")
+    monkeypatch.setattr(one, "native", broken)
+    monkeypatch.setattr(one, "notes", [])
+    assert one.available.__wrapped__() is False
+    assert one.notes == ["one-call path: AttributeError: numba's array model changed"]
+
+
+def test_a_wrapper_has_its_general_paths_name_signature_and_docstring():
+    import inspect
+
+    assert dynlib.rnea.__name__ == "rnea" and dynlib.rnea.__doc__.startswith("Inverse dynamics")
+    assert list(inspect.signature(dynlib.frame_jacobian).parameters) == ["model", "q", "frame", "reference"]
+    assert dynlib.frame_jacobian.__defaults__ == ("local_world_aligned",)

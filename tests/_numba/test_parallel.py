@@ -3,6 +3,7 @@ bit for bit, whatever the split; DYN_THREADS; one workspace per thread."""
 import pickle
 import threading
 
+import numba
 import numpy as np
 import pytest
 
@@ -271,3 +272,26 @@ def test_arguments_numba_cannot_fingerprint_use_the_kernel_as_it_is():
     parallel.run(model, 1, kernel, "a label", (np.zeros((1, 1)),))
     parallel.run(model, 1, kernel, "another", (np.zeros((1, 1)),))
     assert seen == ["a label", "another"]
+
+
+def test_without_numbas_private_fingerprint_the_key_is_the_numba_types(monkeypatch):
+    """The probe of numba's private compute_fingerprint: when it is gone, the key of the arguments' types is
+    the tuple of their numba types (public), which tells the layouts apart too."""
+    import numba._dispatcher
+
+    monkeypatch.delattr(numba._dispatcher, "compute_fingerprint")
+    monkeypatch.setattr(parallel, "_fingerprint", parallel._choose_fingerprint)
+    assert parallel._fingerprint_is_exact() is False
+    model = sample("pendulum")
+    z = np.zeros((1, 1))
+    for Q, expected in ((np.array([[1.0, 2.0]]), -1.0), (np.array([[1.0, 2.0]])[:, ::-1], 1.0)):
+        out = np.empty(1)
+        parallel.run(model, 1, _difference_kernel, (Q,), (z,), (out,))
+        assert out[0] == expected
+    assert parallel._fingerprint.__module__ == parallel.__name__  # the public key, not numba's
+
+
+@numba.njit
+def _difference_kernel(m, d, rows, a, out):
+    for n in range(rows.shape[0]):
+        out[n] = rows[n, 0] - rows[n, 1] + a[0, 0]

@@ -105,6 +105,7 @@ def test_one_loop_runs_the_scenario_with_and_without_the_energy(tmp_path, monkey
     types; an index that does not hold it is refused by both."""
     import importlib
 
+    from dynlib._numba import cache
     from dynlib.runs.sweep.worker import loop_ready
 
     S = importlib.import_module("dynlib.sim.simulate")
@@ -121,7 +122,7 @@ def test_one_loop_runs_the_scenario_with_and_without_the_energy(tmp_path, monkey
     assert loop_is_cached() and loop_ready()
     assert tuple(typeof(x) for x in ran[0]) == tuple(typeof(x) for x in ran[-1])
     # (the runs left the loop's index in the cache: the question reaches the index, here refused)
-    monkeypatch.setattr(S, "_holds", lambda index: asked.append(index) or False)
+    monkeypatch.setattr(cache, "index_holds", lambda index, kernel: asked.append(index) or False)
     assert not loop_is_cached() and not loop_ready() and asked
 
 

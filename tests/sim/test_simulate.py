@@ -254,15 +254,14 @@ def test_loop_is_cached_answers_whether_the_one_loop_is_compiled(tmp_path):
 
     import numba
 
-    from dynlib.sim.simulate import _holds, loop_is_cached
+    from dynlib._numba.cache import cache_folders, index_holds
+    from dynlib.sim.simulate import _run, loop_is_cached
 
     model = sample("double_pendulum")
     simulate(model, [0.3, 0.1], dt=1e-3, steps=5, controller=PD(10.0, 1.0))
     assert loop_is_cached()
-    from dynlib._numba.compiled import cache_folders
-
     index = next(f for folder in cache_folders() for f in folder.glob("simulate._run-*.nbi"))
-    assert _holds(index)
+    assert index_holds(index, _run)
     with open(index, "rb") as f:
         pickle.load(f)
         stamp, overloads = pickle.loads(f.read())
@@ -272,14 +271,15 @@ def test_loop_is_cached_answers_whether_the_one_loop_is_compiled(tmp_path):
         with open(other, "wb") as f:
             pickle.dump(version, f)
             f.write(pickle.dumps((stamp, listed)))
-        assert not _holds(other)
+        assert not index_holds(other, _run)
 
 
 def test_loop_is_cached_looks_in_dyns_cache_only(tmp_path, monkeypatch):
     import importlib
     import shutil
 
-    from dynlib._numba.compiled import cache_folder, cache_folders
+    from dynlib._numba.cache import cache_folders
+    from dynlib._numba.folder import cache_folder
 
     S = importlib.import_module("dynlib.sim.simulate")  # the module (dynlib.simulate is the function)
     model = sample("double_pendulum")

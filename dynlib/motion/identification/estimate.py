@@ -53,10 +53,10 @@ import math
 import numpy as np
 import scipy.linalg as sl
 
+from ..._numba.decorators import allocating_kernel
 from ..._numba import parallel
 from ...algorithms.regressor import (FRICTION_TERMS, friction_dofs, friction_regressor, inertial_parameters, regressor,
                                     regressor_kernel)
-from ..._numba.compiled import jit
 from ...errors import InputError, NumericalError
 from . import parameters as P
 
@@ -176,7 +176,7 @@ class LinearModel:
 _TERM_CODE = {"viscous": 0, "coulomb": 1, "offset": 2}
 
 
-@jit(nogil=True)
+@allocating_kernel
 def _normal_equations(m, d, Q, V, A, Y, gravity, active, n_active, scale, n_pi, nf, codes, smoothing):
     """G (nv, c + 1, c + 1): per DoF k, the lower triangle of sum over the rows of x x^T with
     x = (W_k[active_k] * scale[active_k], y_k); W from `regressor_kernel` and the friction columns."""

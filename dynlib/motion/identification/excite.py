@@ -29,7 +29,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..._numba.compiled import jit
+from ..._numba.decorators import allocating_kernel
 from ...errors import InputError
 from ...core.joints import PRISMATIC, REVOLUTE
 from . import estimate as E
@@ -39,7 +39,7 @@ DEFAULT_VELOCITY = {REVOLUTE: 3.0, PRISMATIC: 1.0}
 MAX_PERIOD = 10.0
 
 
-@jit(nogil=True)
+@allocating_kernel
 def _gram(W):
     """W^T W, lower and upper triangles, by plain loops."""
     n, r = W.shape

@@ -26,12 +26,11 @@ targets x* are the points' (`dynlib.sim.contact.points.Points`).
 """
 from typing import NamedTuple
 
+from ..._numba.decorators import inline_kernel, kernel
 from ...algorithms.kinematics import motion, placements
 from ...algorithms.linalg import cholesky, cholesky_solve, ltdl, ltdl_solve
 from ..dynamics import mass_and_bias
-from ...core.spatial import inline_kernel, kernel
 from .points import delassus, point_jacobian, point_position
-
 
 
 class BilateralParams(NamedTuple):

@@ -36,11 +36,9 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ..._numba.decorators import kernel
 from ...algorithms.linalg import ltdl_solve
 from ...errors import InputError
-from ...core.spatial import kernel
-
-_jit = kernel  # allocation-free, no reference counting (see dynlib.core.spatial)
 
 
 class ContactPoints(NamedTuple):
@@ -152,14 +150,14 @@ def contact_points(model, points, q0=None) -> ContactPoints:
                          np.array(radius, float))
 
 
-@_jit
+@kernel
 def point_position(oR, op, b, p, r, normal, x):
     """x = op_b + oR_b p - r n: the world position of a contact point."""
     for i in range(3):
         x[i] = op[b, i] + oR[b, i, 0] * p[0] + oR[b, i, 1] * p[1] + oR[b, i, 2] * p[2] - r * normal[i]
 
 
-@_jit
+@kernel
 def point_jacobian(oR, op, S, parent, idx_v, nvj, b, x, Jp):
     """Jp (3, nv) = d(world velocity of the body-b material point at x)/dv (zeros off the path)."""
     Jp[:, :] = 0.0
@@ -176,7 +174,7 @@ def point_jacobian(oR, op, S, parent, idx_v, nvj, b, x, Jp):
         j = parent[j]
 
 
-@_jit
+@kernel
 def add_point_force(oR, op, b, x, f, fext):
     """fext[b] += the body wrench (body frame, at the body origin) of world force f at world point x:
     f_b = R^T f, n_b = R^T ((x - op_b) × f)."""
@@ -285,7 +283,7 @@ class ContactSpec(NamedTuple):
     penetration_correction: float | None = None
 
 
-@_jit
+@kernel
 def delassus(LD, dof_parent, Jc, Y, D):
     """Y rows = M⁻¹ Jc rows (LD: `ltdl`'s factor of M), D = Jc M⁻¹ Jcᵀ. Each row of Jc must be zero
     off the ancestor chain of its last nonzero DoF, as a point's is (its body's path to the root):

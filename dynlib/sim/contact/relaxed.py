@@ -32,7 +32,8 @@ relaxed (`dynlib.sim.stages.impulse_acceleration`): the free step, PGS and the i
 import math
 from typing import NamedTuple
 
-from ...core.spatial import kernel
+from ..._numba.decorators import kernel
+
 
 IMPEDANCE = 0.9
 

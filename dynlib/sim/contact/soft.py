@@ -29,7 +29,7 @@ contact model is soft.
 """
 from typing import NamedTuple
 
-from ...core.spatial import inline_kernel
+from ..._numba.decorators import inline_kernel
 from .points import add_point_force, point_jacobian, point_position
 
 

@@ -42,10 +42,10 @@ rows' targets of step 3 `unilateral_rows`, the solve and step 4 `apply_impulses`
 """
 from typing import NamedTuple
 
+from ..._numba.decorators import inline_kernel, kernel
 from ...algorithms.kinematics import placements
 from ...algorithms.linalg import ltdl, ltdl_solve
 from ..dynamics import mass_and_bias
-from ...core.spatial import inline_kernel, kernel
 from .points import delassus, point_jacobian, point_position
 
 

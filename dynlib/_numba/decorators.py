@@ -1,0 +1,87 @@
+"""dyn's names for "compiled": the decorators of every dynlib kernel, each defined here once.
+
+- `kernel`: an allocation-free kernel or helper, ``jit(nrt=False, error_model="numpy",
+  nogil=True)``. ``_nrt=False`` (numba's switch for its runtime): it never allocates, so it
+  needs none of numba's reference counting, which otherwise increfs and decrefs each of the
+  ~45 arrays of ModelArrays, Data and the arguments on every kernel call, at entry and exit
+  (numba cannot prune the pairs across a kernel's branches): about 1.3 us per call, twice the
+  arithmetic of a 6-DoF RNEA. The caller owns the arrays for the whole call; compiled callers
+  with reference counting (the simulation loop) call these kernels as usual.
+  ``error_model="numpy"``: a division by zero (a singular mass matrix in ABA) gives Inf/NaN,
+  which the wrappers and the simulation's divergence check report as a NumericalError,
+  instead of a ZeroDivisionError escaping compiled code. ``nogil``: batches run on threads
+  (`dynlib._numba.parallel`).
+- `inline_kernel`: a `kernel` that numba inlines into its callers (numba IR, typed again at each
+  call site): the stages of the simulation step (`dynlib.sim.stages`), so that no compiled call
+  passes the arrays of their tuples one by one, and the few helpers too large for LLVM to inline.
+- `allocating_kernel`: a kernel that allocates (numba's runtime on, numba's error model), the GIL
+  released: ``jit(nogil=True)``.
+
+`jit` is the one maker under the three: ``numba.njit`` cached in dyn's cache folder
+(`dynlib._numba.folder`, `dynlib._numba.entries`) and loaded without numba's compiler start-up
+(`dynlib._numba.symbols`), each of numba's internals it reaches checked once (`dynlib._numba.probes`).
+"""
+from . import folder, probes
+
+
+def jit(fn=None, *, nrt=True, **options):
+    """``numba.njit(cache=True, **options)``, as ``@jit``, ``@jit(...)`` or ``jit()(f)``,
+    cached in dyn's cache folder and loaded without numba's compiler start-up
+    (`dynlib._numba.folder`).
+
+    nrt=False compiles without numba's runtime (``_nrt=False``: the kernel must not
+    allocate), which spares the reference counting of every array argument; when
+    numba no longer has that option, the kernel is compiled with the runtime.
+    """
+
+    def decorate(f):
+        import inspect
+
+        from numba import njit
+
+        b = probes.checked()
+        opts = dict(options)
+        if not nrt and b.nrt_option:
+            opts["_nrt"] = False
+        if b.cache_class and folder.package_dir(inspect.getfile(f)) is not None:
+            dispatcher = njit(**opts)(f)
+            try:
+                dispatcher._cache = b.cache_class(f)
+                return dispatcher
+            except Exception:  # no folder at all (no home directory), or a function numba cannot locate
+                if folder.cache_folder() is None:
+                    folder.warn_once("unwritable", "no folder for the kernel cache (no home directory and no "
+                                                  "DYN_CACHE_DIR): the kernels are compiled in memory, in every run")
+                    return dispatcher
+        return _numba_cached(njit, f, opts)
+
+    return decorate if fn is None else decorate(fn)
+
+
+def _numba_cached(njit, f, opts):
+    """numba's own cache (the fallback), pointed at dyn's cache folder while the dispatcher is made."""
+    place = folder.cache_folder() if probes.checked().cache == "numba" else None
+    if place is None:
+        return njit(cache=True, **opts)(f)
+    from numba.core import config
+
+    saved = config.CACHE_DIR
+    config.CACHE_DIR = str(place)
+    try:
+        return njit(cache=True, **opts)(f)
+    except RuntimeError:  # numba found no writable place at all
+        folder.warn_once("unwritable", f"cannot write the kernel cache in {place}: the kernels are compiled in "
+                                      "memory, in every run (set DYN_CACHE_DIR to a writable folder)")
+        return njit(**opts)(f)
+    finally:
+        config.CACHE_DIR = saved
+
+
+kernel = jit(nrt=False, error_model="numpy", nogil=True)
+"""The decorator of an allocation-free kernel or helper (see the module docstring)."""
+
+inline_kernel = jit(nrt=False, error_model="numpy", nogil=True, inline="always")
+"""A `kernel` that numba inlines into its callers (see the module docstring)."""
+
+allocating_kernel = jit(nogil=True)
+"""A kernel that allocates: numba's runtime and error model (see the module docstring)."""

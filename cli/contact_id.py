@@ -89,7 +89,7 @@ def contact_id(ctx, robot, traj, contacts, point_contacts, guesses, over_time, s
 
     read_ahead(traj)  # a CSV or Parquet file is parsed in a thread while numba imports and the kernels load
     from dynlib.motion.contact_id import contact_inverse_dynamics
-    from dynlib.motion.derivatives import parse_column_map
+    from dynlib.files.column_map import parse_column_map
 
     if not over_time:
         given = [name for name, value in (("--smoothing", smoothing), ("--min-torque", min_torque)) if value is not None]

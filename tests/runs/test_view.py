@@ -13,7 +13,8 @@ import pytest
 import dynlib
 from dynlib.files.trajectory import Trajectory, column_names, write_trajectory
 from dynlib.runs.view import build_view, read_recording, write_view
-from dynlib.runs.view.motion import interpolate, keyframe_times, quaternions, rotation_to
+from dynlib.algorithms.configuration import interpolate
+from dynlib.runs.view.motion import keyframe_times, quaternions, rotation_to
 from dynlib.runs.view.page import Blob, float32, packb, stream
 from helpers import ROBOTS_DIR, assert_close, sample
 

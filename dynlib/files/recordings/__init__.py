@@ -88,7 +88,7 @@ def read_recording(source, model, *, topic=None, columns=None, time_unit=None, r
 
     topic: the ``sensor_msgs/JointState`` topic of a bag or PlotJuggler export (needed
     only when there are several). columns: a column map ({'q': 'pos_{joint}', 'time':
-    'stamp', …}, see `dynlib.motion.derivatives.parse_column_map`). time_unit: 's', 'ms',
+    'stamp', …}, see `dynlib.files.column_map.parse_column_map`). time_unit: 's', 'ms',
     'us' or 'ns' for the time column (default: the format's; a plain column's is
     recognised from its magnitude). resample: a rate in Hz to interpolate onto.
     Raises `TrajectoryError` (file, line or message, column) or `InputError`.
@@ -199,7 +199,7 @@ def resample(rec: Recording, model, hz) -> Recording:
     interpolated on the manifold (``q_j ⊕ s·(q_{j+1} ⊖ q_j)``), every other column
     linearly. For a recording with jittery stamps, before Savitzky–Golay."""
     from ..trajectory import Trajectory
-    from ...motion.derivatives import interpolate
+    from ...algorithms.configuration import interpolate
 
     if not (isinstance(hz, (int, float)) and np.isfinite(hz) and hz > 0):
         raise InputError(f"resampling rate must be a positive number of Hz, got {hz!r}", key="--resample")

@@ -28,7 +28,7 @@ import re
 import numpy as np
 
 from ..columns import EFFORT, TIME, coordinate_columns
-from ...motion.derivatives import mapped, source_columns
+from ..column_map import mapped, source_columns
 from ...errors import InputError, TrajectoryError, closest
 from ..trajectory import Trajectory
 from ..trajectory.csv import RowLines, read_file

@@ -22,7 +22,7 @@ import re
 import numpy as np
 
 from ..columns import TIME, coordinate_columns
-from ...motion.derivatives import mapped, source_columns
+from ..column_map import mapped, source_columns
 from ...errors import InputError, TrajectoryError, closest
 from ..trajectory import read_opened, require_columns
 from ..trajectory.table import listing

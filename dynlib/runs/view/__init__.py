@@ -45,10 +45,11 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ...algorithms.configuration import interpolate
 from ...errors import InputError, TrajectoryError
 from . import scene as S
 from .meshes import MeshFiles
-from .motion import body_placements, interpolate, keyframe_times
+from .motion import body_placements, keyframe_times
 from .page import html_page
 
 __all__ = ["Recording", "ViewPage", "build_view", "read_recording", "write_view"]
@@ -87,16 +88,16 @@ def read_recording(model, source, *, columns=None, topic=None, time_unit=None) -
     ``dyn inverse --columns``: ``{"q": "pos_{joint}", "q.elbow": "elbow"}``), or from a
     recording's named joints; time is in seconds from the first sample.
     """
-    from ...motion.derivatives import _check_known_coordinates, _check_quaternions
+    from ...files.column_map import check_known_coordinates, check_quaternions
     from ...files.recordings import read_recording as read_any
     from ...files.trajectory import check_increasing_time, require_columns
 
     traj = read_any(source, model, columns=columns, topic=topic, time_unit=time_unit).trajectory
-    _check_known_coordinates(model, traj, ["q"])
+    check_known_coordinates(model, traj, ["q"])
     qcols = [f"q.{n}" for n in model.q_names]
     require_columns(traj, qcols)
     Q = traj.finite_columns(qcols)
-    _check_quaternions(model, traj, qcols, Q)
+    check_quaternions(model, traj, qcols, Q)
     check_increasing_time(traj)
     forces = {}
     names = list(traj.names) + list(traj.unusable)

@@ -40,7 +40,7 @@ chosen by least squares:
   root residual is not zero, and `feasible` is False there
   (`dynlib.motion.friction_cones`).
 
-Contacts may come and go: time windows per contact (`Contact.windows`, closed
+Contacts may come and go: time windows per contact (`ContactFrame.windows`, closed
 intervals in seconds; ``dyn contact-id`` reads them from ``FRAME@START:STOP``)
 and/or ``active.<frame>`` columns of the input (non-zero = in contact); both
 must allow a contact for it to be active. Inactive contacts get zero wrenches.
@@ -53,7 +53,7 @@ per-frame solves are batched numpy (an SVD per frame). O(N k²).
 
 This module sets the problem up; the solvers are in `dynlib.motion.wrench_distribution`
 and `dynlib.motion.friction_cones`. Public: `contact_inverse_dynamics` (the entry point of
-``dyn contact-id``), `ContactID` (its result), `Contact`, `merge_contacts`,
+``dyn contact-id``), `ContactID` (its result), `ContactFrame`, `merge_contacts`,
 `active_mask`, and `root_problem` (the rows' A and b).
 """
 from __future__ import annotations
@@ -76,7 +76,7 @@ GUESS_WEIGHT = np.ones(6)                              # per contact, with guess
 # --------------------------------------------------------------------- contacts
 
 @dataclasses.dataclass(frozen=True)
-class Contact:
+class ContactFrame:
     """A contact frame: `windows` ((start, stop), …) closed time intervals in seconds,
     () for always (either bound may be infinite); `point`: forces only (moments zero)."""
 
@@ -86,7 +86,7 @@ class Contact:
 
 
 def merge_contacts(contacts, point=False) -> list:
-    """Frame names or `Contact`s -> one `Contact` per frame, in order of first mention.
+    """Frame names or `ContactFrame`s -> one `ContactFrame` per frame, in order of first mention.
 
     Windows of the same frame are merged; a mention without a window makes the
     contact always allowed. `point`: True (every contact), or a set of frames that
@@ -95,15 +95,15 @@ def merge_contacts(contacts, point=False) -> list:
     """
     merged = {}
     for c in contacts:
-        c = c if isinstance(c, Contact) else Contact(str(c))
+        c = c if isinstance(c, ContactFrame) else ContactFrame(str(c))
         _check_windows(c)
         is_point = c.point or point is True or (not isinstance(point, bool) and c.frame in point)
         if c.frame in merged:
             old = merged[c.frame]
             windows = () if not old.windows or not c.windows else old.windows + c.windows
-            merged[c.frame] = Contact(c.frame, windows, old.point or is_point)
+            merged[c.frame] = ContactFrame(c.frame, windows, old.point or is_point)
         else:
-            merged[c.frame] = Contact(c.frame, tuple(c.windows), is_point)
+            merged[c.frame] = ContactFrame(c.frame, tuple(c.windows), is_point)
     return list(merged.values())
 
 
@@ -272,7 +272,7 @@ def contact_inverse_dynamics(model, motion, contacts, *, guesses=None, over_time
     `polyorder`, `columns` as in `dynlib.motion.derivatives.motion_from_trajectory`; its
     ``active.<frame>`` columns switch contacts), a `dynlib.motion.derivatives.Motion`, or a
     tuple (time, q (N, nq), v (N, nv), a (N, nv)), time may be None.
-    contacts: frame names or `Contact`s (a frame with time windows, or forces only);
+    contacts: frame names or `ContactFrame`s (a frame with time windows, or forces only);
     a frame named twice has the union of its windows (`merge_contacts`).
     guesses: {frame: (6,) or (N, 6)} wrench guesses (f, τ); the wrenches nearest to
     them (W = I, unguessed contacts guessed zero) that meet the root equations.
@@ -291,9 +291,9 @@ def contact_inverse_dynamics(model, motion, contacts, *, guesses=None, over_time
                          "(load it with floating_base=True)")
     time, q, v, a, how, switch, traj = _motion(model, motion, derivatives, window, polyorder, columns)
     switch.update(active or {})
-    if contacts is None or (not isinstance(contacts, (str, Contact)) and len(contacts) == 0):
+    if contacts is None or (not isinstance(contacts, (str, ContactFrame)) and len(contacts) == 0):
         contacts = list(switch)  # no contacts named: the frames with active.<frame> columns
-    contacts = merge_contacts([contacts] if isinstance(contacts, (str, Contact)) else contacts, point)
+    contacts = merge_contacts([contacts] if isinstance(contacts, (str, ContactFrame)) else contacts, point)
     if not contacts:
         raise InputError("no contact frames: name at least one (--contact FRAME), or give active.<frame> "
                          "columns in the input")

@@ -32,7 +32,7 @@ from ..column_map import mapped, source_columns
 from ...errors import InputError, TrajectoryError, closest
 from ..trajectory import Trajectory
 from ..trajectory.csv import RowLines, read_file
-from ..trajectory.table import listing
+from ..trajectory.in_memory import listing
 from . import clock
 
 from .kinds import ROSTOPIC_FIRST as FIRST
@@ -102,7 +102,7 @@ def read_rostopic(display, buf, path, names, model, columns, notes):
     lines = RowLines(buf if buf is not None else str(path), n)
 
     def locate(r):
-        from ..trajectory.table import locate_row
+        from ..trajectory.in_memory import locate_row
         return locate_row(lines, r)
 
     owner = _owners(table, joints, n_names, display, locate)

@@ -1,7 +1,7 @@
 """The one reader of recorded motions: what `dyn inverse`, `dyn contact-id`, `dyn view` (and
 identification) read.
 
-    rec = dynlib.files.recordings.read_recording("run.bag", model)              # or .mcap, .db3, a ROS 2 folder,
+    rec = dynlib.files.recordings.read_recording(model, "run.bag")              # or .mcap, .db3, a ROS 2 folder,
     tau = dynlib.inverse_dynamics_trajectory(model, rec.trajectory)       # rostopic/PlotJuggler CSV, dyn's files
 
 Formats, recognised by content (and extension):
@@ -82,7 +82,7 @@ class Recording(NamedTuple):
     unit: str
 
 
-def read_recording(source, model, *, topic=None, columns=None, time_unit=None, resample=None) -> Recording:
+def read_recording(model, source, *, topic=None, columns=None, time_unit=None, resample=None) -> Recording:
     """The recorded motion in `source` (a path, ``'-'`` for standard input, or a
     `dynlib.files.trajectory.Trajectory`) for robot `model`.
 
@@ -191,10 +191,10 @@ def _finish(traj, first, offsets, default_unit, time_unit, notes, fmt, topic, di
 
 
 def _resampled(rec, model, hz):
-    return rec if hz is None else resample(rec, model, hz)
+    return rec if hz is None else resample(model, rec, hz)
 
 
-def resample(rec: Recording, model, hz) -> Recording:
+def resample(model, rec: Recording, hz) -> Recording:
     """`rec` at a uniform rate `hz` from its first sample up to its last: configurations
     interpolated on the manifold (``q_j ⊕ s·(q_{j+1} ⊖ q_j)``), every other column
     linearly. For a recording with jittery stamps, before Savitzky–Golay."""

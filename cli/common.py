@@ -326,7 +326,7 @@ def read_motion(ctx, model, source, columns, topic, time_unit, resample):
     """The `dynlib.files.recordings.Recording` of TRAJ; what the reader decided goes to standard error."""
     from dynlib.files.recordings import read_recording
 
-    rec = read_recording(source, model, topic=topic, columns=columns, time_unit=time_unit, resample=resample)
+    rec = read_recording(model, source, topic=topic, columns=columns, time_unit=time_unit, resample=resample)
     for line in rec.notes:
         notice(ctx, line)
     return rec

@@ -89,7 +89,7 @@ def contact_id(ctx, robot, traj, contacts, point_contacts, guesses, over_time, s
 
     read_ahead(traj)  # a CSV or Parquet file is parsed in a thread while numba imports and the kernels load
     from dynlib.motion.contact_id import contact_inverse_dynamics
-    from dynlib.motion.derivatives import parse_column_map
+    from dynlib.files.column_map import parse_column_map
 
     if not over_time:
         given = [name for name, value in (("--smoothing", smoothing), ("--min-torque", min_torque)) if value is not None]
@@ -151,8 +151,8 @@ def contact_id(ctx, robot, traj, contacts, point_contacts, guesses, over_time, s
 
 def parse_contact(text):
     """``FRAME`` or ``FRAME@START:STOP[,START:STOP…]`` (either bound may be left out)
-    -> a `dynlib.motion.contact_id.Contact`; InputError naming the text otherwise."""
-    from dynlib.motion.contact_id import Contact
+    -> a `dynlib.motion.contact_id.ContactFrame`; InputError naming the text otherwise."""
+    from dynlib.motion.contact_id import ContactFrame
     from dynlib.errors import InputError
 
     frame, at, spec = str(text).partition("@")
@@ -160,7 +160,7 @@ def parse_contact(text):
     if not frame:
         raise InputError(f"contact {text!r}: expected FRAME or FRAME@START:STOP")
     if not at:
-        return Contact(frame)
+        return ContactFrame(frame)
     windows = []
     for part in spec.split(","):
         start, colon, stop = part.partition(":")
@@ -173,7 +173,7 @@ def parse_contact(text):
             raise InputError(f"contact {text!r}: time window {part!r} is not START:STOP with "
                              "START <= STOP (seconds; either may be left out)")
         windows.append((lo, hi))
-    return Contact(frame, tuple(windows))
+    return ContactFrame(frame, tuple(windows))
 
 
 def parse_guess(text):

@@ -84,7 +84,7 @@ def identify(ctx, robot, recordings, output, report_path, validate, plot_path, f
              derivatives, window, polyorder, column_map, topic, time_unit, resample, friction, friction_smoothing,
              method, prior_std):
     """Identify ROBOT's inertial and friction parameters from RECORDING(s) and write them as a URDF."""
-    from dynlib.motion.derivatives import parse_column_map
+    from dynlib.files.column_map import parse_column_map
     from dynlib.motion.identification import check_robot_file, identify as run
     from dynlib.motion.identification.figure import check_path, fit_figure
     from dynlib.files.trajectory import atomic_output

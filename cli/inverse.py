@@ -63,7 +63,7 @@ def inverse(ctx, robot, traj, output, floating_base, gravity, armature, derivati
     from dynlib.files.recordings import read_ahead
 
     read_ahead(traj)  # a CSV or Parquet file is parsed in a thread while numba imports and the kernels load
-    from dynlib.motion.derivatives import parse_column_map
+    from dynlib.files.column_map import parse_column_map
     from dynlib.motion.inverse import inverse_dynamics_trajectory
 
     with naming("--columns"):

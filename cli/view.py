@@ -54,7 +54,7 @@ def view(ctx, robot, trajectory, output, floating_base, package_path, column_map
     of contact scenarios and the traced frames. The page's size and the time it
     took go to standard error.
     """
-    from dynlib.motion.derivatives import parse_column_map
+    from dynlib.files.column_map import parse_column_map
     from dynlib.runs.view import write_view
     from dynlib.runs.view.runs import scenario_contacts
 

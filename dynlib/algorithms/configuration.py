@@ -1,4 +1,4 @@
-"""Configuration-space operations: q ⊕ v, q1 ⊖ q0, random configurations.
+"""Configuration-space operations: q ⊕ v, q1 ⊖ q0, configurations between samples, random configurations.
 
 The joint-level maps are in `dynlib.core.joints` (SE(3) exponential for the
 free-flyer, SE(2) for the planar joint, sums otherwise); these wrappers apply
@@ -39,6 +39,24 @@ def difference(model, q0, q1):
     out = np.empty((n, model.nv))
     _difference_batch(m.jtype, m.idx_q, m.idx_v, Q0, Q1, out)
     return out if batched else out[0]
+
+
+def interpolate(model, t, Q, times) -> np.ndarray:
+    """The configurations at `times` (within [t[0], t[-1]]) of a motion sampled at `t` (N,)
+    as `Q` (N, nq), interpolated on the manifold: ``q_j ⊕ s·(q_{j+1} ⊖ q_j)``, s the fraction
+    of the step (``dyn view``'s keyframes, a recording's resampling)."""
+    t = np.asarray(t, dtype=float)
+    if t.size == 1:
+        return np.repeat(np.asarray(Q, float)[:1], len(times), axis=0)
+    j = np.clip(np.searchsorted(t, times, side="right") - 1, 0, t.size - 2)
+    s = np.clip((times - t[j]) / (t[j + 1] - t[j]), 0.0, 1.0)
+    exact = s == 0.0
+    out = np.array(Q[j], dtype=float)
+    moving = ~exact
+    if moving.any():
+        step = difference(model, Q[j[moving]], Q[j[moving] + 1])
+        out[moving] = integrate(model, Q[j[moving]], step * s[moving, None])
+    return out
 
 
 def random_configuration(model, rng=None, scale=np.pi):

@@ -22,10 +22,12 @@ visual) are kept as `Shape` records for drawing (``model.visuals``,
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 import re
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
@@ -342,6 +344,29 @@ def load(path, floating_base: bool = False, gravity=GRAVITY, package_path=()) ->
 
 
 def _build(rd: _Reader, robot, floating_base, gravity, source) -> Model:
+    links, joints, lines = _read_elements(rd, robot)
+    root, children = _tree(rd, links, joints, lines)
+    has_floating = [jt.name for jt in joints if jt.type == "floating"]
+    if floating_base and has_floating:
+        rd.warnings.append(f"the URDF has a floating joint ('{has_floating[0]}'): no second free-flyer root added")
+        floating_base = False
+    walk = _walk(links, children, root, floating_base)
+    # the walk numbers a body when its joint is seen, which is breadth-first among siblings;
+    # renumber into depth-first pre-order so that every subtree is a contiguous range
+    _check_unique_names(rd, [b.joint for b in walk.bodies], [b.type for b in walk.bodies], lines,
+                        added=1 if floating_base else 0)
+    order = _preorder([b.parent for b in walk.bodies])
+    rd.links = links
+    if len(walk.visited) != len(links):
+        lost = [n for n in links if n not in walk.visited]
+        raise URDFError(f"links {', '.join(lost[:6])} are not connected to the root '{root}': the joints form a cycle",
+                        file=rd.file, line=links[lost[0]].line)
+    return _assemble(rd, order, walk, joints, gravity, source, robot.get("name") or Path(source).stem, floating_base)
+
+
+def _read_elements(rd: _Reader, robot):
+    """(links {name: _Link}, joints [_Joint] in document order, {joint name: line}): every
+    <link> and <joint>, each named once."""
     links, joints = {}, []
     _read_materials(rd, robot)
     for el in robot.iterchildren("link"):
@@ -362,7 +387,12 @@ def _build(rd: _Reader, robot, floating_base, gravity, source) -> Model:
             raise rd.error(el, f"joint '{name}' is defined twice (first at line {seen[name]})")
         seen[name] = el.sourceline
         joints.append(_read_joint(rd, el, links))
+    return links, joints, seen
 
+
+def _tree(rd: _Reader, links, joints, lines):
+    """(root link, {link: its child joints in document order}) of a tree of links; a warning for
+    each mimic joint whose target is not defined (`lines`: the defined joints)."""
     parent_of, children = {}, {name: [] for name in links}
     for jt in joints:
         if jt.child in parent_of:
@@ -378,75 +408,84 @@ def _build(rd: _Reader, robot, floating_base, gravity, source) -> Model:
     if not roots:
         raise URDFError("every link has a parent joint: the joints form a cycle", file=rd.file, line=joints[0].line)
     for jt in joints:
-        if jt.mimic is not None and jt.mimic[0] not in seen:
+        if jt.mimic is not None and jt.mimic[0] not in lines:
             # real robots ship such files (example-robot-data's alex_psyonic_hands); mimic
             # joints are independent here, so the missing target changes nothing
             rd.warnings.append(f"{rd.file}:{jt.mimic[3]}: joint '{jt.name}' mimics joint '{jt.mimic[0]}', "
                                "which is not defined (ignored: mimic joints are independent)")
+    return roots[0], children
 
-    # depth-first walk, children in document order
-    b_parent, b_code, b_axis, b_R, b_p, b_inertia = [], [], [], [], [], []
-    b_joint, b_type, b_link, b_dyn, b_lim = [], [], [], [], []
-    frames, frame_names, link_masses = [], [], []
-    fixed_mass = 0.0
-    root = roots[0]
+
+@dataclasses.dataclass
+class _Body:
+    """A moving body as the walk meets it: its joint (in its parent body's frame) and its inertia."""
+
+    parent: int             # the parent body in the walk's numbering, -1: the world
+    code: int               # the joint code (J.REVOLUTE, …)
+    axis: np.ndarray        # (3,) the joint axis, in the joint frame
+    R: np.ndarray           # (3, 3) the joint frame in the parent body
+    p: np.ndarray           # (3,)
+    inertia: np.ndarray     # (6, 6) the spatial inertia of its links (fixed joints merged), in its frame
+    joint: str
+    type: str               # the URDF joint type (or "floating" for the free-flyer root)
+    link: str               # the child link of the joint
+    dyn: tuple              # (damping, friction)
+    lim: tuple              # (lower, upper, effort, velocity)
+
+
+@dataclasses.dataclass
+class _Walk:
+    """What the depth-first walk from the root link collects: the bodies, every link as a frame
+    (body, R, p in the body), the links' masses and the mass fixed to the world."""
+
+    bodies: list
+    frames: list
+    frame_names: list
+    link_masses: list
+    fixed_mass: float
+    visited: set
+
+
+def _walk(links, children, root, floating_base) -> _Walk:
+    """The depth-first walk from `root`, children in document order: a body per moving joint,
+    fixed joints merged into their parent body (with a free-flyer body first under floating_base)."""
+    walk = _Walk([], [], [], [], 0.0, set())
     top_body = -1
-    has_floating = [jt.name for jt in joints if jt.type == "floating"]
-    if floating_base and has_floating:
-        rd.warnings.append(f"the URDF has a floating joint ('{has_floating[0]}'): no second free-flyer root added")
-        floating_base = False
     if floating_base:
-        b_parent.append(-1); b_code.append(J.FREEFLYER); b_axis.append(np.zeros(3))
-        b_R.append(np.eye(3)); b_p.append(np.zeros(3)); b_inertia.append(np.zeros((6, 6)))
-        b_joint.append("root"); b_type.append("floating"); b_link.append(root)
-        b_dyn.append((0.0, 0.0)); b_lim.append((-np.inf, np.inf, np.inf, np.inf))
+        walk.bodies.append(_Body(-1, J.FREEFLYER, np.zeros(3), np.eye(3), np.zeros(3), np.zeros((6, 6)), "root",
+                                 "floating", root, (0.0, 0.0), (-np.inf, np.inf, np.inf, np.inf)))
         top_body = 0
     stack = [(root, top_body, np.eye(3), np.zeros(3))]
-    visited = set()
     while stack:
         name, body, R, p = stack.pop()
-        visited.add(name)
+        walk.visited.add(name)
         lk = links[name]
-        frames.append((body, R, p))
-        frame_names.append(name)
-        link_masses.append((name, lk.mass))
+        walk.frames.append((body, R, p))
+        walk.frame_names.append(name)
+        walk.link_masses.append((name, lk.mass))
         if lk.mass > 0 or np.any(lk.I):
             I_link = spatial_inertia(lk.mass, lk.com, lk.I)
             if body < 0:
-                fixed_mass += lk.mass
+                walk.fixed_mass += lk.mass
             else:
-                b_inertia[body] += transform_inertia(R, p, I_link)
+                walk.bodies[body].inertia += transform_inertia(R, p, I_link)
         pushes = []
         for jt in children[name]:
             Rj, pj = R @ jt.R, R @ jt.p + p
             if jt.type == "fixed":
                 pushes.append((jt.child, body, Rj, pj))
                 continue
-            nb = len(b_parent)
-            axis = jt.axis
+            nb = len(walk.bodies)
             Rc = np.eye(3)
             if jt.type == "planar":
                 B = _plane_basis(jt.axis)
                 Rj, Rc = Rj @ B, B.T
-            b_parent.append(body); b_code.append(_CODE[jt.type]); b_axis.append(axis)
-            b_R.append(Rj); b_p.append(pj); b_inertia.append(np.zeros((6, 6)))
-            b_joint.append(jt.name); b_type.append(jt.type); b_link.append(jt.child)
-            b_dyn.append((jt.damping, jt.friction)); b_lim.append((jt.lower, jt.upper, jt.effort, jt.velocity))
+            walk.bodies.append(_Body(body, _CODE[jt.type], jt.axis, Rj, pj, np.zeros((6, 6)), jt.name, jt.type,
+                                     jt.child, (jt.damping, jt.friction), (jt.lower, jt.upper, jt.effort, jt.velocity)))
             pushes.append((jt.child, nb, Rc, np.zeros(3)))
         # bodies must be numbered in pre-order: renumber lazily by pushing reversed and numbering on pop
         stack.extend(reversed(pushes))
-    # the loop above numbers a body when its joint is seen, which is breadth-first among siblings;
-    # renumber into depth-first pre-order so that every subtree is a contiguous range
-    _check_unique_names(rd, b_joint, b_type, seen, added=1 if floating_base else 0)
-    order = _preorder(b_parent)
-    rd.links = links
-    if len(visited) != len(links):
-        lost = [n for n in links if n not in visited]
-        raise URDFError(f"links {', '.join(lost[:6])} are not connected to the root '{root}': the joints form a cycle",
-                        file=rd.file, line=links[lost[0]].line)
-    return _assemble(rd, order, b_parent, b_code, b_axis, b_R, b_p, b_inertia, b_joint, b_type, b_link,
-                     b_dyn, b_lim, frames, frame_names, link_masses, fixed_mass, joints, gravity, source,
-                     robot.get("name") or Path(source).stem, floating_base)
+    return walk
 
 
 def _check_unique_names(rd, names, types, lines, added):
@@ -484,20 +523,70 @@ def _preorder(parent):
     return order
 
 
-def _assemble(rd, order, b_parent, b_code, b_axis, b_R, b_p, b_inertia, b_joint, b_type, b_link, b_dyn, b_lim,
-              frames, frame_names, link_masses, fixed_mass, joints, gravity, source, name, floating_base) -> Model:
+def _assemble(rd, order, walk: _Walk, joints, gravity, source, name, floating_base) -> Model:
+    """The Model of the walk's bodies taken in `order` (depth-first pre-order)."""
     new = {old: k for k, old in enumerate(order)}
     new[-1] = -1
+    bodies = [walk.bodies[o] for o in order]
     nb = len(order)
-    parent = np.array([new[b_parent[o]] for o in order], dtype=np.int64)
-    jtype = np.array([b_code[o] for o in order], dtype=np.int64)
+    parent = np.array([new[b.parent] for b in bodies], dtype=np.int64)
+    jtype = np.array([b.code for b in bodies], dtype=np.int64)
     nqj = np.array([J.NQ[t] for t in jtype], dtype=np.int64)
     nvj = np.array([J.NV[t] for t in jtype], dtype=np.int64)
     idx_q = np.concatenate([[0], np.cumsum(nqj)[:-1]]).astype(np.int64) if nb else np.zeros(0, np.int64)
     idx_v = np.concatenate([[0], np.cumsum(nvj)[:-1]]).astype(np.int64) if nb else np.zeros(0, np.int64)
+    jnames = [b.joint for b in bodies]
+    coords = _coordinates(bodies, jtype, idx_q, idx_v, nqj, nvj)
+    dof_parent, subtree_end = _tree_indices(parent, nvj, idx_v)
+    inertia = np.array([b.inertia for b in bodies]).reshape(nb, 6, 6)
+    warnings, mimics, massless = _model_warnings(rd, joints, inertia, subtree_end, jnames)
+    frames = walk.frames
+    arrays = ModelArrays(
+        parent=parent, jtype=jtype, jaxis=np.array([b.axis for b in bodies]).reshape(nb, 3),
+        idx_q=idx_q, idx_v=idx_v, nvj=nvj, subtree_end=subtree_end,
+        Xtree_R=np.array([b.R for b in bodies]).reshape(nb, 3, 3), Xtree_p=np.array([b.p for b in bodies]).reshape(nb, 3),
+        S=coords.S, dof_body=coords.dof_body, dof_parent=dof_parent, inertia=np.ascontiguousarray(inertia),
+        gravity=np.array(gravity, dtype=float).reshape(3),
+        frame_body=np.array([new[f[0]] for f in frames], dtype=np.int64),
+        frame_R=np.array([f[1] for f in frames]).reshape(-1, 3, 3), frame_p=np.array([f[2] for f in frames]).reshape(-1, 3),
+        damping=coords.damping, friction=coords.friction, armature=np.zeros(len(coords.v_names)),
+    )
+    frame_names = walk.frame_names
+    collisions = tuple((lk.name, kind, params, R, p) for lk in (rd.links[n] for n in frame_names)
+                       for kind, params, R, p in lk.collisions)
+    return Model(
+        name=name, arrays=arrays, joint_names=tuple(jnames), joint_types=tuple(b.type for b in bodies),
+        body_links=tuple(b.link for b in bodies), frame_names=tuple(frame_names),
+        q_names=tuple(coords.q_names), v_names=tuple(coords.v_names), tau_names=tuple(coords.tau_names),
+        q_neutral=coords.q_neutral, lower=coords.lower, upper=coords.upper, effort=coords.effort,
+        velocity_limit=coords.vlim, mimic=mimics,
+        link_masses=tuple(walk.link_masses), fixed_mass=walk.fixed_mass, warnings=tuple(warnings), source=source,
+        floating_base=floating_base, massless_joints=tuple(massless), collisions=collisions,
+        visuals=tuple(v for n in frame_names for v in rd.links[n].visuals),
+        collision_shapes=tuple(c for n in frame_names for c in rd.links[n].collision_shapes),
+    )
+
+
+class _Coordinates(NamedTuple):
+    """Per coordinate of the model: motion subspaces, names, limits and joint friction."""
+
+    S: np.ndarray           # (nv, 6) each DoF's motion subspace column, in its body's frame
+    dof_body: np.ndarray    # (nv,)
+    q_names: list
+    v_names: list
+    tau_names: list
+    q_neutral: np.ndarray   # (nq,)
+    lower: np.ndarray       # (nq,)
+    upper: np.ndarray       # (nq,)
+    effort: np.ndarray      # (nv,)
+    vlim: np.ndarray        # (nv,)
+    damping: np.ndarray     # (nv,)
+    friction: np.ndarray    # (nv,)
+
+
+def _coordinates(bodies, jtype, idx_q, idx_v, nqj, nvj) -> _Coordinates:
+    """The `_Coordinates` of `bodies` (in model order, with their joint codes, indices and sizes)."""
     nq, nv = int(nqj.sum()), int(nvj.sum())
-    jnames = [b_joint[o] for o in order]
-    jtypes = [b_type[o] for o in order]
     S = np.zeros((nv, 6))
     dof_body = np.zeros(nv, dtype=np.int64)
     q_names, v_names, tau_names = [], [], []
@@ -505,8 +594,8 @@ def _assemble(rd, order, b_parent, b_code, b_axis, b_R, b_p, b_inertia, b_joint,
     lower, upper = np.full(nq, -np.inf), np.full(nq, np.inf)
     effort, vlim = np.full(nv, np.inf), np.full(nv, np.inf)
     damping, friction = np.zeros(nv), np.zeros(nv)
-    for k, o in enumerate(order):
-        iq, iv, t, ax, jn = idx_q[k], idx_v[k], jtype[k], b_axis[o], jnames[k]
+    for k, b in enumerate(bodies):
+        iq, iv, t, ax = idx_q[k], idx_v[k], jtype[k], b.axis
         dof_body[iv:iv + nvj[k]] = k
         if t == J.REVOLUTE:
             S[iv, 3:] = ax
@@ -517,14 +606,22 @@ def _assemble(rd, order, b_parent, b_code, b_axis, b_R, b_p, b_inertia, b_joint,
             q_neutral[iq + 6] = 1.0
         else:
             S[iv, 0] = S[iv + 1, 1] = S[iv + 2, 5] = 1.0
-        jq, jv, jtau = joint_coordinates(jn, J.NAMES[t])
+        jq, jv, jtau = joint_coordinates(b.joint, J.NAMES[t])
         q_names += jq
         v_names += jv
         tau_names += jtau
         if t in (J.REVOLUTE, J.PRISMATIC):
-            lo, up, ef, ve = b_lim[o]
+            lo, up, ef, ve = b.lim
             lower[iq], upper[iq], effort[iv], vlim[iv] = lo, up, ef, ve
-            damping[iv], friction[iv] = b_dyn[o]
+            damping[iv], friction[iv] = b.dyn
+    return _Coordinates(S, dof_body, q_names, v_names, tau_names, q_neutral, lower, upper, effort, vlim,
+                        damping, friction)
+
+
+def _tree_indices(parent, nvj, idx_v):
+    """(dof_parent (nv,): each DoF's parent DoF, -1 at the root; subtree_end (nb,): body i's subtree
+    is the bodies i … subtree_end[i] − 1)."""
+    nb, nv = len(parent), int(nvj.sum())
     dof_parent = np.arange(-1, nv - 1, dtype=np.int64)   # within a joint: the previous DoF
     for k in range(nb):
         p = parent[k]
@@ -536,36 +633,20 @@ def _assemble(rd, order, b_parent, b_code, b_axis, b_R, b_p, b_inertia, b_joint,
     for i in range(nb - 1, -1, -1):
         if parent[i] >= 0:
             subtree_end[parent[i]] = max(subtree_end[parent[i]], subtree_end[i])
-    inertia = np.array([b_inertia[o] for o in order]).reshape(nb, 6, 6)
+    return dof_parent, subtree_end
+
+
+def _model_warnings(rd, joints, inertia, subtree_end, jnames):
+    """(warnings, mimics, massless joints): the reader's warnings, then mimic joints (treated as
+    independent) and the joints whose moving subtree has no mass."""
     warnings = list(rd.warnings)
     mimics = tuple((jt.name, jt.mimic[0], jt.mimic[1], jt.mimic[2]) for jt in joints if jt.mimic is not None)
     if mimics:
         warnings.append("mimic joints are treated as independent joints: " + ", ".join(m[0] for m in mimics))
     massless = []
-    for i in range(nb):
+    for i in range(len(jnames)):
         if not np.any(inertia[i:subtree_end[i]]):
             massless.append(jnames[i])
     if massless:
         warnings.append("massless moving subtrees (forward dynamics is undefined): joints " + ", ".join(massless))
-    arrays = ModelArrays(
-        parent=parent, jtype=jtype, jaxis=np.array([b_axis[o] for o in order]).reshape(nb, 3),
-        idx_q=idx_q, idx_v=idx_v, nvj=nvj, subtree_end=subtree_end,
-        Xtree_R=np.array([b_R[o] for o in order]).reshape(nb, 3, 3), Xtree_p=np.array([b_p[o] for o in order]).reshape(nb, 3),
-        S=S, dof_body=dof_body, dof_parent=dof_parent, inertia=np.ascontiguousarray(inertia),
-        gravity=np.array(gravity, dtype=float).reshape(3),
-        frame_body=np.array([new[f[0]] for f in frames], dtype=np.int64),
-        frame_R=np.array([f[1] for f in frames]).reshape(-1, 3, 3), frame_p=np.array([f[2] for f in frames]).reshape(-1, 3),
-        damping=damping, friction=friction, armature=np.zeros(len(v_names)),
-    )
-    collisions = tuple((lk.name, kind, params, R, p) for lk in (rd.links[n] for n in frame_names)
-                       for kind, params, R, p in lk.collisions)
-    return Model(
-        name=name, arrays=arrays, joint_names=tuple(jnames), joint_types=tuple(jtypes),
-        body_links=tuple(b_link[o] for o in order), frame_names=tuple(frame_names),
-        q_names=tuple(q_names), v_names=tuple(v_names), tau_names=tuple(tau_names), q_neutral=q_neutral, lower=lower, upper=upper,
-        effort=effort, velocity_limit=vlim, mimic=mimics, link_masses=tuple(link_masses),
-        fixed_mass=fixed_mass, warnings=tuple(warnings), source=source, floating_base=floating_base,
-        massless_joints=tuple(massless), collisions=collisions,
-        visuals=tuple(v for n in frame_names for v in rd.links[n].visuals),
-        collision_shapes=tuple(c for n in frame_names for c in rd.links[n].collision_shapes),
-    )
+    return warnings, mimics, massless

@@ -40,7 +40,7 @@ chosen by least squares:
   root residual is not zero, and `feasible` is False there
   (`dynlib.motion.friction_cones`).
 
-Contacts may come and go: time windows per contact (`Contact.windows`, closed
+Contacts may come and go: time windows per contact (`ContactFrame.windows`, closed
 intervals in seconds; ``dyn contact-id`` reads them from ``FRAME@START:STOP``)
 and/or ``active.<frame>`` columns of the input (non-zero = in contact); both
 must allow a contact for it to be active. Inactive contacts get zero wrenches.
@@ -53,8 +53,8 @@ per-frame solves are batched numpy (an SVD per frame). O(N k²).
 
 This module sets the problem up; the solvers are in `dynlib.motion.wrench_distribution`
 and `dynlib.motion.friction_cones`. Public: `contact_inverse_dynamics` (the entry point of
-``dyn contact-id``), `ContactID` (its result), `Contact`, `merge_contacts`,
-`active_mask`, and `root_problem` (the rows' A and b).
+``dyn contact-id``; its keywords as one record: `ContactIDOptions`), `ContactID` (its result),
+`ContactFrame`, `merge_contacts`, `active_mask`, and `root_problem` (the rows' A and b).
 """
 from __future__ import annotations
 
@@ -76,7 +76,7 @@ GUESS_WEIGHT = np.ones(6)                              # per contact, with guess
 # --------------------------------------------------------------------- contacts
 
 @dataclasses.dataclass(frozen=True)
-class Contact:
+class ContactFrame:
     """A contact frame: `windows` ((start, stop), …) closed time intervals in seconds,
     () for always (either bound may be infinite); `point`: forces only (moments zero)."""
 
@@ -86,7 +86,7 @@ class Contact:
 
 
 def merge_contacts(contacts, point=False) -> list:
-    """Frame names or `Contact`s -> one `Contact` per frame, in order of first mention.
+    """Frame names or `ContactFrame`s -> one `ContactFrame` per frame, in order of first mention.
 
     Windows of the same frame are merged; a mention without a window makes the
     contact always allowed. `point`: True (every contact), or a set of frames that
@@ -95,15 +95,15 @@ def merge_contacts(contacts, point=False) -> list:
     """
     merged = {}
     for c in contacts:
-        c = c if isinstance(c, Contact) else Contact(str(c))
+        c = c if isinstance(c, ContactFrame) else ContactFrame(str(c))
         _check_windows(c)
         is_point = c.point or point is True or (not isinstance(point, bool) and c.frame in point)
         if c.frame in merged:
             old = merged[c.frame]
             windows = () if not old.windows or not c.windows else old.windows + c.windows
-            merged[c.frame] = Contact(c.frame, windows, old.point or is_point)
+            merged[c.frame] = ContactFrame(c.frame, windows, old.point or is_point)
         else:
-            merged[c.frame] = Contact(c.frame, tuple(c.windows), is_point)
+            merged[c.frame] = ContactFrame(c.frame, tuple(c.windows), is_point)
     return list(merged.values())
 
 
@@ -259,11 +259,38 @@ def _check_number(name, value, low, strict):
         raise InputError(f"{name} must be a finite number {'>' if strict else '>='} {low:g}, got {value!r}")
 
 
-def contact_inverse_dynamics(model, motion, contacts, *, guesses=None, over_time=False, smoothing=1.0,
-                             min_torque=1.0, friction=None, normal=(0.0, 0.0, 1.0), weight=None,
-                             point=False, active=None, derivatives="auto", window=0.1, polyorder=4,
-                             columns=None, joint_friction=True, friction_smoothing=1e-3,
-                             progress=None) -> ContactID:
+@dataclasses.dataclass(frozen=True)
+class ContactIDOptions:
+    """The keywords of `contact_inverse_dynamics` (see there), as one record.
+
+    How the motion is read: derivatives, window, polyorder, columns; which contacts act
+    when: point, active, guesses; how the wrenches are chosen: weight, over_time,
+    smoothing, min_torque, friction, normal, progress; what the torques include:
+    joint_friction, friction_smoothing."""
+
+    guesses: dict | None = None
+    over_time: bool = False
+    smoothing: float = 1.0
+    min_torque: float = 1.0
+    friction: float | None = None
+    normal: tuple = (0.0, 0.0, 1.0)
+    weight: object = None
+    point: object = False
+    active: dict | None = None
+    derivatives: str = "auto"
+    window: float = 0.1
+    polyorder: int = 4
+    columns: dict | None = None
+    joint_friction: bool = True
+    friction_smoothing: float = 1e-3
+    progress: object = None
+
+
+_OPTION_NAMES = tuple(f.name for f in dataclasses.fields(ContactIDOptions))
+
+
+def contact_inverse_dynamics(model, motion, contacts, *, options: ContactIDOptions | None = None,
+                             **keywords) -> ContactID:
     """Joint torques and contact wrenches of a floating-base motion (``dyn contact-id``).
 
     model: a Model with a free-flyer root (``dynlib.load(..., floating_base=True)``).
@@ -272,8 +299,11 @@ def contact_inverse_dynamics(model, motion, contacts, *, guesses=None, over_time
     `polyorder`, `columns` as in `dynlib.motion.derivatives.motion_from_trajectory`; its
     ``active.<frame>`` columns switch contacts), a `dynlib.motion.derivatives.Motion`, or a
     tuple (time, q (N, nq), v (N, nv), a (N, nv)), time may be None.
-    contacts: frame names or `Contact`s (a frame with time windows, or forces only);
+    contacts: frame names or `ContactFrame`s (a frame with time windows, or forces only);
     a frame named twice has the union of its windows (`merge_contacts`).
+
+    Keywords (the fields of `ContactIDOptions`; `options` gives them as one record, the
+    keywords then override its fields):
     guesses: {frame: (6,) or (N, 6)} wrench guesses (f, τ); the wrenches nearest to
     them (W = I, unguessed contacts guessed zero) that meet the root equations.
     weight: (6,) per-contact weight overriding W.
@@ -286,14 +316,52 @@ def contact_inverse_dynamics(model, motion, contacts, *, guesses=None, over_time
     """
     from .inverse import joint_friction_torques, measured_efforts
 
+    o = _options(options, keywords)
     if not model.has_floating_base:
         raise InputError(f"robot '{model.name}' has no free-flyer root: contact inverse dynamics needs one "
                          "(load it with floating_base=True)")
-    time, q, v, a, how, switch, traj = _motion(model, motion, derivatives, window, polyorder, columns)
-    switch.update(active or {})
-    if contacts is None or (not isinstance(contacts, (str, Contact)) and len(contacts) == 0):
+    time, q, v, a, how, switch, traj = _motion(model, motion, o.derivatives, o.window, o.polyorder, o.columns)
+    switch.update(o.active or {})
+    contacts, frames = _contact_frames(model, contacts, switch, o.point)
+    nrm = _check_solver_options(o)
+
+    q = np.atleast_2d(np.asarray(q, dtype=np.float64))
+    n, k = q.shape[0], len(frames)
+    on = _allowed(contacts, frames, time, switch, n)
+    g = _guess_wrenches(o.guesses, frames, n)
+    weight = _weight(o.weight, o.guesses)
+    mask = _wrench_mask(on, contacts)
+    W = np.tile(weight, k)
+    g = g.reshape(n, 6 * k)
+
+    b, A = _root_rows(model, q, v, a, frames)
+    w, feasible = _root_wrenches(A, b[:, :6], W, g, mask, o, nrm)
+    wr = w.reshape(n, k, 6)
+    tau = _joint_torques(model, q, b, frames, wr)
+    residual = np.linalg.norm(tau[:, :6], axis=1)
+    if o.joint_friction:
+        tau += joint_friction_torques(model, np.atleast_2d(np.asarray(v, dtype=np.float64)), o.friction_smoothing)
+    tau[:, :6] = 0.0
+    t = np.arange(n, dtype=np.float64) if time is None else np.asarray(time, dtype=np.float64)
+    measured = measured_efforts(model, traj, tau) if traj is not None else ([], None)
+    return ContactID(t, tau, wr, residual, on, feasible, frames, how, o.friction is not None,
+                     (tuple(measured[0]), measured[1]))
+
+
+def _options(options, keywords) -> ContactIDOptions:
+    """`options` (None: the defaults) with the fields named in `keywords` replaced."""
+    for name in keywords:
+        if name not in _OPTION_NAMES:
+            raise TypeError(f"contact_inverse_dynamics() got an unexpected keyword argument {name!r}")
+    return dataclasses.replace(options or ContactIDOptions(), **keywords)
+
+
+def _contact_frames(model, contacts, switch, point):
+    """(contacts, frames): one `ContactFrame` per frame (the frames with active switches when
+    none is named) and their names, each a frame of the robot moving with it."""
+    if contacts is None or (not isinstance(contacts, (str, ContactFrame)) and len(contacts) == 0):
         contacts = list(switch)  # no contacts named: the frames with active.<frame> columns
-    contacts = merge_contacts([contacts] if isinstance(contacts, (str, Contact)) else contacts, point)
+    contacts = merge_contacts([contacts] if isinstance(contacts, (str, ContactFrame)) else contacts, point)
     if not contacts:
         raise InputError("no contact frames: name at least one (--contact FRAME), or give active.<frame> "
                          "columns in the input")
@@ -302,69 +370,77 @@ def contact_inverse_dynamics(model, motion, contacts, *, guesses=None, over_time
         model.frame_id(f)
         if model.arrays.frame_body[model.frame_id(f)] < 0:
             raise InputError(f"contact frame '{f}' is fixed to the world, not to the robot")
-    if over_time:
-        _check_number("smoothing", smoothing, 0.0, False)
-        _check_number("min_torque", min_torque, 0.0, True)
-    if friction is not None:
-        _check_number("friction coefficient", friction, 0.0, False)
-        if over_time:
+    return contacts, frames
+
+
+def _check_solver_options(o) -> np.ndarray:
+    """The checks of smoothing, min_torque, friction and normal; returns the normal as an array."""
+    if o.over_time:
+        _check_number("smoothing", o.smoothing, 0.0, False)
+        _check_number("min_torque", o.min_torque, 0.0, True)
+    if o.friction is not None:
+        _check_number("friction coefficient", o.friction, 0.0, False)
+        if o.over_time:
             raise InputError("friction cones are solved frame by frame: --friction cannot be combined "
                              "with --over-time")
-    nrm = np.asarray(normal, dtype=np.float64)
+    nrm = np.asarray(o.normal, dtype=np.float64)
     if nrm.shape != (3,) or not np.all(np.isfinite(nrm)) or np.linalg.norm(nrm) == 0:
-        raise InputError(f"normal must be three finite numbers, not all zero, got {normal!r}")
+        raise InputError(f"normal must be three finite numbers, not all zero, got {o.normal!r}")
+    return nrm
 
-    q = np.atleast_2d(np.asarray(q, dtype=np.float64))
-    n = q.shape[0]
+
+def _allowed(contacts, frames, time, switch, n) -> np.ndarray:
+    """(N, k) bool: each contact allowed at each row by its windows and its active switch."""
     for f, col in switch.items():
         if np.shape(col) != (n,):
             raise InputError(f"active switch of '{f}' must have shape ({n},), got {np.shape(col)}")
-    on = active_mask(contacts, time, {f: c for f, c in switch.items() if f in frames}) if (
-        any(c.windows for c in contacts) or switch) else np.ones((n, len(frames)), dtype=bool)
+    if any(c.windows for c in contacts) or switch:
+        return active_mask(contacts, time, {f: c for f, c in switch.items() if f in frames})
+    return np.ones((n, len(frames)), dtype=bool)
 
-    k = len(frames)
+
+def _guess_wrenches(guesses, frames, n) -> np.ndarray:
+    """(N, k, 6) the wrench guesses, zero for the contacts without one."""
     guesses = dict(guesses or {})
     for f in guesses:
         if f not in frames:
             raise InputError(f"guess for '{f}', which is not a contact; contacts: {', '.join(frames)}")
-    g = np.zeros((n, k, 6))
+    g = np.zeros((n, len(frames), 6))
     for c, f in enumerate(frames):
         if f in guesses:
             gc = np.asarray(guesses[f], dtype=np.float64)
             if gc.shape not in ((6,), (n, 6)) or not np.all(np.isfinite(gc)):
                 raise InputError(f"guess for '{f}' must be 6 finite numbers (or ({n}, 6)), got shape {gc.shape}")
             g[:, c] = gc
+    return g
+
+
+def _weight(weight, guesses) -> np.ndarray:
+    """(6,) the per-contact weight W: given, else `GUESS_WEIGHT` with guesses and `WEIGHT` without."""
     if weight is None:
         weight = GUESS_WEIGHT if guesses else WEIGHT
     weight = np.asarray(weight, dtype=np.float64)
     if weight.shape != (6,) or not np.all(np.isfinite(weight)) or np.any(weight <= 0):
         raise InputError(f"weight must be 6 positive numbers, got {weight!r}")
+    return weight
 
+
+def _wrench_mask(on, contacts) -> np.ndarray:
+    """(N, 6k) bool: the wrench entries free at each row (an allowed contact's; a point's forces only)."""
+    n, k = on.shape
     mask = np.repeat(on[:, :, None], 6, axis=2)
     for c, contact in enumerate(contacts):
         if contact.point:
             mask[:, c, 3:] = False
-    mask = mask.reshape(n, 6 * k)
-    W = np.tile(weight, k)
-    g = g.reshape(n, 6 * k)
+    return mask.reshape(n, 6 * k)
 
-    b, A = _root_rows(model, q, v, a, frames)
-    broot = b[:, :6]
-    feasible = np.ones(n, dtype=bool)
-    if over_time:
-        w = solve_over_time(A, broot, W, g, mask, float(smoothing), float(min_torque))
-    else:
-        w = solve_frames(A, broot, W, g, mask)
-        if friction is not None:
-            w, feasible, _ = solve_friction(A, broot, W, g, mask, float(friction), nrm, w0=w,
-                                            progress=progress)
-    wr = w.reshape(n, k, 6)
-    tau = _joint_torques(model, q, b, frames, wr)
-    residual = np.linalg.norm(tau[:, :6], axis=1)
-    if joint_friction:
-        tau += joint_friction_torques(model, np.atleast_2d(np.asarray(v, dtype=np.float64)), friction_smoothing)
-    tau[:, :6] = 0.0
-    t = np.arange(n, dtype=np.float64) if time is None else np.asarray(time, dtype=np.float64)
-    measured = measured_efforts(model, traj, tau) if traj is not None else ([], None)
-    return ContactID(t, tau, wr, residual, on, feasible, frames, how, friction is not None,
-                     (tuple(measured[0]), measured[1]))
+
+def _root_wrenches(A, broot, W, g, mask, o, nrm):
+    """(w (N, 6k), feasible (N,)): the wrenches that meet the root rows, by the solver the options choose."""
+    feasible = np.ones(A.shape[0], dtype=bool)
+    if o.over_time:
+        return solve_over_time(A, broot, W, g, mask, float(o.smoothing), float(o.min_torque)), feasible
+    w = solve_frames(A, broot, W, g, mask)
+    if o.friction is not None:
+        w, feasible, _ = solve_friction(A, broot, W, g, mask, float(o.friction), nrm, w0=w, progress=o.progress)
+    return w, feasible

@@ -26,46 +26,26 @@ therefore handled exactly; only the samples' spacing limits the accuracy.
 samples is read as a wrap of 2π (a recording in [-π, π)), not as a motion.
 
 Public: `central(model, t, q)`, `savgol(model, t, q, window, polyorder)`, `savgol_weights`,
-`estimate(model, t, q, method, ...)`, each -> (v, a); `interpolate(model, t, q, times)`,
-configurations between samples on the manifold (``dyn view``'s keyframes, resampling);
+`estimate(model, t, q, method, ...)`, each -> (v, a);
 `motion_from_trajectory(model, traj, ...)` -> `Motion`, the q, v, a of a trajectory
-file's rows (given or estimated, with `--columns`-style name templates), shared by
-the commands that read recorded motions (`inverse`, `contact-id`).
+file's rows (given or estimated, with `--columns`-style name templates,
+`dynlib.files.column_map`), shared by the commands that read recorded motions
+(`inverse`, `contact-id`). Configurations between samples are interpolated by
+`dynlib.algorithms.configuration.interpolate`.
 """
 from __future__ import annotations
 
-import string
 from typing import NamedTuple
 
 import numpy as np
 
 from .._numba.decorators import allocating_kernel
 from ..core import joints as J
-from ..files.columns import COORDINATES, TIME, column, coordinate, part as part_of
-from ..errors import InputError, TrajectoryError, closest
+from ..files.column_map import MOTION_PARTS, check_known_coordinates, check_quaternions, source_columns
+from ..errors import InputError, TrajectoryError
 
 METHODS = ("given", "central", "savgol")
 UNIFORM_TOLERANCE = 1e-3  # savgol: largest |dt_k - mean dt| / mean dt taken as uniform sampling
-
-
-# ------------------------------------------------------------------ interpolation
-
-def interpolate(model, t, Q, times) -> np.ndarray:
-    """The configurations at `times` (within [t[0], t[-1]]), interpolated on the manifold."""
-    import dynlib
-
-    t = np.asarray(t, dtype=float)
-    if t.size == 1:
-        return np.repeat(np.asarray(Q, float)[:1], len(times), axis=0)
-    j = np.clip(np.searchsorted(t, times, side="right") - 1, 0, t.size - 2)
-    s = np.clip((times - t[j]) / (t[j + 1] - t[j]), 0.0, 1.0)
-    exact = s == 0.0
-    out = np.array(Q[j], dtype=float)
-    moving = ~exact
-    if moving.any():
-        step = dynlib.difference(model, Q[j[moving]], Q[j[moving] + 1])
-        out[moving] = dynlib.integrate(model, Q[j[moving]], step * s[moving, None])
-    return out
 
 
 # ------------------------------------------------------------------ the chart kernel
@@ -252,88 +232,6 @@ class Motion(NamedTuple):
     derivatives: str
 
 
-_COORDS = {p: COORDINATES[p] for p in ("q", "qd", "qdd")}  # the parts read from a file, and their model names
-_MAPPED = dict(_COORDS, effort="v_names")  # the parts a column map may name (effort: measured torques)
-_FIELDS = {"joint", "index"}
-_KEYS = "q, qd, qdd or effort, one coordinate as q.<name>, qd.<name>, qdd.<name>, effort.<name>, or time"
-
-
-def parse_column_map(text):
-    """'q=pos_{joint},qd=vel_{joint},q.elbow=elbow_angle,time=stamp' -> dict (InputError on bad syntax).
-
-    Keys: ``q``, ``qd``, ``qdd``, ``effort`` (a template, see `source_columns`), one
-    coordinate as ``<part>.<name>``, or ``time`` (the column that holds the time)."""
-    out = {}
-    for item in filter(None, (s.strip() for s in str(text).split(","))):
-        key, eq, value = item.partition("=")
-        if not eq or not key.strip() or not value.strip():
-            raise InputError(f"column map entry {item!r} is not KEY=COLUMN; expected e.g. "
-                             "'q=pos_{joint},qd=vel_{joint}', 'q.elbow=elbow_angle' or 'time=stamp'")
-        key = key.strip()
-        if key != TIME and part_of(key) not in _MAPPED:
-            raise InputError(f"column map key {key!r}: expected {_KEYS}")
-        out[key] = value.strip()
-    return out
-
-
-def source_columns(model, part, columns=None):
-    """The file columns that hold `part` ('q', 'qd', 'qdd' or 'effort') of every coordinate, in model order.
-
-    `columns` maps a part to a template with ``{joint}`` (the coordinate's name, as in
-    `model.q_names` / `model.v_names`) and ``{index}`` (its 0-based position there),
-    and ``part.<name>`` to one column; what is not mapped keeps its SPEC name
-    ``part.<name>``. A ``time`` key is left alone. Raises InputError for an unknown
-    key, field or coordinate name.
-    """
-    names = getattr(model, _MAPPED[part])
-    columns = dict(columns or {})
-    for key in columns:
-        if key == TIME:
-            continue
-        head, dot, name = key.partition(".")
-        if head not in _MAPPED:
-            raise InputError(f"column map key {key!r}: expected {_KEYS}")
-        coords = getattr(model, _MAPPED[head])
-        if dot and name not in coords:
-            raise InputError(f"column map key {key!r}: robot '{model.name}' has no coordinate {name!r} "
-                             f"in {'q' if head == 'q' else 'v'}; {closest(name, coords)}")
-    template = columns.get(part, column(part, "{joint}"))
-    fields = {f for _, f, _, _ in string.Formatter().parse(template) if f is not None}
-    if fields - _FIELDS or not fields:
-        raise InputError(f"column template {part}={template!r}: use {{joint}} (the coordinate name) "
-                         f"and/or {{index}} (its position); {'found ' + ', '.join(sorted(fields - _FIELDS)) if fields - _FIELDS else 'found neither'}")
-    return [columns.get(column(part, n), template.format(joint=n, index=k)) for k, n in enumerate(names)]
-
-
-def mapped(columns, part) -> bool:
-    """Whether the column map `columns` names where `part` comes from (a template or one coordinate)."""
-    return any(key == part or key.startswith(part + ".") for key in (columns or {}))
-
-
-def _check_known_coordinates(model, traj, parts):
-    """A column named like a SPEC coordinate column that the robot lacks is an unknown joint."""
-    for part in parts:
-        valid = set(getattr(model, _COORDS[part]))
-        for name in traj.names:
-            coord = coordinate(name)
-            if part_of(name) == part and coord not in valid:
-                hint = (" (a floating-base trajectory: add --floating-base)" if coord.startswith("root.")
-                        and not model.has_floating_base else f"; {closest(coord, sorted(valid))}")
-                raise TrajectoryError(f"robot '{model.name}' has no coordinate {coord!r}{hint}",
-                                      file=traj.path, column=name)
-
-
-def _check_quaternions(model, traj, qcols, Q):
-    for _, c in model.quaternions:
-        norm = np.linalg.norm(Q[:, c:c + 4], axis=1)
-        bad = np.flatnonzero(np.abs(norm - 1.0) > 1e-3)
-        if bad.size:
-            k = int(bad[0])
-            raise TrajectoryError(f"quaternion ({', '.join(qcols[c:c + 4])}) has norm {norm[k]:.6g}; "
-                                  "expected a unit quaternion (x, y, z, w)", file=traj.path,
-                                  column=qcols[c], **traj.locate(k))
-
-
 def motion_from_trajectory(model, traj, *, derivatives="auto", window=0.1, polyorder=4, columns=None):
     """The q, v, a of every row of `traj` (a `dynlib.files.trajectory.Trajectory`).
 
@@ -350,7 +248,7 @@ def motion_from_trajectory(model, traj, *, derivatives="auto", window=0.1, polyo
     if derivatives not in METHODS + ("auto",):
         raise InputError(f"derivatives must be one of auto, {', '.join(METHODS)}, got {derivatives!r}")
     columns = dict(columns or {})
-    _check_known_coordinates(model, traj, [p for p in _COORDS if p not in columns])
+    check_known_coordinates(model, traj, [p for p in MOTION_PARTS if p not in columns])
     qcols = source_columns(model, "q", columns)
     dcols = source_columns(model, "qd", columns) + source_columns(model, "qdd", columns)
     if derivatives == "auto":
@@ -373,7 +271,7 @@ def motion_from_trajectory(model, traj, *, derivatives="auto", window=0.1, polyo
     if given:
         blocks += [(dcols[:n], traj.finite_columns(dcols[:n])), (dcols[n:], traj.finite_columns(dcols[n:]))]
     Q = blocks[0][1]
-    _check_quaternions(model, traj, qcols, Q)
+    check_quaternions(model, traj, qcols, Q)
     t = traj.time
     if given:
         return Motion(t, Q, blocks[1][1], blocks[2][1], "given")

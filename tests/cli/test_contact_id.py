@@ -111,14 +111,14 @@ def test_time_windows(tmp_path):
 
 
 def test_contact_and_guess_parsing():
-    """FRAME@START:STOP text becomes dynlib's structured Contact here, in the command."""
+    """FRAME@START:STOP text becomes dynlib's structured ContactFrame here, in the command."""
     from cli.contact_id import parse_contact, parse_guess
-    from dynlib.motion.contact_id import Contact
+    from dynlib.motion.contact_id import ContactFrame
     from dynlib.errors import InputError
 
-    assert parse_contact(" a ") == Contact("a")
-    assert parse_contact("a@0.5:1,2:") == Contact("a", ((0.5, 1.0), (2.0, np.inf)))
-    assert parse_contact("a@:1") == Contact("a", ((-np.inf, 1.0),))
+    assert parse_contact(" a ") == ContactFrame("a")
+    assert parse_contact("a@0.5:1,2:") == ContactFrame("a", ((0.5, 1.0), (2.0, np.inf)))
+    assert parse_contact("a@:1") == ContactFrame("a", ((-np.inf, 1.0),))
     for bad in ("@0:1", "a@1:0", "a@1", "a@x:1", "a@nan:1"):
         with pytest.raises(InputError, match="START:STOP"):
             parse_contact(bad)

@@ -84,7 +84,7 @@ def pinocchio_torques(Q, V, A):
 def test_every_format_gives_the_torques_of_the_motion(recorded, fmt):
     folder, paths, (t_ns, t, Q, V, A, E) = recorded
     assert ARM.q_names != tuple(ARM.q_names[j] for j in ORDER)  # the file's order is not the robot's
-    rec = read_recording(paths[fmt], ARM)
+    rec = read_recording(ARM, paths[fmt])
     traj = rec.trajectory
     # time in seconds from the first sample; the clock's start kept exactly
     # (PlotJuggler writes its time axis, the header stamps here, with 6 decimals)
@@ -131,12 +131,12 @@ def test_a_csv_read_ahead_is_parsed_once_and_gives_the_same_recording(recorded, 
     from dynlib.files.trajectory import csv as tcsv
 
     folder, paths, _ = recorded
-    expected = read_recording(paths[fmt], ARM)
+    expected = read_recording(ARM, paths[fmt])
     parsed = []
     real = tcsv.read
     monkeypatch.setattr(tcsv, "read", lambda *args, **kw: parsed.append(args) or real(*args, **kw))
     assert read_ahead(paths[fmt])
-    rec = read_recording(paths[fmt], ARM)
+    rec = read_recording(ARM, paths[fmt])
     assert rec.trajectory.names == expected.trajectory.names and rec.format == expected.format
     assert np.array_equal(rec.trajectory.data, expected.trajectory.data)
     assert len(parsed) == (1 if fmt == "plotjuggler" else 0)
@@ -148,12 +148,12 @@ def test_a_wrong_order_is_not_silently_wrong_torques(recorded):
     order is an error, in both CSV formats; the same map on a file in the robot's order reads."""
     folder, paths, (t_ns, t, Q, V, A, E) = recorded
     with pytest.raises(DynError, match="field.name0 names that column's joint 'elbow'"):
-        read_recording(paths["rostopic"], ARM, columns={"q": "field.position{index}"})
+        read_recording(ARM, paths["rostopic"], columns={"q": "field.position{index}"})
     wrong = {"q": "/joint_states/{joint}/position", "q.elbow": "/joint_states/wrist_1/position"}
     with pytest.raises(DynError, match="joint 'wrist_1'"):
-        read_recording(paths["plotjuggler"], ARM, columns=wrong)
+        read_recording(ARM, paths["plotjuggler"], columns=wrong)
     in_order = write_rostopic_csv(folder / "in_order.csv", messages(ARM.q_names, t_ns, Q, V, E))
-    rec = read_recording(in_order, ARM, columns={"q": "field.position{index}"})
+    rec = read_recording(ARM, in_order, columns={"q": "field.position{index}"})
     assert np.array_equal(rec.trajectory.columns([f"q.{n}" for n in ARM.q_names]), Q)
 
 
@@ -162,7 +162,7 @@ def test_joint_order_may_change_between_messages(tmp_path):
     first = messages(ARM.q_names, t_ns[:30], Q[:30], V[:30], E[:30], order=ORDER)
     then = messages(ARM.q_names, t_ns[30:], Q[30:], V[30:], E[30:], order=ORDER[::-1])
     for fmt in ("ros1-bag", "ros2-mcap-file", "plotjuggler"):
-        rec = read_recording(write(tmp_path, fmt, first + then), ARM)
+        rec = read_recording(ARM, write(tmp_path, fmt, first + then))
         error = np.abs(rec.trajectory.columns([f"q.{n}" for n in ARM.q_names]) - Q).max()
         assert error <= (6e-10 if fmt == "plotjuggler" else 0.0)
 
@@ -174,15 +174,15 @@ def test_two_joint_state_topics_need_topic(tmp_path):
     for fmt in ("ros1-bag", "ros2-db3-folder", "plotjuggler"):
         path = write(tmp_path, fmt, msgs, **{"/left/joint_states": other})
         with pytest.raises(DynError, match="2 .*JointState topics.*--topic"):
-            read_recording(path, ARM)
-        rec = read_recording(path, ARM, topic="/left/joint_states")
+            read_recording(ARM, path)
+        rec = read_recording(ARM, path, topic="/left/joint_states")
         assert np.abs(rec.trajectory.column("q.elbow") - (Q[:, 2] + 0.1)).max() <= 6e-10
 
 
 def test_unstamped_messages_use_the_log_time_and_say_so(tmp_path):
     t_ns, t, Q, V, A, E = motion(n=50)
     msgs = [m._replace(stamp=0) for m in messages(ARM.q_names, t_ns, Q, V, E, order=ORDER)]
-    rec = read_recording(write(tmp_path, "ros1-bag", msgs), ARM)
+    rec = read_recording(ARM, write(tmp_path, "ros1-bag", msgs))
     assert any("log time" in note for note in rec.notes)
     assert rec.start == Decimal(msgs[0].logtime) / 10**9 and np.allclose(rec.trajectory.time, t, atol=1e-12)
 
@@ -196,13 +196,13 @@ def test_epoch_nanoseconds_in_a_plain_column(tmp_path):
     path.write_text(",".join(names) + "\n" + "".join(
         f"{s}," + ",".join(repr(float(x)) for x in q) + "\n" for s, q in zip(t_ns, Q)))
     cols = {"time": "stamp", "q": "pos_{joint}"}
-    rec = read_recording(path, ARM, columns=cols)
+    rec = read_recording(ARM, path, columns=cols)
     assert any("epoch nanoseconds" in note for note in rec.notes)
     assert np.allclose(rec.trajectory.time, t, atol=1e-12) and rec.start == Decimal(int(t_ns[0])) / 10**9
-    assert np.array_equal(read_recording(path, ARM, columns=cols, time_unit="ns").trajectory.time,
+    assert np.array_equal(read_recording(ARM, path, columns=cols, time_unit="ns").trajectory.time,
                           rec.trajectory.time)
     with pytest.raises(DynError, match="did you mean --time-unit ns"):
-        read_recording(path, ARM, columns=cols, time_unit="s")
+        read_recording(ARM, path, columns=cols, time_unit="s")
 
 
 def test_resample_makes_jittery_stamps_uniform_for_savgol(tmp_path):
@@ -214,8 +214,8 @@ def test_resample_makes_jittery_stamps_uniform_for_savgol(tmp_path):
     Q, V, A = swing(ARM.nq, t)
     path = write(tmp_path, "ros1-bag", messages(ARM.q_names, t_ns, Q, V, None, order=ORDER))
     with pytest.raises(DynError, match="--resample"):
-        inverse_dynamics_trajectory(ARM, read_recording(path, ARM).trajectory, derivatives="savgol")
-    rec = read_recording(path, ARM, resample=1000.0)
+        inverse_dynamics_trajectory(ARM, read_recording(ARM, path).trajectory, derivatives="savgol")
+    rec = read_recording(ARM, path, resample=1000.0)
     times = rec.trajectory.time
     assert np.allclose(np.diff(times), 1e-3, rtol=0, atol=1e-12) and times[-1] <= t[-1]
     out = inverse_dynamics_trajectory(ARM, rec.trajectory, derivatives="savgol", joint_friction=False)
@@ -235,7 +235,7 @@ def test_inverse_reads_a_bag_and_keeps_the_clock(recorded, tmp_path):
     assert r.returncode == 0, r.stderr
     table = pq.read_table(out)
     assert table.schema.metadata[TIME_START_KEY.encode()].decode() == "1700000000.123456789"
-    lib = inverse_dynamics_trajectory(ARM, read_recording(paths["ros2-mcap-folder"], ARM).trajectory)
+    lib = inverse_dynamics_trajectory(ARM, read_recording(ARM, paths["ros2-mcap-folder"]).trajectory)
     got = read_trajectory(out)
     assert got.names == lib.names and got.names[1:1 + ARM.nv] == tau_columns(ARM)
     assert np.array_equal(got.data, lib.data)
@@ -328,7 +328,7 @@ def test_a_bag_whose_messages_carry_velocities_or_efforts_only_sometimes_is_one_
         msgs[k] = msgs[k]._replace(**{part: []})
     path = write_bag(tmp_path / ("mixed.bag" if kind == "bag" else "mixed"), {"/joint_states": msgs}, kind)
     with pytest.raises(DynError) as err:
-        read_recording(path, ARM)
+        read_recording(ARM, path)
     message = str(err.value)
     assert "message 4 of /joint_states has no " + ("velocities" if part == "velocity" else "efforts") in message
     assert "message 1 has them" in message and "\n" not in message
@@ -336,7 +336,7 @@ def test_a_bag_whose_messages_carry_velocities_or_efforts_only_sometimes_is_one_
     for k in range(len(msgs)):
         msgs[k] = msgs[k]._replace(**{part: []})
     path = write_bag(tmp_path / ("none.bag" if kind == "bag" else "none"), {"/joint_states": msgs}, kind)
-    names = read_recording(path, ARM).trajectory.names
+    names = read_recording(ARM, path).trajectory.names
     assert not any(n.startswith("qd." if part == "velocity" else "effort.") for n in names)
 
 

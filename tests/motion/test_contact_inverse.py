@@ -515,7 +515,7 @@ def test_smoothing_never_increases_the_variation(quadruped_lift):
 def test_windows_switch_contacts_and_inactive_wrenches_are_zero():
     model, motion, _ = _random_problem(8, n=60)
     t = motion[0]
-    inf, C = np.inf, ci.Contact
+    inf, C = np.inf, ci.ContactFrame
     contacts = [C("lf_foot", ((0, 0.2),)), C("lf_foot", ((0.4, inf),)), "rf_foot", C("lh_foot", ((-inf, 0.3),)),
                 "rh_foot"]
     r = ci.contact_inverse_dynamics(model, motion, contacts, over_time=True, smoothing=5.0)
@@ -550,7 +550,7 @@ def test_windows_and_active_columns_combine(tmp_path):
     path = tmp_path / "m.csv"
     write_trajectory(path, names, data)
     traj = read_trajectory(path)
-    r = ci.contact_inverse_dynamics(model, traj, [ci.Contact("lf_foot", ((0.02, 0.07),)), "rf_foot"])
+    r = ci.contact_inverse_dynamics(model, traj, [ci.ContactFrame("lf_foot", ((0.02, 0.07),)), "rf_foot"])
     assert np.array_equal(r.active[:, 0], (t >= 0.02 - 1e-12) & (t <= 0.07 + 1e-12))
     assert np.array_equal(r.active[:, 1], act > 0)
     # without --contact: the frames of the active.* columns
@@ -683,7 +683,7 @@ def test_bad_contacts():
         ci.contact_inverse_dynamics(model, motion, ["lf_foot@0:1"])
     for window in ((2.0, 1.0), (0.0, float("nan")), (0.0,), "0:1"):
         with pytest.raises(InputError, match="time window"):
-            ci.contact_inverse_dynamics(model, motion, [ci.Contact("lf_foot", (window,))])
+            ci.contact_inverse_dynamics(model, motion, [ci.ContactFrame("lf_foot", (window,))])
     with pytest.raises(InputError, match="no contact frames"):
         ci.contact_inverse_dynamics(model, motion, [])
     fixed = sample("quadruped")
@@ -693,7 +693,7 @@ def test_bad_contacts():
 
 def test_merging_contacts():
     """A frame named twice has the union of its windows; a mention without windows: always."""
-    C = ci.Contact
+    C = ci.ContactFrame
     merged = ci.merge_contacts([C("a", ((0, 1),)), "b", C("a", ((2, 3),)), C("b", ((0, 1),))], point={"b"})
     assert merged == [C("a", ((0.0, 1.0), (2.0, 3.0))), C("b", (), True)]
     assert ci.merge_contacts(["a", "b"], point=True) == [C("a", (), True), C("b", (), True)]

@@ -266,20 +266,3 @@ def test_estimation_needs_increasing_time_and_enough_samples():
     with pytest.raises(InputError, match="'central' or 'savgol'"):
         D.estimate(ARM, t, Q, "spline")
 
-
-def test_column_templates():
-    assert D.parse_column_map("q=pos_{joint}, qd=vel_{joint},q.elbow=E") == {
-        "q": "pos_{joint}", "qd": "vel_{joint}", "q.elbow": "E"}
-    cols = D.source_columns(ARM, "q", {"q": "p{index}", "q.elbow": "E"})
-    assert cols == ["p0", "p1", "E", "p3", "p4", "p5"]
-    assert D.source_columns(FF, "qd", None)[:2] == ["qd.root.vx", "qd.root.vy"]
-    with pytest.raises(InputError, match="did you mean 'elbow'"):
-        D.source_columns(ARM, "q", {"q.elbw": "E"})
-    with pytest.raises(InputError, match="expected q, qd, qdd or effort"):
-        D.source_columns(ARM, "q", {"pos": "x"})
-    with pytest.raises(InputError, match="found neither"):
-        D.source_columns(ARM, "q", {"q": "pos"})
-    with pytest.raises(InputError, match="found name"):
-        D.source_columns(ARM, "q", {"q": "pos_{name}"})
-    with pytest.raises(InputError, match="KEY=COLUMN"):
-        D.parse_column_map("q:pos_{joint}")

@@ -171,8 +171,9 @@ def test_round_trip_with_given_derivatives_predicts_an_unseen_motion_within_1_pe
     assert before > 0.05, before  # the URDF is far off
     assert err < 0.01, err
     # the same through the result's own prediction
-    assert_close(result.predict(dynlib.motion.identification.read_recording(nominal, _trajectory(nominal, val, val.tau),
-                                                                      derivatives="given")),
+    measured = dynlib.motion.identification.read_measurements(nominal, _trajectory(nominal, val, val.tau),
+                                                              derivatives="given")
+    assert_close(result.predict(measured),
                  pred, 1e-9, "prediction = identified URDF's rnea")
     assert_physical(out)
     link_pseudo_inertias_ok(out)

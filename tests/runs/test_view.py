@@ -12,8 +12,9 @@ import pytest
 
 import dynlib
 from dynlib.files.trajectory import Trajectory, column_names, write_trajectory
-from dynlib.runs.view import build_view, read_recording, write_view
-from dynlib.runs.view.motion import interpolate, keyframe_times, quaternions, rotation_to
+from dynlib.runs.view import build_view, read_playback, write_view
+from dynlib.algorithms.configuration import interpolate
+from dynlib.runs.view.motion import keyframe_times, quaternions, rotation_to
 from dynlib.runs.view.page import Blob, float32, packb, stream
 from helpers import ROBOTS_DIR, assert_close, sample
 
@@ -177,7 +178,7 @@ def test_body_tracks_are_the_forward_kinematics_at_the_keyframes(tmp_path):
     quad = sample("quadruped", True)
     t = np.arange(0, 2.0 + 1e-9, 0.01)  # 100 Hz shown at 20 fps: every 5th sample is a keyframe
     Q = swing(quad, t)
-    page = build_view(quad, read_recording(quad, motion_file(tmp_path / "m.csv", quad, t, Q)), fps=20)
+    page = build_view(quad, read_playback(quad, motion_file(tmp_path / "m.csv", quad, t, Q)), fps=20)
     anim = animation_of(commands_of(page.html))
     assert page.frames == 41
     for body, link in enumerate(quad.body_links):
@@ -195,14 +196,14 @@ def test_page_size_grows_with_duration_not_samples(tmp_path):
     sizes = {}
     for rate in (100, 2000):
         t = np.arange(0, 4.0 + 1e-9, 1 / rate)
-        page = build_view(arm, read_recording(arm, motion_file(tmp_path / f"{rate}.csv", arm, t, swing(arm, t))))
+        page = build_view(arm, read_playback(arm, motion_file(tmp_path / f"{rate}.csv", arm, t, swing(arm, t))))
         sizes[rate] = len(page.html)
         assert page.frames == 121
     assert abs(sizes[2000] - sizes[100]) < 0.02 * sizes[100]
     t = np.arange(0, 40.0 + 1e-9, 1 / 100)  # ten times longer: about ten times more motion
-    long = build_view(arm, read_recording(arm, motion_file(tmp_path / "long.csv", arm, t, swing(arm, t))))
-    short = build_view(arm, read_recording(arm, motion_file(tmp_path / "short.csv", arm, t[:401], swing(arm, t[:401]))))
-    empty = build_view(arm, read_recording(arm, motion_file(tmp_path / "one.csv", arm, t[:1], swing(arm, t[:1]))))
+    long = build_view(arm, read_playback(arm, motion_file(tmp_path / "long.csv", arm, t, swing(arm, t))))
+    short = build_view(arm, read_playback(arm, motion_file(tmp_path / "short.csv", arm, t[:401], swing(arm, t[:401]))))
+    empty = build_view(arm, read_playback(arm, motion_file(tmp_path / "one.csv", arm, t[:1], swing(arm, t[:1]))))
     def motion_bytes(page):
         anim = animation_of(commands_of(page.html))
         return sum(np.asarray(v).nbytes for tracks in anim.values() for t, v in tracks.values())
@@ -214,7 +215,7 @@ def test_page_size_grows_with_duration_not_samples(tmp_path):
 
 def test_a_single_sample_is_a_still_page(tmp_path):
     arm = sample("arm6")
-    page = build_view(arm, read_recording(arm, motion_file(tmp_path / "one.csv", arm, [0.0], swing(arm, [0.0]))))
+    page = build_view(arm, read_playback(arm, motion_file(tmp_path / "one.csv", arm, [0.0], swing(arm, [0.0]))))
     cmds = commands_of(page.html)
     assert page.frames == 1 and not [c for c in cmds if c["type"] == "set_animation"]
     assert "/dyn/robot/base" in objects_of(cmds) or len(objects_of(cmds)) > 1
@@ -268,7 +269,7 @@ def test_meshes_are_embedded_with_scale_colour_and_dae_units(tmp_path):
     (tmp_path / "meshes" / "arm.dae").write_text(DAE_MM)
     model = meshy(tmp_path, "meshes/base.obj", "file://" + str(tmp_path / "meshes" / "arm.dae"))
     t = np.linspace(0, 1, 11)
-    page = build_view(model, read_recording(model, motion_file(tmp_path / "m.csv", model, t, swing(model, t))))
+    page = build_view(model, read_playback(model, motion_file(tmp_path / "m.csv", model, t, swing(model, t))))
     assert page.warnings == [] and page.meshes == 2
     objs = objects_of(commands_of(page.html))
     base = objs["/dyn/robot/world"]
@@ -287,7 +288,7 @@ def test_meshes_are_embedded_with_scale_colour_and_dae_units(tmp_path):
 def test_missing_meshes_are_warnings_and_collisions_stand_in(tmp_path):
     model = meshy(tmp_path, "package://nowhere_description/meshes/base.stl", "meshes/missing.dae")
     t = np.linspace(0, 1, 11)
-    page = build_view(model, read_recording(model, motion_file(tmp_path / "m.csv", model, t, swing(model, t))))
+    page = build_view(model, read_playback(model, motion_file(tmp_path / "m.csv", model, t, swing(model, t))))
     text = "\n".join(page.warnings)
     assert "'nowhere_description'" in text and "1 mesh not drawn (package://nowhere_description/meshes/base.stl)" in text
     assert "meshes/missing.dae" in text and "no such file" in text
@@ -302,7 +303,7 @@ def test_a_robot_without_shapes_is_drawn_as_its_frames(tmp_path):
 
     bare = dataclasses.replace(sample("arm6"), visuals=(), collision_shapes=())
     t = np.linspace(0, 1, 11)
-    page = build_view(bare, read_recording(bare, motion_file(tmp_path / "m.csv", bare, t, swing(bare, t))))
+    page = build_view(bare, read_playback(bare, motion_file(tmp_path / "m.csv", bare, t, swing(bare, t))))
     assert any("link frames" in w for w in page.warnings)
     objs = objects_of(commands_of(page.html))
     assert len([p for p in objs if p.startswith("/dyn/robot/")]) >= bare.nb
@@ -313,7 +314,7 @@ def test_contact_forces_become_arrows_at_the_scenario_points(tmp_path):
                               {"duration": 0.3, "output.columns": ["q", "qd", "contact"]})
     traj = Trajectory(*dynlib.run_scenario(sc).table(("q", "contact")))
     c = sc.contacts
-    page = build_view(sc.model, read_recording(sc.model, traj), contacts={
+    page = build_view(sc.model, read_playback(sc.model, traj), contacts={
         "points": c.points, "height": c.ground.height, "normal": c.ground.normal})
     cmds = commands_of(page.html)
     anim = animation_of(cmds)
@@ -341,7 +342,7 @@ def test_contact_forces_without_a_scenario_are_drawn_at_frames_or_named(tmp_path
     Q = swing(quad, t)
     extra = {f"contact.lf_foot.f{a}": np.full(len(t), 10.0 if a == "z" else 0.0) for a in "xyz"}
     extra.update({f"contact.nowhere.f{a}": np.ones(len(t)) for a in "xyz"})
-    page = build_view(quad, read_recording(quad, motion_file(tmp_path / "m.csv", quad, t, Q, extra)))
+    page = build_view(quad, read_playback(quad, motion_file(tmp_path / "m.csv", quad, t, Q, extra)))
     anim = animation_of(commands_of(page.html))
     times, pos = anim["/dyn/contacts/lf_foot"][".position"]
     assert_close(pos.reshape(-1, 3), dynlib.frame_placement(quad, Q, "lf_foot")[:, :3, 3], 1e-6, "view frame point")
@@ -353,12 +354,12 @@ def test_traces_follow_their_frame(tmp_path):
     arm = sample("arm6")
     t = np.linspace(0, 2, 401)
     Q = swing(arm, t)
-    page = build_view(arm, read_recording(arm, motion_file(tmp_path / "m.csv", arm, t, Q)), traces=["tool0"])
+    page = build_view(arm, read_playback(arm, motion_file(tmp_path / "m.csv", arm, t, Q)), traces=["tool0"])
     line = objects_of(commands_of(page.html))["/dyn/traces/tool0"]
     pts = np.asarray(line["geometries"][0]["data"]["attributes"]["position"]["array"]).reshape(-1, 3)
     assert_close(pts, dynlib.frame_placement(arm, Q, "tool0")[:, :3, 3], 1e-6, "view trace")
     with pytest.raises(dynlib.errors.InputError, match="no frame"):
-        build_view(arm, read_recording(arm, tmp_path / "m.csv"), traces=["tool9"])
+        build_view(arm, read_playback(arm, tmp_path / "m.csv"), traces=["tool9"])
 
 
 def test_recordings_with_other_column_names(tmp_path):
@@ -367,10 +368,10 @@ def test_recordings_with_other_column_names(tmp_path):
     Q = swing(arm, t)
     names = ["time"] + [f"pos_{n}" for n in arm.q_names]
     write_trajectory(tmp_path / "r.csv", names, np.column_stack([t, Q]))
-    rec = read_recording(arm, tmp_path / "r.csv", columns={"q": "pos_{joint}"})
+    rec = read_playback(arm, tmp_path / "r.csv", columns={"q": "pos_{joint}"})
     assert np.array_equal(rec.q, Q)
     with pytest.raises(dynlib.errors.TrajectoryError, match="missing"):
-        read_recording(arm, tmp_path / "r.csv")
+        read_playback(arm, tmp_path / "r.csv")
 
 
 def test_write_view_is_atomic_and_leaves_nothing_on_error(tmp_path):

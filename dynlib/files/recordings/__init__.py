@@ -1,7 +1,7 @@
 """The one reader of recorded motions: what `dyn inverse`, `dyn contact-id`, `dyn view` (and
 identification) read.
 
-    rec = dynlib.files.recordings.read_recording("run.bag", model)              # or .mcap, .db3, a ROS 2 folder,
+    rec = dynlib.files.recordings.read_recording(model, "run.bag")              # or .mcap, .db3, a ROS 2 folder,
     tau = dynlib.inverse_dynamics_trajectory(model, rec.trajectory)       # rostopic/PlotJuggler CSV, dyn's files
 
 Formats, recognised by content (and extension):
@@ -13,8 +13,8 @@ ROS 1 bag           ``#ROSBAG V2.0`` (``.bag``)                          `dynlib
 ROS 2 bag           a folder with ``metadata.yaml``, a ``.db3`` (SQLite)  `dynlib.files.recordings.bags`
                     or ``.mcap`` file
 rostopic echo -p    a CSV whose header starts ``%time``                  `dynlib.files.recordings.rostopic`
-PlotJuggler export  a CSV whose header starts ``__time``                 `dynlib.files.recordings.tables`
-dyn CSV / Parquet   anything else (``.csv``, ``.parquet``, ``-``)         `dynlib.files.recordings.tables`
+PlotJuggler export  a CSV whose header starts ``__time``                 `dynlib.files.recordings.plotjuggler`
+dyn CSV / Parquet   anything else (``.csv``, ``.parquet``, ``-``)         `dynlib.files.recordings.dyn_files`
 =================== ==================================================== =========================
 
 What comes back (`Recording`) is a `dynlib.files.trajectory.Trajectory` in dyn's names:
@@ -82,13 +82,13 @@ class Recording(NamedTuple):
     unit: str
 
 
-def read_recording(source, model, *, topic=None, columns=None, time_unit=None, resample=None) -> Recording:
+def read_recording(model, source, *, topic=None, columns=None, time_unit=None, resample=None) -> Recording:
     """The recorded motion in `source` (a path, ``'-'`` for standard input, or a
     `dynlib.files.trajectory.Trajectory`) for robot `model`.
 
     topic: the ``sensor_msgs/JointState`` topic of a bag or PlotJuggler export (needed
     only when there are several). columns: a column map ({'q': 'pos_{joint}', 'time':
-    'stamp', …}, see `dynlib.motion.derivatives.parse_column_map`). time_unit: 's', 'ms',
+    'stamp', …}, see `dynlib.files.column_map.parse_column_map`). time_unit: 's', 'ms',
     'us' or 'ns' for the time column (default: the format's; a plain column's is
     recognised from its magnitude). resample: a rate in Hz to interpolate onto.
     Raises `TrajectoryError` (file, line or message, column) or `InputError`.
@@ -100,7 +100,7 @@ def read_recording(source, model, *, topic=None, columns=None, time_unit=None, r
     if isinstance(source, Trajectory):
         traj = _own(source)
         name = columns.get(TIME, TIME)
-        from .tables import canonical, clock_readings
+        from .dyn_files import canonical, clock_readings
 
         if not traj.has(name):
             raise TrajectoryError(f"no time column {name!r}", file=traj.path)
@@ -126,7 +126,7 @@ def read_recording(source, model, *, topic=None, columns=None, time_unit=None, r
     source_info = (display, buf, fmt, path)
     if fmt == "csv":
         from ..trajectory.csv import header
-        from . import rostopic, tables
+        from . import dyn_files, plotjuggler, rostopic
 
         names = header(display, buf, path)
         if is_rostopic(names):
@@ -134,23 +134,23 @@ def read_recording(source, model, *, topic=None, columns=None, time_unit=None, r
             traj, name, first, offsets = rostopic.read_rostopic(display, buf, path, names, model, columns, notes)
             return _resampled(_finish(traj, first, offsets, "ns", time_unit, notes, "rostopic-csv", None,
                                       display, column=name), model, resample)
-        if tables.is_plotjuggler(names):
-            traj, name, rows = tables.read_plotjuggler(display, buf, path, model, columns, topic, notes)
-            first, offsets = tables.clock_readings(traj.column(name), name, source_info, rows)
+        if plotjuggler.is_plotjuggler(names):
+            traj, name, rows = plotjuggler.read_plotjuggler(display, buf, path, model, columns, topic, notes)
+            first, offsets = dyn_files.clock_readings(traj.column(name), name, source_info, rows)
             return _resampled(_finish(traj, first, offsets, "s", time_unit, notes, "plotjuggler-csv",
                                       _pj_topic(names, model, topic), display, column=name, source_name=name),
                               model, resample)
-    from . import tables
+    from . import dyn_files
 
     _no_topic(topic, notes, "a CSV or Parquet file of dyn's holds one motion")
-    traj, name = tables.read_table(display, buf, fmt, path, model, columns)
-    first, offsets = tables.clock_readings(traj.column(name), name, source_info)
+    traj, name = dyn_files.read_table(display, buf, fmt, path, model, columns)
+    first, offsets = dyn_files.clock_readings(traj.column(name), name, source_info)
     return _resampled(_finish(traj, first, offsets, "s", time_unit, notes, fmt, None, display, column=name,
                               source_name=name), model, resample)
 
 
 def _pj_topic(names, model, topic):
-    from .tables import plotjuggler_topics
+    from .plotjuggler import plotjuggler_topics
 
     if topic is not None:
         return topic
@@ -191,15 +191,15 @@ def _finish(traj, first, offsets, default_unit, time_unit, notes, fmt, topic, di
 
 
 def _resampled(rec, model, hz):
-    return rec if hz is None else resample(rec, model, hz)
+    return rec if hz is None else resample(model, rec, hz)
 
 
-def resample(rec: Recording, model, hz) -> Recording:
+def resample(model, rec: Recording, hz) -> Recording:
     """`rec` at a uniform rate `hz` from its first sample up to its last: configurations
     interpolated on the manifold (``q_j ⊕ s·(q_{j+1} ⊖ q_j)``), every other column
     linearly. For a recording with jittery stamps, before Savitzky–Golay."""
     from ..trajectory import Trajectory
-    from ...motion.derivatives import interpolate
+    from ...algorithms.configuration import interpolate
 
     if not (isinstance(hz, (int, float)) and np.isfinite(hz) and hz > 0):
         raise InputError(f"resampling rate must be a positive number of Hz, got {hz!r}", key="--resample")

@@ -32,7 +32,7 @@ import numpy as np
 from ..columns import EFFORT, TIME, coordinate_columns
 from ...errors import InputError, TrajectoryError, closest
 from ..trajectory import Trajectory
-from ..trajectory.table import listing
+from ..trajectory.in_memory import listing
 from . import clock
 
 JOINT_STATE = "sensor_msgs/msg/JointState"

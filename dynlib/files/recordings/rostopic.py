@@ -28,11 +28,11 @@ import re
 import numpy as np
 
 from ..columns import EFFORT, TIME, coordinate_columns
-from ...motion.derivatives import mapped, source_columns
+from ..column_map import mapped, source_columns
 from ...errors import InputError, TrajectoryError, closest
 from ..trajectory import Trajectory
 from ..trajectory.csv import RowLines, read_file
-from ..trajectory.table import listing
+from ..trajectory.in_memory import listing
 from . import clock
 
 from .kinds import ROSTOPIC_FIRST as FIRST
@@ -46,9 +46,26 @@ def read_rostopic(display, buf, path, names, model, columns, notes):
 
     The trajectory has ``time`` (to be filled), ``q.<joint>`` and, when the file has
     those arrays, ``qd.<joint>`` and ``effort.<joint>``: the robot's joints by name."""
-    import pyarrow as pa
-    import pyarrow.csv as pa_csv
+    joints, n_names, arrays, time_name = _layout(display, names, model, columns)
+    table, lines = _read_columns(display, buf, path, names, joints, n_names, arrays, time_name)
 
+    def locate(r):
+        from ..trajectory.in_memory import locate_row
+        return locate_row(lines, r)
+
+    owner = _owners(table, joints, n_names, display, locate)
+    _check_column_map(model, columns, owner, table, arrays, display, locate)
+    parts, data = _joint_values(table, owner, arrays, len(joints))
+    time_name, first, offsets = _clock(table, time_name, columns, notes)
+    out_names = [TIME] + [c for p in parts for c in coordinate_columns(p, joints)]
+    traj = Trajectory(out_names, data.T, display, lines=lines)
+    return traj, time_name, first, offsets
+
+
+def _layout(display, names, model, columns):
+    """(joints, the number of field.nameI columns, {part: its field.<array>I columns}, time column) of
+    the header `names`; TrajectoryError when it is not a JointState as rostopic writes it, or does not
+    hold what the robot and the column map need."""
     joints = list(model.q_names)
     multi = [j for j in model.joint_names if j not in model.q_names]
     if multi:
@@ -80,6 +97,14 @@ def read_rostopic(display, buf, path, names, model, columns, notes):
             raise TrajectoryError(f"no column {src[0]!r} for the column map's {part}: a rostopic echo -p file has "
                                   f"{', '.join('field.' + f + 'I' for p, f in _ARRAYS if p in arrays)}",
                                   file=display, key="--columns")
+    return joints, n_names, arrays, time_name
+
+
+def _read_columns(display, buf, path, names, joints, n_names, arrays, time_name):
+    """(Arrow table, RowLines): the name columns as dictionaries, the clocks as exact decimals, the
+    arrays' columns as floats; the first line Arrow refuses, diagnosed (`_diagnose`)."""
+    import pyarrow as pa
+    import pyarrow.csv as pa_csv
 
     stamps = {FIRST, STAMP, time_name}
     types = {n: pa.dictionary(pa.int32(), pa.string()) for n in names if n.startswith("field.name")}
@@ -99,15 +124,13 @@ def read_rostopic(display, buf, path, names, model, columns, notes):
     n = table.num_rows
     if n == 0:
         raise TrajectoryError("no data rows; expected one line per message", file=display)
-    lines = RowLines(buf if buf is not None else str(path), n)
+    return table, RowLines(buf if buf is not None else str(path), n)
 
-    def locate(r):
-        from ..trajectory.table import locate_row
-        return locate_row(lines, r)
 
-    owner = _owners(table, joints, n_names, display, locate)
-    _check_column_map(model, columns, owner, table, arrays, display, locate)
-    nj = len(joints)
+def _joint_values(table, owner, arrays, nj):
+    """(parts, data (1 + parts·nj, N)): each part's values in the robot's joint order (`owner`: the
+    field index of each line's joints), one row per output column after a first row left for time."""
+    n = table.num_rows
     parts = [p for p, _ in _ARRAYS if p in arrays]
     data = np.empty((len(parts) * nj + 1, n))  # one row per column: column-major once transposed
     rows = np.arange(n)
@@ -117,15 +140,18 @@ def read_rostopic(display, buf, path, names, model, columns, notes):
         block = values[:, owner[0]] if same else values[rows[:, None], owner]
         data[1 + k * nj:1 + (k + 1) * nj] = block.T
         del values, block
+    return parts, data
+
+
+def _clock(table, time_name, columns, notes):
+    """(time column, first, offsets): the header stamps, or %time when every stamp is zero (said in `notes`)."""
     first, offsets = _readings(table.column(time_name))
     if time_name == STAMP and TIME not in columns and first == 0 and not offsets.any() and FIRST in table.column_names:
         notes.append(f"every {STAMP} is zero (the driver does not stamp): time from {FIRST} (when rostopic "
                      "received or the bag logged each message)")
         time_name = FIRST
         first, offsets = _readings(table.column(FIRST))
-    out_names = [TIME] + [c for p in parts for c in coordinate_columns(p, joints)]
-    traj = Trajectory(out_names, data.T, display, lines=lines)
-    return traj, time_name, first, offsets
+    return time_name, first, offsets
 
 
 def _floats(column):

@@ -12,7 +12,7 @@ Formats, chosen by the file extension: ``.csv`` (`dynlib.files.trajectory.csv`) 
 never row by row. CSV floats are written in the shortest form that reads back to
 the same double (``repr``-exact), so a write/read round trip is the identity.
 The table they read into, `Trajectory`, and the column checks are in
-`dynlib.files.trajectory.table`.
+`dynlib.files.trajectory.in_memory`.
 
 Outputs are atomic (`dynlib.files.output.atomic_output`): written to a hidden temporary
 file next to the target and renamed onto it at the end, so a failing command
@@ -42,7 +42,7 @@ from ..columns import column_names
 from ...errors import InputError, TrajectoryError
 from ..output import atomic_output, in_place, reason
 from . import csv, parquet
-from .table import Trajectory, check_increasing_time, require_columns, to_arrow
+from .in_memory import Trajectory, check_increasing_time, require_columns, to_arrow
 
 __all__ = [
     "Trajectory",

@@ -27,7 +27,7 @@ import pyarrow.csv as pa_csv
 
 from ...errors import TrajectoryError
 from ..._numba.parallel import threads
-from .table import Trajectory, check_names, from_arrow
+from .in_memory import Trajectory, check_names, from_arrow
 
 _HEAD_BYTES = 1 << 16  # read first for the header; the whole file only when the header is longer
 _WRITE_BLOCK_ROWS = 1 << 15  # rows formatted per task when a CSV is written on several cores

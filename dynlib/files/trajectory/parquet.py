@@ -12,7 +12,7 @@ import functools
 import pyarrow as pa
 
 from ...errors import TrajectoryError
-from .table import Trajectory, check_names, from_arrow
+from .in_memory import Trajectory, check_names, from_arrow
 
 
 def read(display, source) -> Trajectory:

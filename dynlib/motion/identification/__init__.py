@@ -7,7 +7,7 @@
 
 The steps (each in its module):
 
-1. `recording.read_recording`: q, v, a and the measured generalized forces of
+1. `measurements.read_measurements`: q, v, a and the measured generalized forces of
    each recording (motor torques, plus Jᵀw of any contact wrench columns);
 2. `estimate.LinearModel` / `estimate.Stack`: the regressor (`dynlib.regressor`)
    and friction columns of every sample, reduced per DoF to its normal
@@ -31,7 +31,7 @@ The steps (each in its module):
 7. `urdf_text.edit`: the URDF's text with those links' ``<inertial>`` and the
    joints' ``<dynamics>`` replaced, every other byte unchanged.
 
-Public: `identify`, `Identification`, `read_recording`, `check_robot_file`;
+Public: `identify`, `Identification` (with its `ParameterFit`), `read_measurements`, `check_robot_file`;
 `excite.excitation` (`dynlib.excitation`) makes the motion to record.
 """
 from __future__ import annotations
@@ -39,6 +39,7 @@ from __future__ import annotations
 import math
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
@@ -46,7 +47,7 @@ from ...errors import CheckFailed, InputError, TrajectoryError
 from . import estimate as E
 from . import parameters as P
 from . import urdf_text
-from .recording import read_recording
+from .measurements import read_measurements
 
 METHODS = ("consistent", "least-squares")
 
@@ -56,24 +57,41 @@ def check_robot_file(path) -> None:
     urdf_text.check_editable(path)
 
 
+class ParameterFit(NamedTuple):
+    """The estimate `identify` made: theta (the identified parameters), theta_star (the regularised
+    least-squares estimate before the consistency projection), base (`estimate.Base`) and wls
+    (`estimate.WLS`): the base parameters and their fit; method ('consistent' or 'least-squares')
+    and status (the SDP solver's); prior_std and prior_sd (p,) (the prior's standard deviation of
+    each parameter)."""
+
+    theta: np.ndarray
+    theta_star: np.ndarray
+    base: object
+    wls: object
+    method: str
+    status: str
+    prior_std: float
+    prior_sd: np.ndarray | None = None
+
+
 class Identification:
     """The result of `identify`: parameters before and after, fit statistics, write-back.
 
     theta0, theta: the parameters (`estimate.LinearModel.names`) of the URDF and identified;
-    theta_star: the regularised least-squares estimate before the consistency projection;
-    base (`estimate.Base`), wls (`estimate.WLS`): the base parameters and their fit;
-    training, validation: the `recording.Recording`s; links (`parameters.BodyLinks`).
+    theta_star, base, wls, method, status, prior_std, prior_sd: those of the `ParameterFit`;
+    training, validation: the `measurements.Measurements` of each recording; links (`parameters.BodyLinks`).
     """
 
-    def __init__(self, model, lm, links, theta, theta_star, base, wls, method, status, training, validation,
-                 timings, warnings, prior_std, prior_sd=None, had_inertial=()):
+    def __init__(self, model, lm, links, fit: ParameterFit, training, validation, timings, warnings,
+                 had_inertial=()):
         self.model, self.lm, self.links = model, lm, links
-        self.theta, self.theta_star, self.base, self.wls = theta, theta_star, base, wls
-        self.method, self.status = method, status
-        self.training, self.validation = list(training), list(validation)  # Recordings
-        self.timings, self.warnings, self.prior_std = timings, list(warnings), prior_std
-        self.prior_sd = prior_sd  # (p,) the prior's standard deviation of each parameter
+        self.theta, self.theta_star, self.base, self.wls = fit.theta, fit.theta_star, fit.base, fit.wls
+        self.method, self.status = fit.method, fit.status
+        self.training, self.validation = list(training), list(validation)  # Measurements
+        self.timings, self.warnings, self.prior_std = timings, list(warnings), fit.prior_std
+        self.prior_sd = fit.prior_sd  # (p,) the prior's standard deviation of each parameter
         self.had_inertial = frozenset(had_inertial)  # links with an <inertial> element in the URDF
+        theta, method = fit.theta, fit.method
         self._links = {}
         for j in range(model.nb):
             split = links.split(j, theta[10 * j:10 * j + 10])
@@ -114,10 +132,10 @@ class Identification:
         return out
 
     # -- prediction ----------------------------------------------------------
-    def predict(self, recording, after=True):
+    def predict(self, measurements, after=True):
         """The motor torques (N, nv) of the identified (or, after=False, the URDF's) parameters
-        for a `recording.Recording`."""
-        return self.lm.predict(self.theta if after else self.theta0, recording.q, recording.v, recording.a)
+        for a recording's `measurements.Measurements`."""
+        return self.lm.predict(self.theta if after else self.theta0, measurements.q, measurements.v, measurements.a)
 
     def _errors(self, which, after):
         recs = self.training if which == "training" else self.validation
@@ -273,8 +291,8 @@ def identify(model, recordings, *, validation=(), derivatives="auto", window=0.1
     lm = E.LinearModel(model, friction, friction_smoothing)
     opts = dict(derivatives=derivatives, window=window, polyorder=polyorder, columns=columns, topic=topic,
                 time_unit=time_unit, resample=resample)
-    recs = [read_recording(model, r, **opts) for r in recordings]
-    vals = [read_recording(model, r, **opts) for r in validation]
+    recs = [read_measurements(model, r, **opts) for r in recordings]
+    vals = [read_measurements(model, r, **opts) for r in validation]
     timings["read"] = time.perf_counter() - t0
 
     t0 = time.perf_counter()
@@ -314,5 +332,5 @@ def identify(model, recordings, *, validation=(), derivatives="auto", window=0.1
         warnings.append(f"{len(poor)} of {base.rank} base parameters have a standard deviation above 100 % "
                         f"(e.g. {', '.join(poor[:3])}): the motion hardly excites them, so they stay near the URDF's "
                         "values; a richer motion (dyn excite) identifies more")
-    return Identification(model, lm, links, theta, theta_star, base, wls, method, status, recs, vals, timings,
-                          warnings, prior_std, prior_sd=S, had_inertial=inertials)
+    fit = ParameterFit(theta, theta_star, base, wls, method, status, prior_std, S)
+    return Identification(model, lm, links, fit, recs, vals, timings, warnings, had_inertial=inertials)

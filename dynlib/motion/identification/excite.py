@@ -108,9 +108,36 @@ def excitation(model, duration, harmonics=5, *, dt=1e-3, period=None, friction_s
     """
     from scipy.optimize import minimize
 
-    from ...algorithms.rnea import rnea
-    from ..inverse import joint_friction_torques
+    L, period = _check_arguments(model, duration, harmonics, dt, margin, period)
+    nv = model.nv
+    _check_fits_in_memory(duration, dt, nv)
+    lo, hi, vmax, emax = _limits(model, margin)
+    rng = np.random.default_rng(seed)
+    n_grid = grid or max(20 * L, 100)
+    S = _Series(nv, L, period, np.linspace(0.0, period, n_grid, endpoint=False))
+    lm = E.LinearModel(model, ("viscous",), friction_smoothing)
+    log_condition = _LogCondition(S, lm, E.base_parameters(lm, seed=seed).columns)
+    torques = _torques(model, friction_smoothing)
+    eq = _rest_conditions(nv, L)
+    constraints = _limit_constraints(S, nv, n_grid, eq, lo, hi, vmax, emax, torques)
 
+    x0 = _feasible_start(model, S, L, rng, lo, hi, vmax, eq, torques, emax)
+    start = log_condition(x0)
+    res = minimize(log_condition, x0, args=(True,), jac=True, method="SLSQP", constraints=constraints,
+                   options={"maxiter": int(iterations), "ftol": 1e-6})
+    x = res.x if np.isfinite(res.fun) and res.fun <= start else x0
+    # project back onto the rest conditions (SLSQP keeps them only to its tolerance)
+    x = x - eq.T @ np.linalg.lstsq(eq @ eq.T, eq @ x, rcond=None)[0]
+    time_ = np.arange(int(round(duration / dt)) + 1) * dt
+    X, (q, v, acc, tau) = _within_limits(model, _Series(nv, L, period, time_), x.reshape(nv, 2 * L + 1).copy(),
+                                         torques, lo, hi, vmax, emax)
+    return Excitation(time_, q, v, acc, tau, float(period), float(math.exp(log_condition(X.reshape(-1)))),
+                      float(math.exp(start)), X)
+
+
+def _check_arguments(model, duration, harmonics, dt, margin, period):
+    """(L, period): the number of harmonics and the period (default: the duration split into
+    periods of at most `MAX_PERIOD`), after the checks of every argument."""
     a = model.arrays
     if model.nb == 0 or np.any((a.jtype != REVOLUTE) & (a.jtype != PRISMATIC)):
         raise InputError(f"robot '{model.name}': an excitation trajectory needs a fixed-base robot whose joints are "
@@ -133,7 +160,11 @@ def excitation(model, duration, harmonics=5, *, dt=1e-3, period=None, friction_s
         raise InputError(f"harmonics {L}: the highest, {L / period:.3g} Hz, is above the Nyquist frequency "
                          f"{1 / (2 * dt):.3g} Hz of samples every dt = {dt:g} s; give at most "
                          f"{math.floor(period / (2 * dt))} harmonics, or a smaller dt")
-    nv = model.nv
+    return L, period
+
+
+def _check_fits_in_memory(duration, dt, nv):
+    """InputError when the output samples would not fit in this machine's memory."""
     samples = math.floor(duration / dt + 0.5) + 1
     need = samples * (1 + 4 * nv) * 8 * 2  # time, q, v, a and the torques checked, and a copy to write them
     try:
@@ -144,22 +175,30 @@ def excitation(model, duration, harmonics=5, *, dt=1e-3, period=None, friction_s
         raise InputError(f"duration {duration:g} s at dt = {dt:g} s makes {samples:.3g} samples, which need "
                          f"{need / 1e9:.3g} GB, more than this machine's {memory / 1e9:.3g} GB; "
                          "give a shorter duration or a larger dt")
-    lo, hi, vmax, emax = _limits(model, margin)
-    rng = np.random.default_rng(seed)
-    n_grid = grid or max(20 * L, 100)
-    t_grid = np.linspace(0.0, period, n_grid, endpoint=False)
-    S = _Series(nv, L, period, t_grid)
-    lm = E.LinearModel(model, ("viscous",), friction_smoothing)
-    base = E.base_parameters(lm, seed=seed)
-    cols = base.columns
-    dyn_model = model
+
+
+def _torques(model, friction_smoothing):
+    """torques(q, v, a): the URDF model's joint torques, joint friction included."""
+    from ...algorithms.rnea import rnea
+    from ..inverse import joint_friction_torques
 
     def torques(q, v, acc):
-        return rnea(dyn_model, q, v, acc) + joint_friction_torques(dyn_model, v, friction_smoothing)
+        return rnea(model, q, v, acc) + joint_friction_torques(model, v, friction_smoothing)
 
-    def log_condition(x, gradient=False):
+    return torques
+
+
+class _LogCondition:
+    """The objective: log cond(W_b) of the base regressor's columns `cols` over the grid of `S`."""
+
+    def __init__(self, S, lm, cols):
+        self.S, self.lm, self.cols = S, lm, cols
+
+    def __call__(self, x, gradient=False):
         """log cond(W_b) over the grid, and its gradient: d sigma = u^T dW v, with dW from central
         differences of the regressor in each joint's q, v and a (6 nv regressor calls)."""
+        S, lm, cols = self.S, self.lm, self.cols
+        nv, L = S.nv, S.L
         q, v, acc = S.eval(x)
         W = lm.columns(q, v, acc)[:, :, cols]
         Wf = np.ascontiguousarray(W.reshape(-1, cols.size))
@@ -184,13 +223,20 @@ def excitation(model, duration, harmonics=5, *, dt=1e-3, period=None, friction_s
                 grad[i] += np.einsum("nkc,nkc->n", G, dW) @ B
         return f, grad.reshape(-1)
 
-    # linear constraints: start at rest (sum a = 0, sum l b = 0), positions and velocities within limits
-    n_x = nv * (2 * L + 1)
-    eq = np.zeros((2 * nv, n_x))
+
+def _rest_conditions(nv, L):
+    """eq (2 nv, nv (2L + 1)): eq @ x = 0 starts every joint at rest (sum a = 0, sum l b = 0)."""
+    eq = np.zeros((2 * nv, nv * (2 * L + 1)))
     for i in range(nv):
         o = i * (2 * L + 1)
         eq[2 * i, o:o + L] = 1.0
         eq[2 * i + 1, o + L:o + 2 * L] = np.arange(1, L + 1)
+    return eq
+
+
+def _limit_constraints(S, nv, n_grid, eq, lo, hi, vmax, emax, torques):
+    """SLSQP's constraints: at rest at the start (`eq`), positions, velocities and (where the URDF
+    gives them) efforts within their limits on the grid of `S`."""
     blocks_q = [np.kron(np.eye(nv)[i], S.Bq) for i in range(nv)]
     blocks_v = [np.kron(np.eye(nv)[i], S.Bv) for i in range(nv)]
     Mq, Mv = np.vstack(blocks_q), np.vstack(blocks_v)  # (nv n_grid, n_x), joint-major
@@ -212,30 +258,23 @@ def excitation(model, duration, harmonics=5, *, dt=1e-3, period=None, friction_s
     ]
     if np.any(limited):
         constraints.append({"type": "ineq", "fun": effort_slack})
+    return constraints
 
-    x0 = _feasible_start(model, S, L, rng, lo, hi, vmax, eq, torques, emax)
-    start = log_condition(x0)
-    res = minimize(log_condition, x0, args=(True,), jac=True, method="SLSQP", constraints=constraints,
-                   options={"maxiter": int(iterations), "ftol": 1e-6})
-    x = res.x if np.isfinite(res.fun) and res.fun <= start else x0
-    # project back onto the rest conditions (SLSQP keeps them only to its tolerance)
-    x = x - eq.T @ np.linalg.lstsq(eq @ eq.T, eq @ x, rcond=None)[0]
-    time_ = np.arange(int(round(duration / dt)) + 1) * dt
-    out = _Series(nv, L, period, time_)
-    X = x.reshape(nv, 2 * L + 1).copy()
+
+def _within_limits(model, out, X, torques, lo, hi, vmax, emax):
+    """(X, (q, v, a, tau)) on every output sample of `out`: the oscillation of the coefficients X
+    (nv, 2L + 1) scaled down about the same centre until every limit holds."""
+    limited = np.isfinite(emax)
     for _ in range(200):
         q, v, acc = out.eval(X.reshape(-1))
         tau = torques(q, v, acc)
         ok = (np.all(q >= lo - 1e-12) and np.all(q <= hi + 1e-12) and np.all(np.abs(v) <= vmax + 1e-12)
               and np.all(np.abs(tau[:, limited]) <= emax[limited]))
         if ok:
-            break
-        X[:, :2 * L] *= 0.98  # a smaller oscillation about the same centre
-    else:
-        raise InputError(f"robot '{model.name}': no excitation found within the limits (are the effort limits "
-                         "below the torque that holds the robot against gravity?)")
-    return Excitation(time_, q, v, acc, tau, float(period), float(math.exp(log_condition(X.reshape(-1)))),
-                      float(math.exp(start)), X)
+            return X, (q, v, acc, tau)
+        X[:, :-1] *= 0.98  # a smaller oscillation about the same centre
+    raise InputError(f"robot '{model.name}': no excitation found within the limits (are the effort limits "
+                     "below the torque that holds the robot against gravity?)")
 
 
 def _feasible_start(model, S, L, rng, lo, hi, vmax, eq, torques, emax):

@@ -1,6 +1,6 @@
 """`dyn view`: one self-contained web page that plays a motion on the robot's own meshes.
 
-    page = dynlib.runs.view.build_view(model, dynlib.runs.view.read_recording(model, "traj.csv"))
+    page = dynlib.runs.view.build_view(model, dynlib.runs.view.read_playback(model, "traj.csv"))
     dynlib.runs.view.write_view("motion.html", model, "traj.csv")
 
 The page is meshcat's viewer (three.js) with the scene and the motion inside it
@@ -45,19 +45,20 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ...algorithms.configuration import interpolate
 from ...errors import InputError, TrajectoryError
 from . import scene as S
 from .meshes import MeshFiles
-from .motion import body_placements, interpolate, keyframe_times
+from .motion import body_placements, keyframe_times
 from .page import html_page
 
-__all__ = ["Recording", "ViewPage", "build_view", "read_recording", "write_view"]
+__all__ = ["Playback", "ViewPage", "build_view", "read_playback", "write_view"]
 
 DEFAULT_FPS = 30.0
 MAX_TRACE_POINTS = 20000
 
 
-class Recording(NamedTuple):
+class Playback(NamedTuple):
     """What the page plays: time (N,), configurations q (N, nq), and the contact forces
     ``{name: (N, 3)}`` (world axes) found in the file; `source` names the file."""
 
@@ -79,24 +80,24 @@ class ViewPage(NamedTuple):
 
 # ------------------------------------------------------------------- reading
 
-def read_recording(model, source, *, columns=None, topic=None, time_unit=None) -> Recording:
-    """The motion in a recording (`dynlib.files.recordings.read_recording`: a ROS bag, a rostopic or
+def read_playback(model, source, *, columns=None, topic=None, time_unit=None) -> Playback:
+    """What the page plays of a recording (`dynlib.files.recordings.read_recording`: a ROS bag, a rostopic or
     PlotJuggler CSV, dyn's CSV or Parquet, '-') or a `dynlib.files.trajectory.Trajectory`.
 
     q comes from the ``q.<name>`` columns, or through `columns` (the column map of
     ``dyn inverse --columns``: ``{"q": "pos_{joint}", "q.elbow": "elbow"}``), or from a
     recording's named joints; time is in seconds from the first sample.
     """
-    from ...motion.derivatives import _check_known_coordinates, _check_quaternions
-    from ...files.recordings import read_recording as read_any
+    from ...files.column_map import check_known_coordinates, check_quaternions
+    from ...files.recordings import read_recording
     from ...files.trajectory import check_increasing_time, require_columns
 
-    traj = read_any(source, model, columns=columns, topic=topic, time_unit=time_unit).trajectory
-    _check_known_coordinates(model, traj, ["q"])
+    traj = read_recording(model, source, columns=columns, topic=topic, time_unit=time_unit).trajectory
+    check_known_coordinates(model, traj, ["q"])
     qcols = [f"q.{n}" for n in model.q_names]
     require_columns(traj, qcols)
     Q = traj.finite_columns(qcols)
-    _check_quaternions(model, traj, qcols, Q)
+    check_quaternions(model, traj, qcols, Q)
     check_increasing_time(traj)
     forces = {}
     names = list(traj.names) + list(traj.unusable)
@@ -111,7 +112,7 @@ def read_recording(model, source, *, columns=None, topic=None, time_unit=None) -
                     F = np.column_stack([_numbers(traj, c) for c in cols])
                 forces[point] = np.where(np.isfinite(F), F, 0.0)
     has_pen = any(n.startswith("penetration.") for n in names)
-    return Recording(traj.time.copy(), Q, forces, has_pen, traj.path or "<trajectory>")
+    return Playback(traj.time.copy(), Q, forces, has_pen, traj.path or "<trajectory>")
 
 
 def _numbers(traj, name):
@@ -152,9 +153,9 @@ def _contact_positions(model, names, contacts, Tb, frame_poses):
     return out, missing
 
 
-def build_view(model, recording: Recording, *, fps: float = DEFAULT_FPS, traces=(), contacts=None,
+def build_view(model, playback: Playback, *, fps: float = DEFAULT_FPS, traces=(), contacts=None,
                force_scale=None, package_path=(), title=None) -> ViewPage:
-    """The page (see the module docstring) for `recording` on `model`.
+    """The page (see the module docstring) for `playback` on `model`.
 
     `contacts`: a scenario's contact setting, ``{"points": [...] or "from-collision",
     "height": h, "normal": n}`` (None: none given). `traces`: frame names.
@@ -165,7 +166,7 @@ def build_view(model, recording: Recording, *, fps: float = DEFAULT_FPS, traces=
     traces = list(dict.fromkeys(traces))
     for frame in traces:
         model.frame_id(frame)
-    t, Q = recording.time, recording.q
+    t, Q = playback.time, playback.q
     times = keyframe_times(t, fps)
     Qk = interpolate(model, t, Q, times)
     anim_t = times - t[0]
@@ -183,14 +184,14 @@ def build_view(model, recording: Recording, *, fps: float = DEFAULT_FPS, traces=
             if K > 1:
                 clips.append(S.clip(path, S.pose_tracks(anim_t, Tb[b])))
     info_forces = None
-    if recording.forces:
-        arrows, arrow_clips, info_forces, missing = _arrows(model, recording, contacts, times, Qk, Tb, size,
+    if playback.forces:
+        arrows, arrow_clips, info_forces, missing = _arrows(model, playback, contacts, times, Qk, Tb, size,
                                                             force_scale)
         commands += arrows
         clips += arrow_clips
         warnings += [f"contact.{name}: no contact point or frame named '{name}' (give the scenario as ROBOT): "
                      "its force is not drawn" for name in missing]
-    commands += _floor(contacts, recording, centre, size, spread)
+    commands += _floor(contacts, playback, centre, size, spread)
     colours = S.palette()
     for frame in traces:
         commands.append(S.set_object("/dyn/traces/" + S.node_name(frame), S.line_object(_trace(model, Q, frame),
@@ -200,7 +201,7 @@ def build_view(model, recording: Recording, *, fps: float = DEFAULT_FPS, traces=
         commands.append({"type": "set_animation", "animations": clips, "options": {"play": True, "repetitions": 1}})
 
     duration = float(t[-1] - t[0])
-    title = title or f"{model.name}: {recording.source}"
+    title = title or f"{model.name}: {playback.source}"
     info = [f"{title} — {duration:.6g} s, {len(t)} samples, {K} frames"
             + (f" at {fps:g} fps" if K < len(t) else "")
             + ("" if drawn_from == "visual" else f"; drawn from its {drawn_from}"),
@@ -260,25 +261,25 @@ def _extent(model, Tb, objects):
     return size, (lo + hi) / 2, float(np.linalg.norm(hi - lo)), spread
 
 
-def _arrows(model, recording, contacts, times, Qk, Tb, size, force_scale):
+def _arrows(model, playback, contacts, times, Qk, Tb, size, force_scale):
     """Commands and animation clips of the contact-force arrows, the caption line, and the
     names that no point or frame matches."""
     import dynlib
 
-    K, t = len(times), recording.time
+    K, t = len(times), playback.time
     anim_t = times - t[0]
     positions, missing = _contact_positions(
-        model, list(recording.forces), contacts, Tb,
+        model, list(playback.forces), contacts, Tb,
         lambda name: dynlib.frame_placement(model, Qk, name).reshape(K, 4, 4))
     if not positions:
         return [], [], None, missing
-    fmax = max(float(np.abs(F).max()) for F in recording.forces.values())
+    fmax = max(float(np.abs(F).max()) for F in playback.forces.values())
     weight = model.total_mass * float(np.linalg.norm(model.gravity))
     scale = force_scale or (0.5 * size / weight if weight > 0 else (0.5 * size / fmax if fmax > 0 else 1.0))
     shaft, cone = S.arrow_objects(0.012 * size, 0.06 * size)
     commands, clips = [], []
     for name, X in positions.items():
-        F = np.array([np.interp(times, t, recording.forces[name][:, c]) for c in range(3)]).T
+        F = np.array([np.interp(times, t, playback.forces[name][:, c]) for c in range(3)]).T
         path = "/dyn/contacts/" + S.node_name(name)
         length = np.linalg.norm(F, axis=1) * scale
         shown = np.linalg.norm(F, axis=1) > 1e-9 * max(fmax, 1e-300)
@@ -298,12 +299,12 @@ def _arrows(model, recording, contacts, times, Qk, Tb, size, force_scale):
     return commands, clips, f"contact forces: arrows of {1 / scale:.4g} N per metre ({len(positions)} points)", missing
 
 
-def _floor(contacts, recording, centre, size, spread):
+def _floor(contacts, playback, centre, size, spread):
     """The ground of contact runs (a slab at n·x = height), else a grid at z = 0; meshcat's grid hidden."""
     ground = None
     if contacts is not None:
         ground = (float(contacts.get("height", 0.0)), np.asarray(contacts.get("normal", (0, 0, 1)), float))
-    elif recording.forces or recording.has_penetration:
+    elif playback.forces or playback.has_penetration:
         ground = (0.0, np.array([0.0, 0.0, 1.0]))
     spacing = 10.0 ** np.floor(np.log10(max(size, 1e-3)))
     extent = max(20 * spacing, 4 * float(np.linalg.norm(spread)) + 4 * size)
@@ -343,9 +344,9 @@ def _summarise(notes) -> list:
 
 
 def write_view(path, model, source, *, columns=None, topic=None, time_unit=None, **options) -> ViewPage:
-    """Read `source` (see `read_recording`: `columns`, `topic`, `time_unit`), build the page and
+    """Read `source` (see `read_playback`: `columns`, `topic`, `time_unit`), build the page and
     write it to `path` ('-' or None: standard output), atomically. Returns the ViewPage."""
-    page = build_view(model, read_recording(model, source, columns=columns, topic=topic, time_unit=time_unit),
+    page = build_view(model, read_playback(model, source, columns=columns, topic=topic, time_unit=time_unit),
                       **options)
     _write(path, page.html)
     return page

@@ -6,9 +6,9 @@
   The viewer interpolates between keyframes (linearly, and by slerp for
   rotations), so playback is smooth either way and the page grows with the
   duration times the display rate, not with the number of samples.
-- `interpolate` (`dynlib.motion.derivatives.interpolate`): configurations at those
-  instants, on the configuration manifold: ``q(t) = q_j ⊕ s·(q_{j+1} ⊖ q_j)``, s the fraction of the step
-  (dynlib.integrate / dynlib.difference: free-flyer rotations by the shortest arc).
+- configurations at those instants come from `dynlib.algorithms.configuration.interpolate`,
+  on the configuration manifold: ``q(t) = q_j ⊕ s·(q_{j+1} ⊖ q_j)``, s the fraction of the
+  step (free-flyer rotations by the shortest arc).
 - `body_placements`: each body's placement in the world at every keyframe, from
   dynlib.frame_placement of the body's own link frame (forward kinematics, batched).
 - `quaternions`: rotation matrices to (x, y, z, w), signs chosen so that
@@ -17,8 +17,6 @@
 from __future__ import annotations
 
 import numpy as np
-
-from ...motion.derivatives import interpolate  # noqa: F401  (the page's keyframes; one home: derivatives)
 
 
 def keyframe_times(t, fps: float) -> np.ndarray:

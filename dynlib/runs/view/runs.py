@@ -23,14 +23,14 @@ def scenario_contacts(scenario):
             "q0": initial_state(scenario)[0]}  # where offset_world is measured
 
 
-def result_recording(result, source: str):
-    """A `dynlib.sim.simulate.SimulationResult`'s rows as a Recording (contact forces included)."""
-    from . import Recording
+def result_playback(result, source: str):
+    """A `dynlib.sim.simulate.SimulationResult`'s rows as a `Playback` (contact forces included)."""
+    from . import Playback
 
     forces = {}
     if result.contact_force is not None:
         forces = {n: np.asarray(result.contact_force[:, i, :]) for i, n in enumerate(result.contact_names)}
-    return Recording(np.asarray(result.time), np.asarray(result.q), forces, result.contact_force is not None, source)
+    return Playback(np.asarray(result.time), np.asarray(result.q), forces, result.contact_force is not None, source)
 
 
 def write_result_view(path, scenario, result, **options):
@@ -38,7 +38,7 @@ def write_result_view(path, scenario, result, **options):
     from . import build_view, _write
 
     source = scenario.output_path or scenario.source or scenario.robot
-    page = build_view(scenario.model, result_recording(result, os.path.basename(str(source))),
+    page = build_view(scenario.model, result_playback(result, os.path.basename(str(source))),
                       contacts=scenario_contacts(scenario), **options)
     _write(path, page.html)
     return page
@@ -48,7 +48,7 @@ def write_sweep_views(report, **options):
     """A page per finished variant of a `dynlib.runs.sweep.SweepReport` (``<trajectory>.html`` next
     to its trajectory; kept when newer than it) and OUTDIR/index.html. Returns
     (pages written, warnings, index path)."""
-    from . import build_view, read_recording, _write
+    from . import build_view, read_playback, _write
 
     outdir = Path(report.outdir)
     variants = {v.index: v for v in report.plan.variants}
@@ -63,7 +63,7 @@ def write_sweep_views(report, **options):
             try:
                 if not (page.exists() and page.stat().st_mtime >= traj.stat().st_mtime):
                     sc = v.scenario
-                    built = build_view(sc.model, read_recording(sc.model, traj), contacts=scenario_contacts(sc),
+                    built = build_view(sc.model, read_playback(sc.model, traj), contacts=scenario_contacts(sc),
                                        title=f"{v.name}: {v.describe() or 'base scenario'}", **options)
                     _write(page, built.html)
                     written += 1

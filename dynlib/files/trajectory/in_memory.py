@@ -1,5 +1,5 @@
-"""The trajectory table: the `Trajectory` a reader returns, its column checks, and the
-conversions between Arrow columns and the table that both file formats share.
+"""The trajectory in memory: the `Trajectory` a reader returns (the table of a CSV or Parquet file), its column
+checks, and the conversions between Arrow columns and the table that both file formats share.
 
 A `Trajectory` holds the column names and one (N, ncols) float64 array, column-major
 as Arrow reads it. Columns that cannot be used (text; an empty, NaN or infinite

@@ -1,9 +1,9 @@
-"""A recording for identification: the motion and the generalized forces that produced it.
+"""What identification measures in a recording: the motion and the generalized forces that produced it.
 
-`read_recording` turns a file into what identification needs. The file is read
+`read_measurements` turns a recording into what identification needs. The file is read
 by `dynlib.files.recordings.read_recording`, as ``dyn inverse`` reads it (dyn's CSV and
 Parquet, ROS 1/2 bags, ``rostopic echo -p`` and PlotJuggler CSVs; a column map,
-a topic, a time unit, resampling); it returns a `Recording`,
+a topic, a time unit, resampling); it returns `Measurements`,
 
 - ``time`` (N,), ``q`` (N, nq), ``v``, ``a`` (N, nv): from ``q.*`` and either the
   file's ``qd.*``/``qdd.*`` or estimated from q (`dynlib.motion.derivatives`);
@@ -34,7 +34,9 @@ from ...core.joints import FREEFLYER
 _WRENCH = ("fx", "fy", "fz", "tx", "ty", "tz")
 
 
-class Recording(NamedTuple):
+class Measurements(NamedTuple):
+    """The rows identification fits: time (N,), q (N, nq), v, a, tau (N, nv); see the module docstring."""
+
     time: np.ndarray
     q: np.ndarray
     v: np.ndarray
@@ -94,14 +96,14 @@ def contact_frames(model, traj):
     return frames
 
 
-def read_recording(model, source, *, derivatives="auto", window=0.1, polyorder=4, columns=None, topic=None,
-                   time_unit=None, resample=None) -> Recording:
-    """A `Recording` of `source` (a path, '-', or a `dynlib.files.trajectory.Trajectory`) for `model`;
+def read_measurements(model, source, *, derivatives="auto", window=0.1, polyorder=4, columns=None, topic=None,
+                      time_unit=None, resample=None) -> Measurements:
+    """The `Measurements` of `source` (a path, '-', or a `dynlib.files.trajectory.Trajectory`) for `model`;
     columns, topic, time_unit and resample as `dynlib.files.recordings.read_recording` takes them."""
     from ...algorithms.jacobians import frame_jacobian
-    from ...files.recordings import read_recording as read_motion
+    from ...files.recordings import read_recording
 
-    read = read_motion(source, model, topic=topic, columns=columns, time_unit=time_unit, resample=resample)
+    read = read_recording(model, source, topic=topic, columns=columns, time_unit=time_unit, resample=resample)
     traj = read.trajectory  # the columns by dyn's names (the map applied), time in s from the first sample
     tcols = torque_columns(model, traj)
     frames = contact_frames(model, traj)
@@ -121,5 +123,5 @@ def read_recording(model, source, *, derivatives="auto", window=0.1, polyorder=4
         keep = slice(half, len(traj) - half)
     elif motion.derivatives == "central":
         keep = slice(1, len(traj) - 1)
-    return Recording(motion.time[keep], motion.q[keep], motion.v[keep], motion.a[keep], tau[keep],
+    return Measurements(motion.time[keep], motion.q[keep], motion.v[keep], motion.a[keep], tau[keep],
                      str(traj.path), motion.derivatives, tuple(frames), tuple(read.notes))

@@ -1,0 +1,120 @@
+"""Recordings in dyn's own files: CSV and Parquet tables (SPEC §5), and the exact clock readings of a table.
+
+dyn's files name their columns ``time``, ``q.<name>``, …; a column map
+(``--columns``) says where else they are: ``q=pos_{joint}``, ``q.elbow=elbow``,
+``effort=tau_meas_{joint}``, ``time=stamp``. The mapped columns are renamed to
+dyn's names (`canonical`), so that everything after the reader sees one naming
+(PlotJuggler's exports, `dynlib.files.recordings.plotjuggler`, are renamed by it too).
+A table's time column is read exactly where the file allows it (`clock_readings`:
+decimals of a CSV, integers of a Parquet file).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..columns import TIME, coordinate_columns
+from ..column_map import mapped, source_columns
+from ...errors import InputError, TrajectoryError, closest
+from ..trajectory import read_opened, require_columns
+from ..trajectory.in_memory import listing
+from . import clock
+
+_PRECISE = 1e6  # clock readings below this are exact enough as doubles (ulp 1e-10)
+
+
+# ------------------------------------------------------------------ time
+
+def csv_decimal_column(display, buf, path, name):
+    """The CSV column `name` read as exact decimals (Arrow decimal128 with 9 decimals), or
+    None when it does not read so (more decimals, an exponent too large, text, empty cells)."""
+    import pyarrow as pa
+    import pyarrow.csv as pa_csv
+
+    opts = pa_csv.ConvertOptions(include_columns=[name], column_types={name: pa.decimal128(37, 9)})
+    try:
+        with (pa.BufferReader(buf) if buf is not None else pa.OSFile(str(path))) as source:
+            table = pa_csv.read_csv(source, convert_options=opts)
+    except (pa.ArrowException, OSError):
+        return None
+    col = table.column(0)
+    return None if col.null_count else col
+
+
+def parquet_integer_column(path, name):
+    """The Parquet column `name` as int64 when it holds integers (else None)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        col = pq.ParquetFile(path).read(columns=[name]).column(0)
+    except (pa.ArrowException, OSError, KeyError):
+        return None
+    if not pa.types.is_integer(col.type) or col.null_count:
+        return None
+    return col.to_numpy().astype(np.int64)
+
+
+def clock_readings(values, name, source, rows=None):
+    """(first, offsets) of the clock readings `values` (float64, the time column `name` of a
+    table), exactly when the file allows it: `source` is (display, buf, fmt, path) of the
+    file, `rows` the file's rows that `values` come from (None: all of them, in order)."""
+    values = np.asarray(values, dtype=np.float64)
+    if values.size and np.abs(values).max() >= _PRECISE and source is not None:
+        display, buf, fmt, path = source
+        exact = None
+        if fmt == "csv":
+            col = csv_decimal_column(display, buf, path, name)
+            if col is not None:
+                exact = col if rows is None else col.take(rows)
+                if len(exact) == len(values):
+                    return clock.decimal_offsets(exact)
+        elif buf is None and path is not None:
+            ints = parquet_integer_column(path, name)
+            if ints is not None:
+                exact = ints if rows is None else ints[rows]
+                if len(exact) == len(values):
+                    return clock.exact_offsets(exact)
+    return clock.float_offsets(values)
+
+
+# ------------------------------------------------------------------ dyn's names
+
+def canonical(traj, model, columns, parts=("q", "qd", "qdd", "effort")):
+    """`traj` with the columns that `columns` maps renamed to dyn's (``q.<name>``, …): the
+    parts it maps must be all there (TrajectoryError naming the missing ones); a
+    column of the file that already has one of those names is replaced."""
+    rename, used = {}, {}
+    for part in parts:
+        if not mapped(columns, part):
+            continue
+        src = source_columns(model, part, columns)
+        require_columns(traj, src)
+        for s, c in zip(src, coordinate_columns(part, coordinate_names(model, part))):
+            if s in used and used[s] != c:
+                raise InputError(f"column map: column {s!r} is given for both {used[s]!r} and {c!r}",
+                                 key="--columns")
+            used[s] = c
+            if s != c:
+                rename[s] = c
+    if not rename:
+        return traj
+    targets = set(rename.values())
+    drop = [n for n in list(traj.names) + list(traj.unusable) if n in targets and n not in rename]
+    return traj.renamed(rename, drop)
+
+
+def coordinate_names(model, part):
+    """The names of `part`'s coordinates: `model.q_names` for q, `model.v_names` for the others."""
+    return model.q_names if part == "q" else model.v_names
+
+
+def read_table(display, buf, fmt, path, model, columns):
+    """(traj, time column name) of a dyn CSV or Parquet file, its mapped columns renamed."""
+    traj = read_opened(display, buf, fmt, path)
+    name = columns.get(TIME, TIME)
+    if not traj.has(name):
+        hint = "" if TIME in columns else "; give it with --columns time=COLUMN"
+        near = closest(name, traj.file_names)
+        raise TrajectoryError(f"no time column {name!r}{hint} ({near}); found {len(traj.file_names)}: "
+                              f"{listing(traj.file_names)}", file=display)
+    return canonical(traj, model, columns), name

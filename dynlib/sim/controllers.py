@@ -12,8 +12,7 @@ step), and a new controller compiles no new loop:
 ==================== ======================= ============================================================
 controller            parameters (kind)       tau (nv,)
 ==================== ======================= ============================================================
-`Zero`                `ZeroParams`            0
-                      (ZERO_TORQUE)
+`Zero`                none (ZERO_TORQUE)      0
 `Constant`            `ConstantParams`        tau_c
                       (CONSTANT_TORQUE)
 `TorqueTable`         `TableParams`           tau(t) linearly interpolated in a table (held at its ends)
@@ -72,10 +71,6 @@ class ControlWork(NamedTuple):
     a_d: np.ndarray    # (nv,) target accelerations at t, then the commanded acceleration
     err: np.ndarray    # (nv,) position error (q* or q_d) ⊖ q
     fext0: np.ndarray  # (nb, 6) zeros, never written: the external wrenches of the RNEA calls
-
-
-class ZeroParams(NamedTuple):
-    pass
 
 
 class ConstantParams(NamedTuple):
@@ -138,7 +133,7 @@ _NO_SINE = SineTarget(*_empty(1, 1, 1, 1))
 _NONE = {ConstantParams: ConstantParams(*_empty(1)), TableParams: TableParams(*_empty(1, 2)),
          PDParams: PDParams(*_empty(1, 1, 1, 1), False), GravityParams: GravityParams(*_empty(1)),
          ComputedTorqueParams: ComputedTorqueParams(*_empty(1, 1, 1, 1, 1), 1.0, SINE_TARGET, _NO_TABLE, _NO_SINE)}
-_KINDS = {ZeroParams: ZERO_TORQUE, ConstantParams: CONSTANT_TORQUE, TableParams: TABLE_TORQUE, PDParams: PD_TORQUE,
+_KINDS = {type(None): ZERO_TORQUE, ConstantParams: CONSTANT_TORQUE, TableParams: TABLE_TORQUE, PDParams: PD_TORQUE,
           GravityParams: GRAVITY_TORQUE, ComputedTorqueParams: COMPUTED_TORQUE}
 
 
@@ -155,7 +150,7 @@ class Control(NamedTuple):
 
 
 def control_record(params) -> Control:
-    """The Control record of a controller's parameters (`Controller.params`)."""
+    """The Control record of a controller's parameters (`Controller.params`; None: zero torque)."""
     slots = {cls: params if isinstance(params, cls) else empty for cls, empty in _NONE.items()}
     return Control(_KINDS[type(params)], slots[ConstantParams], slots[TableParams], slots[PDParams],
                    slots[GravityParams], slots[ComputedTorqueParams])
@@ -344,8 +339,8 @@ def _euclidean(model, what):
 
 
 class Controller:
-    """Base class: `params(model, q0, friction)` gives the law's parameter tuple, which `control_record`
-    makes the ``control`` stage's record.
+    """Base class: `params(model, q0, friction)` gives the law's parameter tuple (None for a law without
+    parameters), which `control_record` makes the ``control`` stage's record.
 
     q0: the initial configuration; friction: the plant's joint friction (damping (nv,),
     friction (nv,), eps), which the computed-torque controller cancels."""
@@ -363,7 +358,7 @@ class Zero(Controller):
     name = "zero"
 
     def params(self, model, q0, friction):
-        return ZeroParams()
+        return None
 
 
 @dataclasses.dataclass(frozen=True)

@@ -67,55 +67,60 @@ __all__ = ["control_torque", "joint_forces", "body_forces", "acceleration", "rec
 
 
 @inline_kernel
-def body_forces(m, d, p, t, q, v, fext):
-    """fext (nb, 6) = the body wrenches at (t, q, v): the external wrenches active at t, plus the soft contact
-    forces (w.x, w.pen, w.force of every point); untouched, zero, when there are neither."""
-    soft = p.contact.kind == SOFT
-    if soft or p.forces.wrench_body.shape[0] > 0:
+def body_forces(m, d, fo, cm, t, q, v, fext):
+    """fext (nb, 6) = the body wrenches at (t, q, v): the external wrenches active at t (fo: `Forces`), plus the
+    soft contact forces (cm: `ContactModel`; cm.state of every point); untouched, zero, when there are neither."""
+    soft = cm.kind == SOFT
+    if soft or fo.wrench_body.shape[0] > 0:
         placements(m, d, q)
-        wrench_forces(d.oR, p.forces, t, fext)
+        wrench_forces(d.oR, fo, t, fext)
     if soft:
-        soft_forces(m, d, p.contact.soft, p.points, v, p.contact_work, fext)
+        soft_forces(m, d, cm.soft, cm.points, cm.state, v, fext)
 
 
 @inline_kernel
-def acceleration(m, d, p, dt, q, v, tau_total, fext, tau_h, a):
-    """a (nv,) = the acceleration at (q, v) under tau_total and fext, with the contact model's constraints;
-    False if a matrix is not positive definite."""
-    kind, pts, fo, w = p.contact.kind, p.points, p.forces, p.contact_work
+def acceleration(m, d, fo, im, cm, e, dt, q, v, a):
+    """a (nv,) = the acceleration at (q, v) under e.tau_total and e.fext (e: `Evaluation`), with the
+    constraints of the contact model cm, else with the implicit terms im; False if a matrix is not positive
+    definite."""
+    kind = cm.kind
     if kind == BILATERAL:
-        return bilateral_acceleration(m, d, p.contact.bilateral, pts, fo, q, v, tau_total, fext, w, tau_h, a)
+        return bilateral_acceleration(m, d, cm, fo, im, e, q, v, a)
     if kind == UNILATERAL or kind == RELAXED:
-        return impulse_acceleration(m, d, p.contact, pts, fo, dt, q, v, tau_total, fext, w, tau_h, a)
-    if p.implicit == FREE:
-        aba_kernel(m, d, q, v, tau_total, fext, m.gravity, d.zeros_v, a)
+        return impulse_acceleration(m, d, cm, fo, im, e, dt, q, v, a)
+    if im.mode == FREE:
+        aba_kernel(m, d, q, v, e.tau_total, e.fext, m.gravity, d.zeros_v, a)
         return True
-    return implicit_acceleration(m, d, fo, q, v, tau_total, fext, tau_h, a)
+    return implicit_acceleration(m, d, fo, im, e, q, v, a)
 
 
 @inline_kernel
-def impulse_acceleration(m, d, c, pts, fo, dt, q, v, tau_total, fext, w, tau_h, a):
-    """a = (v+ − v)/dt of one time step with contact impulses, the rows of the model c.kind (UNILATERAL or
-    RELAXED: `contact.unilateral`, `contact.relaxed`); w.force = λ/dt per point (world). False if M (+ dt B)
-    is not positive definite."""
-    if not free_step(m, d, pts, fo, dt, q, v, tau_total, fext, w, tau_h, a):
+def impulse_acceleration(m, d, cm, fo, im, e, dt, q, v, a):
+    """a = (v+ − v)/dt of one time step with contact impulses, the rows of the model cm.kind (UNILATERAL or
+    RELAXED: `contact.unilateral`, `contact.relaxed`), in that model's workspace; cm.state.force = λ/dt per
+    point (world). False if M (+ dt B) is not positive definite."""
+    pts, st = cm.points, cm.state
+    w = cm.unilateral.work if cm.kind == UNILATERAL else cm.relaxed.work
+    if not free_step(m, d, pts, st, w, fo, im, e, dt, q, v, a):
         return False
-    if c.kind == UNILATERAL:
-        unilateral_rows(c.unilateral, dt, w)
-        mu, tol, max_iter = c.unilateral.friction, c.unilateral.tolerance, c.unilateral.max_iterations
+    if cm.kind == UNILATERAL:
+        pu = cm.unilateral.params
+        unilateral_rows(pu, st, w, dt)
+        mu, tol, max_iter = pu.friction, pu.tolerance, pu.max_iterations
     else:
-        relaxed_rows(c.relaxed, dt, w)
-        mu, tol, max_iter = c.relaxed.friction, c.relaxed.tolerance, c.relaxed.max_iterations
-    apply_impulses(mu, tol, max_iter, pts, dt, w, a)
+        pr = cm.relaxed.params
+        relaxed_rows(pr, st, w, dt)
+        mu, tol, max_iter = pr.friction, pr.tolerance, pr.max_iterations
+    apply_impulses(mu, tol, max_iter, pts, st, w, dt, a)
     return True
 
 
 @inline_kernel
-def recorded_acceleration(m, d, p, tau_total, fext, a, out):
+def recorded_acceleration(m, d, im, cm, e, a, out):
     """out (nv,) = the acceleration a row records for the state whose stage acceleration is a, called right
     after that acceleration stage, whose work in d it may reuse."""
-    kind = p.contact.kind
-    if p.implicit == IMPLICIT_FRICTION and kind != BILATERAL and kind != UNILATERAL and kind != RELAXED:
-        explicit_acceleration(m, d, tau_total, fext, out)
+    kind = cm.kind
+    if im.mode == IMPLICIT_FRICTION and kind != BILATERAL and kind != UNILATERAL and kind != RELAXED:
+        explicit_acceleration(m, d, e, out)
     else:
         assign(out, a)

@@ -23,7 +23,7 @@ One evaluation of the dynamics at (t, q, v) (`dynlib.simulate`, its stages in
     has a 0.3 ms time constant; the tanh slope friction/eps is 1000 times
     steeper), and explicit schemes at dt = 1e-3 blow up on them. Taken linearly
     implicit, as MuJoCo does for joint damping, it is backward Euler on the
-    friction term inside each stage: stable at any dt, first-order accurate in
+    friction term inside each substep: stable at any dt, first-order accurate in
     the friction term only; the rigid-body part keeps the scheme's order.
     ``dt B`` is diagonal in joint space, like a rotor's inertia (armature): the
     ABA solves ``(M + diag(dt B)) a = tau_total - h`` with ``D_k = S_k^T IA S_k +

@@ -456,7 +456,7 @@ def _pipeline(model, q, dt, o):
         controller = C.as_controller(o.controller)
         ctrl = controller.params(model, q, (damping, friction, o.friction_smoothing))
     # a PD's gains: implicit with semi-implicit and euler (dynlib.sim.dynamics), a warning with rk4 when too stiff
-    # computed torque cancels the joint friction stage by stage: nothing stiff is left to treat implicitly
+    # computed torque cancels the joint friction at every evaluation: nothing stiff is left to treat implicitly
     stiff = (o.friction_integration == "implicit" and (np.any(damping != 0) or np.any(friction != 0))
              and not isinstance(controller, C.ComputedTorque))
     with _from_argument("external_wrenches"):

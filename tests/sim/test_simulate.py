@@ -117,7 +117,7 @@ def test_external_wrench_acts_only_inside_its_window():
     r = simulate(model, Q0, dt=1e-3, steps=100, controller=PD_ARM6, external_wrenches=push, energy=False)
     still = simulate(model, Q0, dt=1e-3, steps=100, controller=PD_ARM6, energy=False)
     moved = np.abs(r.q - still.q).max(axis=1)
-    assert np.all(moved[:50] == 0.0)  # the stage at t + dt = start already feels it: row 50 is the first change
+    assert np.all(moved[:50] == 0.0)  # the substep at t + dt = start already feels it: row 50 is the first change
     assert moved[51] > 0 and moved[80] > 1e-4
     dicts = simulate(model, Q0, dt=1e-3, steps=100, controller=PD_ARM6, energy=False,
                      external_wrenches=[{"frame": "tool0", "wrench": (0, 30, 0, 0, 0, 0), "start": 0.05, "stop": 0.08}])

@@ -187,13 +187,14 @@ def interpolate_rows(times, values, t, out):
 
 
 @kernel
-def position_error(m, q_ref, q, err):
-    """err = q_ref ⊖ q per joint (v-sized, `J.difference_kernel`); zero on free-flyer joints (unactuated)."""
-    J.difference_kernel(m.jtype, m.idx_q, m.idx_v, q, q_ref, err)
-    for i in range(m.jtype.shape[0]):
-        if m.jtype[i] == J.FREEFLYER:
+def position_error(jtype, idx_q, idx_v, q_ref, q, err):
+    """err = q_ref ⊖ q per joint (v-sized, `J.difference_kernel`); zero on free-flyer joints (unactuated).
+    (The model's three arrays, not the model tuple: a compiled call passes a tuple's arrays one by one.)"""
+    J.difference_kernel(jtype, idx_q, idx_v, q, q_ref, err)
+    for i in range(jtype.shape[0]):
+        if jtype[i] == J.FREEFLYER:
             for k in range(6):
-                err[m.idx_v[i] + k] = 0.0
+                err[idx_v[i] + k] = 0.0
 
 
 @inline_kernel
@@ -223,7 +224,7 @@ def control_torque(m, d, c, w, t, q, v, tau):
 @inline_kernel
 def pd_torque(m, p, w, q, v, tau):
     """tau = (kp (q* ⊖ q) - kd v + tau) on the actuated DoFs, tau the gravity torque g(q) or zero on entry."""
-    position_error(m, p.q_ref, q, w.err)
+    position_error(m.jtype, m.idx_q, m.idx_v, p.q_ref, q, w.err)
     for k in range(v.shape[0]):
         tau[k] = (tau[k] + (p.kp[k] * w.err[k] - p.kd[k] * v[k])) * p.actuated[k]
 
@@ -235,7 +236,7 @@ def commanded_acceleration(m, p, w, t, q, v):
         table_target(p.table, t, w.q_d, w.v_d, w.a_d)
     else:
         sine_target(p.sine, t, w.q_d, w.v_d, w.a_d)
-    position_error(m, w.q_d, q, w.err)
+    position_error(m.jtype, m.idx_q, m.idx_v, w.q_d, q, w.err)
     for k in range(v.shape[0]):
         w.a_d[k] += p.kd[k] * (w.v_d[k] - v[k]) + p.kp[k] * w.err[k]
 

@@ -198,13 +198,19 @@ def applied_torque(im, v, a, tau, tau_total):
 @inline_kernel
 def implicit_acceleration(m, d, fo, im, e, q, v, a):
     """(M + diag(dt B + gain_m)) a = tau_total - gain_v v - h by one ABA with that diagonal on D_k, O(n)
-    (e.tau_h = tau_total - gain_v v); False if a pivot D_k is not positive (M plus the diagonal not positive
-    definite)."""
-    implicit_diagonal(fo, im, v, d.diag)
-    tau_h = e.tau_h
-    for k in range(v.shape[0]):
-        tau_h[k] = e.tau_total[k] - im.gain_v[k] * v[k]
-    aba_kernel(m, d, q, v, tau_h, e.fext, m.gravity, d.diag, a)
+    (e.tau_h = tau_total - gain_v v); im.mode FREE: the ABA itself (no diagonal, tau_total). One ABA call site
+    for both. False if a pivot D_k is not positive (M plus the diagonal not positive definite)."""
+    free = im.mode == FREE
+    if free:
+        tau, diag = e.tau_total, d.zeros_v
+    else:
+        implicit_diagonal(fo, im, v, d.diag)
+        for k in range(v.shape[0]):
+            e.tau_h[k] = e.tau_total[k] - im.gain_v[k] * v[k]
+        tau, diag = e.tau_h, d.diag
+    aba_kernel(m, d, q, v, tau, e.fext, m.gravity, diag, a)
+    if free:
+        return True
     for i in range(m.parent.shape[0]):
         for j in range(m.nvj[i]):
             if not (0.0 < d.Dinv[i, j, j] < math.inf):

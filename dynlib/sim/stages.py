@@ -18,7 +18,7 @@ stage                        sources (the code in the `Pipeline` that picks)   k
                              (`ContactModel.kind` BILATERAL, UNILATERAL,       `unilateral`, `relaxed`
                              RELAXED), else the ABA with the joint friction    `dynlib.sim.dynamics`
                              and PD gains explicit or implicit
-                             (`Pipeline.implicit`: FREE, IMPLICIT_FRICTION,
+                             (`Implicit.mode`: FREE, IMPLICIT_FRICTION,
                              IMPLICIT_GAINS)
 ``recorded_acceleration``    what a row records: the explicit model            `dynlib.sim.dynamics`
                              acceleration under IMPLICIT_FRICTION without
@@ -26,14 +26,16 @@ stage                        sources (the code in the `Pipeline` that picks)   k
 =========================== ================================================ ===============================
 
 Every controller, contact model, friction mode and energy choice is a value of
-the same types (`controllers.Control`, `contact.ContactModel`, integer codes,
-arrays that are empty when a source is absent), so the simulation loop has one
+the same types (`controllers.Control`, `contact.ContactModel`, `dynamics.Implicit`,
+integer codes, arrays that are empty when a source is absent), so the simulation loop has one
 numba type for every scenario and is compiled once (and cached); a scenario of
 another controller or contact model compiles nothing. A branch on a code costs
 a compare per evaluation; an absent source costs nothing more (an empty loop).
 
 Every stage kernel takes its arguments in MuJoCo's order: model arrays
-(``m``, ``d``: `dynlib.core.model`), the parameters, inputs, workspace, outputs.
+(``m``, ``d``: `dynlib.core.model`), the records of the parameters it uses (not
+the whole `Pipeline`), inputs (the evaluation's sums, `dynamics.Evaluation`, and
+the state), workspace, outputs.
 Stage kernels are short (at most 40 lines) and compiled `inline_kernel`: numba
 inlines them into the loop (numba IR), because a compiled call passes the arrays
 of the model, Data, parameter and workspace tuples one by one (several hundred
@@ -45,13 +47,13 @@ kernel in it spells out the arrays of its tuples (a few hundred instructions per
 call site): with every model's kernels called from it, the loop body was five
 times the machine code of one combination's loop before, and the steps without
 contacts 5–10 % slower (`benchmarks/bench_stages.py`). So the call sites are
-few: bilateral contact is two kernels (`contact.bilateral.bilateral_rows`, then
-the solve), unilateral and relaxed contact share one impulse step
-(`impulse_acceleration`: the free step, their own rows, PGS), and the control
-laws that need inverse dynamics share one RNEA call
-(`controllers.control_torque`).
+few: the three constraint models are one compiled call (`constrained_acceleration`,
+not inlined: bilateral's two kernels, or the impulse step that unilateral and
+relaxed share, `impulse_acceleration`: the free step, their own rows, PGS), the
+acceleration without constraints one ABA call whatever the friction mode
+(`dynamics.implicit_acceleration`), and the control laws that need inverse
+dynamics one RNEA call (`controllers.control_torque`).
 """
-from ..algorithms.aba import aba_kernel
 from ..algorithms.kinematics import placements
 from .contact import BILATERAL, RELAXED, SOFT, UNILATERAL
 from .contact.bilateral import bilateral_acceleration
@@ -59,9 +61,9 @@ from .contact.relaxed import relaxed_rows
 from .contact.soft import soft_forces
 from .contact.unilateral import apply_impulses, free_step, unilateral_rows
 from .controllers import control_torque
-from .dynamics import (FREE, IMPLICIT_FRICTION, assign, explicit_acceleration, implicit_acceleration, joint_forces,
+from .dynamics import (IMPLICIT_FRICTION, assign, explicit_acceleration, implicit_acceleration, joint_forces,
                        wrench_forces)
-from ..core.spatial import inline_kernel
+from ..core.spatial import inline_kernel, kernel
 
 __all__ = ["control_torque", "joint_forces", "body_forces", "acceleration", "recorded_acceleration"]
 
@@ -84,14 +86,18 @@ def acceleration(m, d, fo, im, cm, e, dt, q, v, a):
     constraints of the contact model cm, else with the implicit terms im; False if a matrix is not positive
     definite."""
     kind = cm.kind
-    if kind == BILATERAL:
-        return bilateral_acceleration(m, d, cm, fo, im, e, q, v, a)
-    if kind == UNILATERAL or kind == RELAXED:
-        return impulse_acceleration(m, d, cm, fo, im, e, dt, q, v, a)
-    if im.mode == FREE:
-        aba_kernel(m, d, q, v, e.tau_total, e.fext, m.gravity, d.zeros_v, a)
-        return True
+    if kind == BILATERAL or kind == UNILATERAL or kind == RELAXED:
+        return constrained_acceleration(m, d, fo, im, cm, e, dt, q, v, a)
     return implicit_acceleration(m, d, fo, im, e, q, v, a)
+
+
+@kernel  # a compiled call, not inlined: the constraint models' code stays out of the loop's own
+def constrained_acceleration(m, d, fo, im, cm, e, dt, q, v, a):
+    """a = the acceleration with the constraints of the contact model cm.kind (BILATERAL, UNILATERAL or
+    RELAXED); False if a matrix is not positive definite."""
+    if cm.kind == BILATERAL:
+        return bilateral_acceleration(m, d, cm, fo, im, e, q, v, a)
+    return impulse_acceleration(m, d, cm, fo, im, e, dt, q, v, a)
 
 
 @inline_kernel

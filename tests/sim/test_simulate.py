@@ -157,6 +157,23 @@ def test_chunked_run_with_progress_is_identical_and_reports_progress():
     assert all(a[0] < b[0] for a, b in zip(seen, seen[1:]))
 
 
+def test_simulate_takes_its_options_as_keywords_of_the_options_record():
+    # simulate(model, q0, v0, *, dt, steps, **options): the options are the fields of Options, with its defaults;
+    # a keyword that is not one is a TypeError naming it, as for any Python function
+    import dataclasses
+
+    from dynlib.sim.simulate import Options
+
+    assert {f.name for f in dataclasses.fields(Options)} == {
+        "integrator", "controller", "external_wrenches", "joint_friction", "friction_smoothing",
+        "friction_integration", "every", "max_state", "energy", "contacts", "progress", "gain_integration"}
+    model = sample("double_pendulum")
+    r = simulate(model, [1.0, 0.5], dt=1e-3, steps=10)
+    assert r.integrator == Options().integrator and r.every == 1 and r.energy is not None
+    with pytest.raises(TypeError, match="unexpected keyword argument 'integrater'"):
+        simulate(model, dt=1e-3, steps=10, integrater="euler")
+
+
 def test_result_writes_a_trajectory_file(tmp_path):
     model = sample("quadruped", True)
     r = simulate(model, dt=1e-3, steps=20, every=5)

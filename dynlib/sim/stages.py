@@ -47,12 +47,14 @@ kernel in it spells out the arrays of its tuples (a few hundred instructions per
 call site): with every model's kernels called from it, the loop body was five
 times the machine code of one combination's loop before, and the steps without
 contacts 5–10 % slower (`benchmarks/bench_stages.py`). So the call sites are
-few: the three constraint models are one compiled call (`constrained_acceleration`,
-not inlined: bilateral's two kernels, or the impulse step that unilateral and
-relaxed share, `impulse_acceleration`: the free step, their own rows, PGS), the
-acceleration without constraints one ABA call whatever the friction mode
+few: bilateral contact is two kernels (`contact.bilateral.bilateral_rows`, then
+the solve), unilateral and relaxed contact share one impulse step
+(`impulse_acceleration`: the free step, their own rows, PGS), the acceleration
+without constraints is one ABA call whatever the friction mode
 (`dynamics.implicit_acceleration`), and the control laws that need inverse
-dynamics one RNEA call (`controllers.control_torque`).
+dynamics share one RNEA call (`controllers.control_torque`). (The three
+constraint models behind one compiled call, not inlined, made their steps 12–28 %
+slower: that call passes every array of the contact record, the model, Data.)
 """
 from ..algorithms.kinematics import placements
 from .contact import BILATERAL, RELAXED, SOFT, UNILATERAL
@@ -63,7 +65,7 @@ from .contact.unilateral import apply_impulses, free_step, unilateral_rows
 from .controllers import control_torque
 from .dynamics import (IMPLICIT_FRICTION, assign, explicit_acceleration, implicit_acceleration, joint_forces,
                        wrench_forces)
-from ..core.spatial import inline_kernel, kernel
+from ..core.spatial import inline_kernel
 
 __all__ = ["control_torque", "joint_forces", "body_forces", "acceleration", "recorded_acceleration"]
 
@@ -86,18 +88,11 @@ def acceleration(m, d, fo, im, cm, e, dt, q, v, a):
     constraints of the contact model cm, else with the implicit terms im; False if a matrix is not positive
     definite."""
     kind = cm.kind
-    if kind == BILATERAL or kind == UNILATERAL or kind == RELAXED:
-        return constrained_acceleration(m, d, fo, im, cm, e, dt, q, v, a)
-    return implicit_acceleration(m, d, fo, im, e, q, v, a)
-
-
-@kernel  # a compiled call, not inlined: the constraint models' code stays out of the loop's own
-def constrained_acceleration(m, d, fo, im, cm, e, dt, q, v, a):
-    """a = the acceleration with the constraints of the contact model cm.kind (BILATERAL, UNILATERAL or
-    RELAXED); False if a matrix is not positive definite."""
-    if cm.kind == BILATERAL:
+    if kind == BILATERAL:
         return bilateral_acceleration(m, d, cm, fo, im, e, q, v, a)
-    return impulse_acceleration(m, d, cm, fo, im, e, dt, q, v, a)
+    if kind == UNILATERAL or kind == RELAXED:
+        return impulse_acceleration(m, d, cm, fo, im, e, dt, q, v, a)
+    return implicit_acceleration(m, d, fo, im, e, q, v, a)
 
 
 @inline_kernel

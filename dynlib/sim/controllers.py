@@ -12,8 +12,7 @@ step), and a new controller compiles no new loop:
 ==================== ======================= ============================================================
 controller            parameters (kind)       tau (nv,)
 ==================== ======================= ============================================================
-`Zero`                `ZeroParams`            0
-                      (ZERO_TORQUE)
+`Zero`                none (ZERO_TORQUE)      0
 `Constant`            `ConstantParams`        tau_c
                       (CONSTANT_TORQUE)
 `TorqueTable`         `TableParams`           tau(t) linearly interpolated in a table (held at its ends)
@@ -72,10 +71,6 @@ class ControlWork(NamedTuple):
     a_d: np.ndarray    # (nv,) target accelerations at t, then the commanded acceleration
     err: np.ndarray    # (nv,) position error (q* or q_d) ⊖ q
     fext0: np.ndarray  # (nb, 6) zeros, never written: the external wrenches of the RNEA calls
-
-
-class ZeroParams(NamedTuple):
-    pass
 
 
 class ConstantParams(NamedTuple):
@@ -138,7 +133,7 @@ _NO_SINE = SineTarget(*_empty(1, 1, 1, 1))
 _NONE = {ConstantParams: ConstantParams(*_empty(1)), TableParams: TableParams(*_empty(1, 2)),
          PDParams: PDParams(*_empty(1, 1, 1, 1), False), GravityParams: GravityParams(*_empty(1)),
          ComputedTorqueParams: ComputedTorqueParams(*_empty(1, 1, 1, 1, 1), 1.0, SINE_TARGET, _NO_TABLE, _NO_SINE)}
-_KINDS = {ZeroParams: ZERO_TORQUE, ConstantParams: CONSTANT_TORQUE, TableParams: TABLE_TORQUE, PDParams: PD_TORQUE,
+_KINDS = {type(None): ZERO_TORQUE, ConstantParams: CONSTANT_TORQUE, TableParams: TABLE_TORQUE, PDParams: PD_TORQUE,
           GravityParams: GRAVITY_TORQUE, ComputedTorqueParams: COMPUTED_TORQUE}
 
 
@@ -155,7 +150,7 @@ class Control(NamedTuple):
 
 
 def control_record(params) -> Control:
-    """The Control record of a controller's parameters (`Controller.params`)."""
+    """The Control record of a controller's parameters (`Controller.params`; None: zero torque)."""
     slots = {cls: params if isinstance(params, cls) else empty for cls, empty in _NONE.items()}
     return Control(_KINDS[type(params)], slots[ConstantParams], slots[TableParams], slots[PDParams],
                    slots[GravityParams], slots[ComputedTorqueParams])
@@ -192,13 +187,14 @@ def interpolate_rows(times, values, t, out):
 
 
 @kernel
-def position_error(m, q_ref, q, err):
-    """err = q_ref ⊖ q per joint (v-sized, `J.difference_kernel`); zero on free-flyer joints (unactuated)."""
-    J.difference_kernel(m.jtype, m.idx_q, m.idx_v, q, q_ref, err)
-    for i in range(m.jtype.shape[0]):
-        if m.jtype[i] == J.FREEFLYER:
+def position_error(jtype, idx_q, idx_v, q_ref, q, err):
+    """err = q_ref ⊖ q per joint (v-sized, `J.difference_kernel`); zero on free-flyer joints (unactuated).
+    (The model's three arrays, not the model tuple: a compiled call passes a tuple's arrays one by one.)"""
+    J.difference_kernel(jtype, idx_q, idx_v, q, q_ref, err)
+    for i in range(jtype.shape[0]):
+        if jtype[i] == J.FREEFLYER:
             for k in range(6):
-                err[m.idx_v[i] + k] = 0.0
+                err[idx_v[i] + k] = 0.0
 
 
 @inline_kernel
@@ -228,7 +224,7 @@ def control_torque(m, d, c, w, t, q, v, tau):
 @inline_kernel
 def pd_torque(m, p, w, q, v, tau):
     """tau = (kp (q* ⊖ q) - kd v + tau) on the actuated DoFs, tau the gravity torque g(q) or zero on entry."""
-    position_error(m, p.q_ref, q, w.err)
+    position_error(m.jtype, m.idx_q, m.idx_v, p.q_ref, q, w.err)
     for k in range(v.shape[0]):
         tau[k] = (tau[k] + (p.kp[k] * w.err[k] - p.kd[k] * v[k])) * p.actuated[k]
 
@@ -240,7 +236,7 @@ def commanded_acceleration(m, p, w, t, q, v):
         table_target(p.table, t, w.q_d, w.v_d, w.a_d)
     else:
         sine_target(p.sine, t, w.q_d, w.v_d, w.a_d)
-    position_error(m, w.q_d, q, w.err)
+    position_error(m.jtype, m.idx_q, m.idx_v, w.q_d, q, w.err)
     for k in range(v.shape[0]):
         w.a_d[k] += p.kd[k] * (w.v_d[k] - v[k]) + p.kp[k] * w.err[k]
 
@@ -344,8 +340,8 @@ def _euclidean(model, what):
 
 
 class Controller:
-    """Base class: `params(model, q0, friction)` gives the law's parameter tuple, which `control_record`
-    makes the ``control`` stage's record.
+    """Base class: `params(model, q0, friction)` gives the law's parameter tuple (None for a law without
+    parameters), which `control_record` makes the ``control`` stage's record.
 
     q0: the initial configuration; friction: the plant's joint friction (damping (nv,),
     friction (nv,), eps), which the computed-torque controller cancels."""
@@ -363,7 +359,7 @@ class Zero(Controller):
     name = "zero"
 
     def params(self, model, q0, friction):
-        return ZeroParams()
+        return None
 
 
 @dataclasses.dataclass(frozen=True)

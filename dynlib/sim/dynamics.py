@@ -12,7 +12,7 @@ One evaluation of the dynamics at (t, q, v) (`dynlib.simulate`, its stages in
   ``start <= t < stop``. The stage adds the soft contact forces to them
   (`dynlib.sim.contact.soft`);
 - the ``acceleration`` stage, without a contact model that constrains the motion,
-  by the friction mode (the Pipeline's ``implicit``, data: FREE, IMPLICIT_FRICTION,
+  by the friction mode (`Implicit`'s ``mode``, data: FREE, IMPLICIT_FRICTION,
   IMPLICIT_GAINS below):
 
   - FREE: ``a = ABA(q, v, tau_total, fext)``, joint friction explicit;
@@ -23,7 +23,7 @@ One evaluation of the dynamics at (t, q, v) (`dynlib.simulate`, its stages in
     has a 0.3 ms time constant; the tanh slope friction/eps is 1000 times
     steeper), and explicit schemes at dt = 1e-3 blow up on them. Taken linearly
     implicit, as MuJoCo does for joint damping, it is backward Euler on the
-    friction term inside each stage: stable at any dt, first-order accurate in
+    friction term inside each substep: stable at any dt, first-order accurate in
     the friction term only; the rigid-body part keeps the scheme's order.
     ``dt B`` is diagonal in joint space, like a rotor's inertia (armature): the
     ABA solves ``(M + diag(dt B)) a = tau_total - h`` with ``D_k = S_k^T IA S_k +
@@ -45,7 +45,7 @@ One evaluation of the dynamics at (t, q, v) (`dynlib.simulate`, its stages in
 Implicit PD gains (`dynlib.simulate`, semi-implicit and euler): a PD's torque
 ``kp (q* ⊖ q) - kd v`` taken at the state the step predicts, ``v+ = v + dt a``,
 ``q+ = q ⊕ dt v+``, is to first order ``tau - (dt kd + dt² kp) a - dt kp v``:
-``Forces.gain_m = dt kd + dt² kp`` joins M's diagonal and ``gain_v v = dt kp v``
+``Implicit.gain_m = dt kd + dt² kp`` joins M's diagonal and ``gain_v v = dt kp v``
 the bias (backward Euler in the gains, as MuJoCo's implicit actuator damping),
 so stiff gains on light links are stable at any dt. `applied_torque` then
 makes the recorded motor torque the one applied, ``M a + h = tau_applied``.
@@ -70,14 +70,11 @@ from ..algorithms.rnea import rnea_kernel
 
 
 class Forces(NamedTuple):
-    """Every generalized force besides the controller's and the contacts': joint friction, external wrenches."""
+    """The generalized forces besides the controller's and the contacts': joint friction, external wrenches."""
 
     damping: np.ndarray       # (nv,) viscous joint friction
     friction: np.ndarray      # (nv,) Coulomb joint friction, smoothed by tanh(v/eps)
     eps: float                # Coulomb smoothing velocity
-    implicit_dt: float        # > 0: joint friction linearly implicit with this step; 0: explicit
-    gain_m: np.ndarray        # (nv,) dt kd + dt² kp of a PD taken implicitly (added to M's diagonal); 0: explicit
-    gain_v: np.ndarray        # (nv,) dt kp: the predicted position's term, -dt kp v (with gain_m: backward Euler)
     wrench_body: np.ndarray   # (nw,) int64, body the wrench's frame is on
     wrench_p: np.ndarray      # (nw, 3) the frame's origin in that body's frame
     wrench: np.ndarray        # (nw, 6) (f, tau), world-aligned axes, at the frame origin
@@ -85,13 +82,36 @@ class Forces(NamedTuple):
     wrench_stop: np.ndarray   # (nw,) ... until this time (excluded)
 
 
-# the acceleration without constraints (the Pipeline's `implicit`, by data)
+# the acceleration without constraints (Implicit.mode, by data)
 FREE = 0               # the ABA, joint friction explicit
 IMPLICIT_FRICTION = 1  # (M + dt B) a = tau_total - h by the ABA, joint friction linearly implicit (dt:
-                       # Forces.implicit_dt), and implicit PD gains (Forces.gain_m, gain_v); the row records the
+                       # Implicit.friction_dt), and implicit PD gains (Implicit.gain_m, gain_v); the row records the
                        # explicit acceleration
-IMPLICIT_GAINS = 2     # the same kernel with the PD gains alone implicit (Forces.implicit_dt = 0): its
+IMPLICIT_GAINS = 2     # the same kernel with the PD gains alone implicit (Implicit.friction_dt = 0): its
                        # acceleration is the model's at the applied torque, so the row records it
+
+
+class Implicit(NamedTuple):
+    """What the acceleration stage takes implicitly (backward Euler inside the stage): the joint friction
+    (its velocity Jacobian, `Forces`' damping and friction) and a PD controller's gains."""
+
+    mode: int             # FREE, IMPLICIT_FRICTION or IMPLICIT_GAINS
+    friction_dt: float    # > 0: joint friction linearly implicit with this step; 0: explicit
+    gain_m: np.ndarray    # (nv,) dt kd + dt² kp of a PD taken implicitly (added to M's diagonal); 0: explicit
+    gain_v: np.ndarray    # (nv,) dt kp: the predicted position's term, -dt kp v (with gain_m: backward Euler)
+
+
+class Evaluation(NamedTuple):
+    """The generalized forces of one evaluation of the dynamics, which its stages write in turn."""
+
+    tau: np.ndarray        # (nv,) motor torque (the control stage)
+    tau_total: np.ndarray  # (nv,) motor torque + joint friction (joint_forces)
+    fext: np.ndarray       # (nb, 6) body wrenches, body frame (body_forces)
+    tau_h: np.ndarray      # (nv,) tau_total - h (- gain_v v): the acceleration stages that form M, or the ABA's
+
+
+def evaluation(nv, nb) -> Evaluation:
+    return Evaluation(np.zeros(nv), np.zeros(nv), np.zeros((nb, 6)), np.zeros(nv))
 
 
 @kernel
@@ -140,49 +160,57 @@ def wrench_forces(oR, fo, t, fext):
 # ------------------------------------------------------------------ forward dynamics
 
 @kernel
-def implicit_diagonal(fo, v, diag):
-    """diag (nv,) = dt B + gain_m, dt = fo.implicit_dt (0: joint friction explicit): the joint-space diagonal
+def implicit_diagonal(fo, im, v, diag):
+    """diag (nv,) = dt B + gain_m, dt = im.friction_dt (0: joint friction explicit): the joint-space diagonal
     of the implicit step, B = diag(damping + friction/eps (1 - tanh²(v/eps))) the joint friction's (negated)
-    velocity Jacobian, gain_m = dt kd + dt² kp of implicit PD gains."""
+    velocity Jacobian (fo: `Forces`), gain_m = dt kd + dt² kp of implicit PD gains."""
     for k in range(v.shape[0]):
-        diag[k] = fo.gain_m[k]
-        if fo.implicit_dt > 0.0:
+        diag[k] = im.gain_m[k]
+        if im.friction_dt > 0.0:
             b = fo.damping[k]
             if fo.friction[k] != 0.0:
                 b += fo.friction[k] / fo.eps * (1.0 - math.tanh(v[k] / fo.eps) ** 2)
-            diag[k] += fo.implicit_dt * b
+            diag[k] += im.friction_dt * b
 
 
 @inline_kernel
-def mass_and_bias(m, d, fo, q, v, tau_total, fext, tau_h):
-    """d.M = M(q) + diag(dt B + gain_m) (`implicit_diagonal`, in d.diag), d.h = RNEA(q, v, 0, fext),
-    tau_h = tau_total - h - gain_v v."""
+def mass_and_bias(m, d, fo, im, e, q, v):
+    """d.M = M(q) + diag(dt B + gain_m) (`implicit_diagonal`, in d.diag), d.h = RNEA(q, v, 0, e.fext),
+    e.tau_h = e.tau_total - h - gain_v v."""
     crba_kernel(m, d, q, d.M)
-    implicit_diagonal(fo, v, d.diag)
-    rnea_kernel(m, d, q, v, d.zeros_v, fext, m.gravity, d.h)
+    implicit_diagonal(fo, im, v, d.diag)
+    rnea_kernel(m, d, q, v, d.zeros_v, e.fext, m.gravity, d.h)
     for k in range(v.shape[0]):
         d.M[k, k] += d.diag[k]
-        tau_h[k] = tau_total[k] - d.h[k] - fo.gain_v[k] * v[k]
+        e.tau_h[k] = e.tau_total[k] - d.h[k] - im.gain_v[k] * v[k]
 
 
 @kernel
-def applied_torque(fo, v, a, tau, tau_total):
+def applied_torque(im, v, a, tau, tau_total):
     """tau, tau_total -= gain_m a + gain_v v: the PD torque at the predicted state (q + dt (v + dt a),
     v + dt a), to first order, which the implicit acceleration stage applied (zero gains: unchanged)."""
     for k in range(v.shape[0]):
-        c = fo.gain_m[k] * a[k] + fo.gain_v[k] * v[k]
+        c = im.gain_m[k] * a[k] + im.gain_v[k] * v[k]
         tau[k] -= c
         tau_total[k] -= c
 
 
 @inline_kernel
-def implicit_acceleration(m, d, fo, q, v, tau_total, fext, tau_h, a):
-    """(M + diag(dt B + gain_m)) a = tau_total - gain_v v - h by one ABA with that diagonal on D_k, O(n);
-    False if a pivot D_k is not positive (M plus the diagonal not positive definite)."""
-    implicit_diagonal(fo, v, d.diag)
-    for k in range(v.shape[0]):
-        tau_h[k] = tau_total[k] - fo.gain_v[k] * v[k]
-    aba_kernel(m, d, q, v, tau_h, fext, m.gravity, d.diag, a)
+def implicit_acceleration(m, d, fo, im, e, q, v, a):
+    """(M + diag(dt B + gain_m)) a = tau_total - gain_v v - h by one ABA with that diagonal on D_k, O(n)
+    (e.tau_h = tau_total - gain_v v); im.mode FREE: the ABA itself (no diagonal, tau_total). One ABA call site
+    for both. False if a pivot D_k is not positive (M plus the diagonal not positive definite)."""
+    free = im.mode == FREE
+    if free:
+        tau, diag = e.tau_total, d.zeros_v
+    else:
+        implicit_diagonal(fo, im, v, d.diag)
+        for k in range(v.shape[0]):
+            e.tau_h[k] = e.tau_total[k] - im.gain_v[k] * v[k]
+        tau, diag = e.tau_h, d.diag
+    aba_kernel(m, d, q, v, tau, e.fext, m.gravity, diag, a)
+    if free:
+        return True
     for i in range(m.parent.shape[0]):
         for j in range(m.nvj[i]):
             if not (0.0 < d.Dinv[i, j, j] < math.inf):
@@ -191,7 +219,7 @@ def implicit_acceleration(m, d, fo, q, v, tau_total, fext, tau_h, a):
 
 
 @inline_kernel
-def explicit_acceleration(m, d, tau_total, fext, out):
-    """out = ABA(q, v, tau_total, fext): the model's acceleration at the state, not the implicit stage's; the
-    stage's ABA at (q, v) just before left pass 1 in d (`aba_at_velocities`)."""
-    aba_at_velocities(m, d, tau_total, fext, m.gravity, d.zeros_v, out)
+def explicit_acceleration(m, d, e, out):
+    """out = ABA(q, v, e.tau_total, e.fext): the model's acceleration at the state, not the implicit stage's;
+    the stage's ABA at (q, v) just before left pass 1 in d (`aba_at_velocities`)."""
+    aba_at_velocities(m, d, e.tau_total, e.fext, m.gravity, d.zeros_v, out)

@@ -9,20 +9,22 @@ Schemes (one step from t to t + dt, a1 = a(t, q, v) given):
 
 - ``euler`` (explicit Euler, Modern Robotics §8.7): ``q+ = q ⊕ dt v``, ``v+ = v + dt a1``;
 - ``semi-implicit`` (symplectic Euler): ``v+ = v + dt a1``, ``q+ = q ⊕ dt v+``;
-- ``rk4`` (classical Runge-Kutta, on the manifold in the Munthe-Kaas form): stages
+- ``rk4`` (classical Runge-Kutta, on the manifold in the Munthe-Kaas form):
+  substeps (the RK stages; "stage" names the pipeline's, `dynlib.sim.stages`)
   ``q_i = q ⊕ xi_i`` with ``xi_i = c_i dt k_{i-1}``, ``v_i = v + c_i dt a_{i-1}``
   (c = 0, 1/2, 1/2, 1), ``k_i = dexp^-1_{xi_i}(v_i)``, then
   ``q+ = q ⊕ dt/6 (k1 + 2 k2 + 2 k3 + k4)``, ``v+ = v + dt/6 (a1 + 2 a2 + 2 a3 + a4)``.
   For revolute and prismatic joints ``k_i = v_i`` (classical RK4). For free-flyer
-  and planar joints the stage velocity ``v_i`` is a body twist at ``q_i``; ``k_i`` is
+  and planar joints the substep velocity ``v_i`` is a body twist at ``q_i``; ``k_i`` is
   the rate of ``xi`` that it implies, ``v + 1/2 [xi, v] + 1/12 [xi, [xi, v]]`` (the
   truncation RKMK needs for order 4). Without this correction (summing the v_i
   as if they were tangent at q) the root pose is only second-order accurate.
 
-Each stage's right-hand side ``a(t, q, v)`` is one evaluation of the pipeline of
-`dynlib.simulate` (controller, generalized forces, acceleration: `dynlib.sim.stages`);
-this module only moves the state: `stage_state` gives the state a stage is
-evaluated at, `dexp_inv` its configuration rate, and `advance` the step. They
+Each substep's right-hand side ``a(t, q, v)`` is one evaluation of the pipeline of
+`dynlib.simulate` (its stages: controller, generalized forces, acceleration, in
+`dynlib.sim.stages`); this module only moves the state: `substep_state` gives the
+state a substep is evaluated at, `dexp_inv` its configuration rate, and `advance`
+the step. They
 take plain arrays, not the model and workspace tuples: a compiled call passes a
 tuple's arrays one by one, and the loop calls these up to eight times a step.
 """
@@ -42,34 +44,30 @@ SCHEMES = {"euler": EULER, "semi-implicit": SEMI_IMPLICIT, "rk4": RK4}
 
 
 class Work(NamedTuple):
-    """Scratch of one simulation (preallocated; nothing is allocated per step)."""
+    """Scratch of the scheme's substeps (preallocated; nothing is allocated per step)."""
 
-    tau: np.ndarray        # (nv,) motor torque of the last right-hand side evaluation
-    tau_total: np.ndarray  # (nv,) motor torque + joint friction of that evaluation
-    fext: np.ndarray       # (nb, 6) body wrenches of that evaluation, body frame
-    tau_h: np.ndarray      # (nv,) tau_total - h of that evaluation (acceleration stages that form M)
-    qs: np.ndarray         # (nq,) stage configuration
-    vs: np.ndarray         # (4, nv) stage velocities v1..v4
-    acc: np.ndarray        # (4, nv) stage accelerations a1..a4
-    ks: np.ndarray         # (4, nv) stage rates of the configuration k1..k4 (dexp^-1 v_i)
-    br: np.ndarray         # (2, nv) the brackets [xi, v], [xi, [xi, v]]
-    xi: np.ndarray         # (nv,) configuration increment of a stage or a step
-    qn: np.ndarray         # (nq,) next configuration
+    qs: np.ndarray   # (nq,) substep configuration
+    vs: np.ndarray   # (4, nv) substep velocities v1..v4
+    acc: np.ndarray  # (4, nv) substep accelerations a1..a4
+    ks: np.ndarray   # (4, nv) substep rates of the configuration k1..k4 (dexp^-1 v_i)
+    br: np.ndarray   # (2, nv) the brackets [xi, v], [xi, [xi, v]]
+    xi: np.ndarray   # (nv,) configuration increment of a substep or a step
+    qn: np.ndarray   # (nq,) next configuration
 
 
-def make_work(nq, nv, nb) -> Work:
-    return Work(np.zeros(nv), np.zeros(nv), np.zeros((nb, 6)), np.zeros(nv), np.zeros(nq), np.zeros((4, nv)),
-                np.zeros((4, nv)), np.zeros((4, nv)), np.zeros((2, nv)), np.zeros(nv), np.zeros(nq))
+def make_work(nq, nv) -> Work:
+    return Work(np.zeros(nq), np.zeros((4, nv)), np.zeros((4, nv)), np.zeros((4, nv)), np.zeros((2, nv)),
+                np.zeros(nv), np.zeros(nq))
 
 
-# Butcher tableau of the schemes: stage times c_s (RK4's a_{s,s-1} = c_s) and weights b_s
+# Butcher tableau of the schemes: substep times c_s (RK4's a_{s,s-1} = c_s) and weights b_s
 NODES = np.array([0.0, 0.5, 0.5, 1.0])
 WEIGHTS = np.array([1.0, 2.0, 2.0, 1.0]) / 6.0
 
 
 @kernel
-def stages(scheme):
-    """Number of right-hand side evaluations per step."""
+def substeps(scheme):
+    """Number of right-hand side evaluations (substeps) per step."""
     return 4 if scheme == RK4 else 1
 
 
@@ -120,8 +118,8 @@ def dexp_inv(jtype, idx_v, nvj, xi, v, t1, t2, out):
 
 
 @kernel
-def stage_state(jtype, idx_q, idx_v, s, dt, q, v, ks, acc, xi, qs, vs):
-    """qs, vs = the state stage s is evaluated at: (q, v) itself for s = 0 (and ks[0] = v), else
+def substep_state(jtype, idx_q, idx_v, s, dt, q, v, ks, acc, xi, qs, vs):
+    """qs, vs = the state substep s is evaluated at: (q, v) itself for s = 0 (and ks[0] = v), else
     q ⊕ c_s dt k_{s-1}, v + c_s dt a_{s-1} (RK4), with xi = c_s dt k_{s-1}."""
     if s == 0:
         for k in range(v.shape[0]):
@@ -139,7 +137,7 @@ def stage_state(jtype, idx_q, idx_v, s, dt, q, v, ks, acc, xi, qs, vs):
 
 @kernel
 def advance(scheme, jtype, idx_q, idx_v, dt, q, v, ks, acc, xi, qn):
-    """(q, v) <- the state at t + dt from the stages' rates ks and accelerations acc, in place."""
+    """(q, v) <- the state at t + dt from the substeps' rates ks and accelerations acc, in place."""
     nv = v.shape[0]
     if scheme == RK4:
         for k in range(nv):

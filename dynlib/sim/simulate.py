@@ -18,10 +18,11 @@
 
 One step, from state k to k + 1 (`_run`, compiled):
 
-1. the scheme's stages (one, or four for rk4): `integrators.stage_state` gives the
-   stage's state (t_s, q_s, v_s), the state k itself first;
+1. the scheme's substeps (one, or four for rk4: the RK stages): `integrators.substep_state`
+   gives the substep's state (t_s, q_s, v_s), the state k itself first;
 2. `evaluate` runs the pipeline at that state, stage by stage (`dynlib.sim.stages`), each
-   stage summing every source present, switched by data (MuJoCo's forward pipeline):
+   stage summing every source present, switched by data (MuJoCo's forward pipeline), into
+   the `dynamics.Evaluation` sums (tau, tau_total, f_ext):
 
    a. ``control``: the controller's motor torque tau (`controllers.control_torque`: the law
       of ``Control.kind``, e.g. PD -> `controllers.pd_torque`);
@@ -31,25 +32,27 @@ One step, from state k to k + 1 (`_run`, compiled):
    d. ``acceleration``: a from (q_s, v_s, tau_total, f_ext): the KKT system of bilateral contact
       (`contact.bilateral`), or one time step with contact impulses (`contact.unilateral`,
       `contact.relaxed`; semi-implicit Euler only, whose acceleration is then ``(v+ − v)/dt``);
-      without those, the ABA (``Pipeline.implicit`` FREE), or ``(M + dt B) a = tau_total - h``
+      without those, the ABA (`dynamics.Implicit` mode FREE), or ``(M + dt B) a = tau_total - h``
       under implicit joint friction and PD gains, one ABA with the diagonal dt B on each pivot
       D_k, O(n) (IMPLICIT_FRICTION; IMPLICIT_GAINS with only the PD gains implicit:
       `dynamics.implicit_acceleration`);
 
-   later stages also get their configuration rate (`integrators.dexp_inv`);
-3. after the first stage, the state k is checked and, every K steps, recorded
+   later substeps also get their configuration rate (`integrators.dexp_inv`);
+3. after the first substep, the state k is checked and, every K steps, recorded
    (`record`: q, v, the acceleration, tau, contact forces, energy);
 4. `integrators.advance` moves to the state k + 1, which is checked for divergence.
 
-The parameters of every stage travel in one `Pipeline` tuple that `simulate`
-builds (`_pipeline`), of one numba type for every scenario: the controller's
-`controllers.Control` record (the law's code and every law's parameters, the
-unused ones zero-size), its `controllers.ControlWork`, the `Forces` (joint friction,
-implicit PD gains, external wrenches; zeros and empty arrays when absent), the
-friction mode ``implicit`` (an integer), the `contact.ContactModel` record (the
-model's code, NO_CONTACT without contacts, and every model's parameters), the
-contact `Points` and `ContactWork` (empty without contacts). The energy of the
-recorded rows is data as well: ``Rows.energy`` has no rows when it is not asked.
+The parameters and workspaces of every stage travel in one `Pipeline` tuple that
+`simulate` builds (`_pipeline`), of one numba type for every scenario: the
+controller's `controllers.Control` record (the law's code and every law's
+parameters, the unused ones zero-size), its `controllers.ControlWork`, the
+`dynamics.Forces` (joint friction and external wrenches; zeros and empty arrays
+when absent), the `dynamics.Implicit` record (the friction mode's code, and what
+the acceleration stage takes implicitly: joint friction, a PD's gains), the
+`contact.ContactModel` record (the model's code, NO_CONTACT without contacts, the
+points, and every model's parameters and workspace, the unused ones zero-size)
+and the `dynamics.Evaluation` sums. The energy of the recorded rows is data as
+well: ``Rows.energy`` has no rows when it is not asked.
 So numba compiles `_run` once (per layout of the model arrays, which is the same
 for every robot, fixed or floating base) and caches it: a scenario of another
 controller, contact model or integrator compiles no new loop (`loop_is_cached`).
@@ -77,12 +80,10 @@ from . import controllers as C
 from . import integrators as I
 from ..algorithms.aba import check_dynamics
 from ..algorithms.energy import kinetic_kernel, potential_after_placements
-from .contact import ContactModel, build as build_contact, contact_record
-from .contact.points import ContactWork, Points, contact_work, no_points
-from .contact.relaxed import RelaxedParams
-from .contact.unilateral import UnilateralParams
+from .contact import RELAXED, UNILATERAL, ContactModel, build as build_contact, contact_record
 from .controllers import Control, ControlWork, control_record, control_work
-from .dynamics import FREE, IMPLICIT_FRICTION, IMPLICIT_GAINS, Forces, applied_torque, assign
+from .dynamics import (FREE, IMPLICIT_FRICTION, IMPLICIT_GAINS, Evaluation, Forces, Implicit, applied_torque, assign,
+                       evaluation)
 from ..errors import InputError, NumericalError
 from .stages import acceleration, body_forces, control_torque, joint_forces, recorded_acceleration
 
@@ -104,16 +105,15 @@ CHUNKED_ABOVE = 20_000  # steps: below this, one compiled call (Ctrl-C waits for
 
 
 class Pipeline(NamedTuple):
-    """The parameters of every stage of one evaluation, as `_run` takes them (see the module docstring):
-    one numba type for every scenario."""
+    """The parameters and workspaces of every stage of one evaluation, as `_run` takes them (see the module
+    docstring): one numba type for every scenario."""
 
     control: Control          # the controller's law (kind) and parameters
     control_work: ControlWork
-    forces: Forces            # joint friction, implicit gains and external wrenches (none: empty arrays)
-    implicit: int             # dynamics.FREE, IMPLICIT_FRICTION or IMPLICIT_GAINS
-    contact: ContactModel     # the contact model (kind, NO_CONTACT without contacts) and its parameters
-    points: Points            # contact points and ground (none without contacts)
-    contact_work: ContactWork
+    forces: Forces            # joint friction and external wrenches (none: zeros, empty arrays)
+    implicit: Implicit        # what the acceleration stage takes implicitly: the mode, joint friction, PD gains
+    contact: ContactModel     # the contact model (kind, NO_CONTACT without contacts), points, parameters, workspaces
+    sums: Evaluation          # the generalized forces of the evaluation: tau, tau_total, fext, tau_h
 
 
 class Rows(NamedTuple):
@@ -154,31 +154,32 @@ def _finite(x):
 
 
 @inline_kernel  # like the stage kernels (dynlib.sim.stages): no passing of the tuples' arrays
-def evaluate(m, d, p, w, dt, t, q, v, a):
+def evaluate(m, d, p, dt, t, q, v, a):
     """a = the acceleration at (t, q, v): the pipeline's stages in order, which leave this evaluation's
-    tau, tau_total and fext in w. False if the acceleration stage's matrix is not positive definite."""
-    control_torque(m, d, p.control, p.control_work, t, q, v, w.tau)
-    joint_forces(p.forces, v, w.tau, w.tau_total)
-    body_forces(m, d, p, t, q, v, w.fext)
-    ok = acceleration(m, d, p, dt, q, v, w.tau_total, w.fext, w.tau_h, a)
-    applied_torque(p.forces, v, a, w.tau, w.tau_total)  # implicit PD gains: the torque applied
+    tau, tau_total and fext in p.sums. False if the acceleration stage's matrix is not positive definite."""
+    e = p.sums
+    control_torque(m, d, p.control, p.control_work, t, q, v, e.tau)
+    joint_forces(p.forces, v, e.tau, e.tau_total)
+    body_forces(m, d, p.forces, p.contact, t, q, v, e.fext)
+    ok = acceleration(m, d, p.forces, p.implicit, p.contact, e, dt, q, v, a)
+    applied_torque(p.implicit, v, a, e.tau, e.tau_total)  # implicit PD gains: the torque applied
     return ok
 
 
 @inline_kernel
-def record(m, d, p, w, t, q, v, a, rows, row):
-    """Row `row` of the state (q, v) at t, evaluated just before (stage acceleration a): its acceleration,
+def record(m, d, p, t, q, v, a, rows, row):
+    """Row `row` of the state (q, v) at t, evaluated just before (acceleration stage's a): its acceleration,
     motor torque, contact forces and energy. False if the recorded acceleration is not finite."""
-    recorded_acceleration(m, d, p, w.tau_total, w.fext, a, rows.a[row])
+    recorded_acceleration(m, d, p.implicit, p.contact, p.sums, a, rows.a[row])
     if not _finite(rows.a[row]):
         return False
     rows.t[row] = t
     assign(rows.q[row], q)
     assign(rows.v[row], v)
-    assign(rows.tau[row], w.tau)
-    assign(rows.pen[row], p.contact_work.pen)
+    assign(rows.tau[row], p.sums.tau)
+    assign(rows.pen[row], p.contact.state.pen)
     for c in range(rows.force.shape[1]):
-        assign(rows.force[row, c], p.contact_work.force[c])
+        assign(rows.force[row, c], p.contact.state.force[c])
     if rows.energy.shape[0] > 0:  # asked for
         T = kinetic_kernel(m, d, q, v)
         U = potential_after_placements(m, d, m.gravity)  # placements done by kinetic_kernel
@@ -192,16 +193,16 @@ def record(m, d, p, w, t, q, v, a, rows, row):
 def _run(m, d, p, w, scheme, dt, k0, k1, steps, every, max_state, q, v, rows, row):
     """Steps k0 <= k < k1 (state k in q, v on entry; state k1 on exit), recording rows from `row` on.
 
-    At each k: the scheme's stages (stage 0 is the state k itself: checked, and recorded when
+    At each k: the scheme's substeps (substep 0 is the state k itself: checked, and recorded when
     k % every == 0), then the step to k + 1 unless k == steps. Returns (rows written, step of
     divergence or -1, reason).
     """
     jtype, idx_q, idx_v, nvj = m.jtype, m.idx_q, m.idx_v, m.nvj
     for k in range(k0, k1):
         t = k * dt
-        for s in range(I.stages(scheme)):
-            I.stage_state(jtype, idx_q, idx_v, s, dt, q, v, w.ks, w.acc, w.xi, w.qs, w.vs[s])
-            if not evaluate(m, d, p, w, dt, t + I.NODES[s] * dt, w.qs, w.vs[s], w.acc[s]):
+        for s in range(I.substeps(scheme)):
+            I.substep_state(jtype, idx_q, idx_v, s, dt, q, v, w.ks, w.acc, w.xi, w.qs, w.vs[s])
+            if not evaluate(m, d, p, dt, t + I.NODES[s] * dt, w.qs, w.vs[s], w.acc[s]):
                 return row, (k if s == 0 else k + 1), SINGULAR
             if s > 0:
                 I.dexp_inv(jtype, idx_v, nvj, w.xi, w.vs[s], w.br[0], w.br[1], w.ks[s])
@@ -209,7 +210,7 @@ def _run(m, d, p, w, scheme, dt, k0, k1, steps, every, max_state, q, v, rows, ro
             if not _finite(w.acc[0]):
                 return row, k, NONFINITE_ACCELERATION
             if k % every == 0:
-                if not record(m, d, p, w, t, q, v, w.acc[0], rows, row):
+                if not record(m, d, p, t, q, v, w.acc[0], rows, row):
                     return row, k, NONFINITE_ACCELERATION
                 row += 1
             if k == steps:
@@ -391,38 +392,91 @@ def _from_argument(name):
         raise
 
 
-def _pipeline(model, q, *, dt, integrator, controller, external_wrenches, joint_friction, eps,
-              friction_integration, contacts, gain_integration="implicit", warn=True):
-    """(Pipeline, Contact or None) of a run whose scalar inputs are checked: every stage's parameters."""
+@dataclasses.dataclass(frozen=True)
+class Options:
+    """The options of `simulate` besides the model, the initial state, dt and steps: each is a keyword of
+    `simulate`, with the same default (see `simulate`)."""
+
+    integrator: str = "rk4"
+    controller: object = None
+    external_wrenches: tuple = ()
+    joint_friction: bool = True
+    friction_smoothing: float = 1e-3
+    friction_integration: str = "implicit"
+    every: int = 1
+    max_state: float = 1e6
+    energy: bool = True
+    contacts: object = None
+    progress: object = None
+    gain_integration: str = "implicit"
+
+
+def _count(name, n) -> int:
+    """n (steps, every) as an int, counted by the kernels in 64-bit integers: InputError unless 1 <= n <= 2**53."""
+    try:
+        whole = not isinstance(n, bool) and int(n) == n
+    except (TypeError, ValueError, OverflowError):
+        whole = False
+    if not whole or not 1 <= n <= MAX_COUNT:
+        raise InputError(f"{name} must be a positive integer up to 2**53, got {n!r}")
+    return int(n)
+
+
+def _checked(model, dt, steps, o) -> tuple:
+    """(dt, steps, options) with every scalar input checked and converted (InputError naming the one that is
+    not right)."""
+    check_dynamics(model)
+    if model.nv == 0:
+        raise InputError(f"robot '{model.name}' has no moving joint: there is nothing to simulate")
+    if o.integrator not in I.SCHEMES:
+        raise InputError(f"integrator must be one of {', '.join(I.SCHEMES)}, got {o.integrator!r}")
+    dt = float(dt)
+    if not (math.isfinite(dt) and dt > 0.0):
+        raise InputError(f"dt must be a positive number of seconds, got {dt!r}")
+    steps, every = _count("steps", steps), _count("every", o.every)
+    max_state = float(o.max_state)
+    if not max_state > 0:
+        raise InputError(f"max_state must be positive, got {max_state!r}")
+    for name in ("gain_integration", "friction_integration"):
+        if getattr(o, name) not in ("implicit", "explicit"):
+            raise InputError(f"{name} must be 'implicit' or 'explicit', got {getattr(o, name)!r}")
+    eps = float(o.friction_smoothing)
+    if not (math.isfinite(eps) and eps > 0.0):
+        raise InputError(f"friction_smoothing must be a positive velocity, got {o.friction_smoothing!r}")
+    return dt, steps, dataclasses.replace(o, every=every, max_state=max_state, friction_smoothing=eps)
+
+
+def _pipeline(model, q, dt, o):
+    """(Pipeline, Contact or None) of a run whose options o (`Options`) are checked: every stage's parameters."""
     m = model.arrays
-    if joint_friction:
+    if o.joint_friction:
         damping, friction = np.ascontiguousarray(m.damping, float), np.ascontiguousarray(m.friction, float)
     else:
         damping, friction = np.zeros(model.nv), np.zeros(model.nv)
     with _from_argument("controller"):
-        controller = C.as_controller(controller)
-        ctrl = controller.params(model, q, (damping, friction, eps))
+        controller = C.as_controller(o.controller)
+        ctrl = controller.params(model, q, (damping, friction, o.friction_smoothing))
     # a PD's gains: implicit with semi-implicit and euler (dynlib.sim.dynamics), a warning with rk4 when too stiff
-    # computed torque cancels the joint friction stage by stage: nothing stiff is left to treat implicitly
-    stiff = (friction_integration == "implicit" and (np.any(damping != 0) or np.any(friction != 0))
+    # computed torque cancels the joint friction at every evaluation: nothing stiff is left to treat implicitly
+    stiff = (o.friction_integration == "implicit" and (np.any(damping != 0) or np.any(friction != 0))
              and not isinstance(controller, C.ComputedTorque))
     with _from_argument("external_wrenches"):
-        wrenches = _wrench_arrays(model, tuple(external_wrenches))
-    gain_m, gain_v = C.implicit_gains(ctrl, model.nv, dt, integrator, gain_integration)
+        wrenches = _wrench_arrays(model, tuple(o.external_wrenches))
+    gain_m, gain_v = C.implicit_gains(ctrl, model.nv, dt, o.integrator, o.gain_integration)
     implicit_gains = bool(np.any(gain_m != 0) or np.any(gain_v != 0))
-    if integrator == "rk4" and warn:
+    if o.integrator == "rk4":
         C.warn_stiff_gains(model, ctrl, q, dt)
-    fo = Forces(damping, friction, eps, dt if stiff else 0.0, gain_m, gain_v, *wrenches)
     with _from_argument("contacts"):
-        contact = None if contacts is None else build_contact(model, contacts, q)
+        contact = None if o.contacts is None else build_contact(model, o.contacts, q)
         needs = getattr(contact.params, "integrator", None) if contact is not None else None
-        if needs is not None and integrator != needs:
+        if needs is not None and o.integrator != needs:
             raise InputError(f"the {contact.model} contact model steps velocities with impulses "
-                             f"(semi-implicit Euler): set integrator to '{needs}' (got {integrator!r})")
-    implicit = IMPLICIT_FRICTION if stiff else IMPLICIT_GAINS if implicit_gains else FREE
-    points, work = (no_points(), contact_work(0, model.nv)) if contact is None else (contact.points, contact.work)
-    return _normalized(Pipeline(control_record(ctrl), control_work(model), fo, implicit, contact_record(contact),
-                                points, work)), contact
+                             f"(semi-implicit Euler): set integrator to '{needs}' (got {o.integrator!r})")
+    mode = IMPLICIT_FRICTION if stiff else IMPLICIT_GAINS if implicit_gains else FREE
+    return _normalized(Pipeline(control_record(ctrl), control_work(model),
+                                Forces(damping, friction, o.friction_smoothing, *wrenches),
+                                Implicit(mode, dt if stiff else 0.0, gain_m, gain_v), contact_record(contact, model.nv),
+                                evaluation(model.nv, model.nb))), contact
 
 
 def _rows(model, nrows, nc, energy) -> Rows:
@@ -431,19 +485,18 @@ def _rows(model, nrows, nc, energy) -> Rows:
                 np.zeros((nrows, nc, 3)), np.zeros((nrows, nc)))
 
 
-def simulate(model, q0=None, v0=None, *, dt, steps, integrator="rk4", controller=None, external_wrenches=(),
-             joint_friction=True, friction_smoothing=1e-3, friction_integration="implicit", every=1,
-             max_state=1e6, energy=True, contacts=None, progress=None,
-             gain_integration="implicit") -> SimulationResult:
+def simulate(model, q0=None, v0=None, *, dt, steps, **options) -> SimulationResult:
     """Integrate the forward dynamics of `model` for `steps` steps of `dt` from (q0, v0).
 
-    q0 (nq,) defaults to the neutral configuration, v0 (nv,) to zero.
+    q0 (nq,) defaults to the neutral configuration, v0 (nv,) to zero. The options (keywords, the fields of
+    `Options`, with its defaults):
     integrator: "rk4" | "semi-implicit" | "euler". controller: a
     `dynlib.sim.controllers.Controller` (default: zero torque). external_wrenches:
     `ExternalWrench` objects (or dicts with their fields). joint_friction: apply
     the model's damping/friction (SPEC §2) with tanh smoothing `friction_smoothing`;
     friction_integration: "implicit" (stable at any dt, the default) or "explicit"
     (textbook schemes; see `dynlib.sim.dynamics`). every: keep one row in `every`.
+    max_state: the largest coordinate or velocity before the run counts as diverged.
     energy: compute the energy columns. contacts: a dict (``model``, ``points``,
     ``ground: {height, normal}`` and the model's parameters by their scenario names;
     those not given take the model's defaults) or a `dynlib.sim.contact.points.ContactSpec`,
@@ -454,60 +507,18 @@ def simulate(model, q0=None, v0=None, *, dt, steps, integrator="rk4", controller
     tau is the torque applied); "explicit": the textbook form. rk4 keeps the explicit form and
     warns (`controllers.StiffGainsWarning`) when the gains exceed its stability limit at dt.
     """
-    check_dynamics(model)
-    if model.nv == 0:
-        raise InputError(f"robot '{model.name}' has no moving joint: there is nothing to simulate")
-    if integrator not in I.SCHEMES:
-        raise InputError(f"integrator must be one of {', '.join(I.SCHEMES)}, got {integrator!r}")
-    dt = float(dt)
-    if not (math.isfinite(dt) and dt > 0.0):
-        raise InputError(f"dt must be a positive number of seconds, got {dt!r}")
-    for name, n in (("steps", steps), ("every", every)):  # counted by the kernels in 64-bit integers
-        try:
-            whole = not isinstance(n, bool) and int(n) == n
-        except (TypeError, ValueError, OverflowError):
-            whole = False
-        if not whole or not 1 <= n <= MAX_COUNT:
-            raise InputError(f"{name} must be a positive integer up to 2**53, got {n!r}")
-    steps, every = int(steps), int(every)
-    max_state = float(max_state)
-    if not max_state > 0:
-        raise InputError(f"max_state must be positive, got {max_state!r}")
-    if gain_integration not in ("implicit", "explicit"):
-        raise InputError(f"gain_integration must be 'implicit' or 'explicit', got {gain_integration!r}")
-    if friction_integration not in ("implicit", "explicit"):
-        raise InputError(f"friction_integration must be 'implicit' or 'explicit', got {friction_integration!r}")
-    eps = float(friction_smoothing)
-    if not (math.isfinite(eps) and eps > 0.0):
-        raise InputError(f"friction_smoothing must be a positive velocity, got {friction_smoothing!r}")
-
+    unknown = sorted(set(options) - {f.name for f in dataclasses.fields(Options)})
+    if unknown:
+        raise TypeError(f"simulate() got an unexpected keyword argument {unknown[0]!r}")
+    dt, steps, o = _checked(model, dt, steps, Options(**options))
     q = _state(model, q0, model.nq, "q0", model.q_neutral)
     v = _state(model, v0, model.nv, "v0", np.zeros(model.nv))
-    if np.any(np.abs(q) > max_state) or np.any(np.abs(v) > max_state):
-        raise InputError(f"the initial state exceeds max_state = {max_state:g}")
-    p, contact = _pipeline(model, q, dt=dt, integrator=integrator, controller=controller,
-                           external_wrenches=external_wrenches, joint_friction=joint_friction, eps=eps,
-                           friction_integration=friction_integration, contacts=contacts,
-                           gain_integration=gain_integration)
-    m, d, w = model.arrays, model.create_data(), I.make_work(model.nq, model.nv, model.nb)
+    if np.any(np.abs(q) > o.max_state) or np.any(np.abs(v) > o.max_state):
+        raise InputError(f"the initial state exceeds max_state = {o.max_state:g}")
+    p, contact = _pipeline(model, q, dt, o)
     names = () if contact is None else contact.names
-    rows = _rows(model, steps // every + 1, len(names), energy)
-    scheme = I.SCHEMES[integrator]
-
-    total = steps + 1  # states 0..steps
-    chunk = total if (progress is None and total <= CHUNKED_ABOVE) else max(1, total // 100)
-    row, k0, bad_step, reason, reported = 0, 0, -1, 0, 0
-    q_last, v_last = q.copy(), v.copy()
-    while k0 < total:
-        k1 = min(total, k0 + chunk)
-        row, bad_step, reason = _run(m, d, p, w, scheme, dt, k0, k1, steps, every, max_state, q, v, rows, row)
-        if bad_step >= 0:
-            break
-        q_last[:], v_last[:] = q, v
-        k0 = k1
-        if progress is not None and min(k0, steps) > reported:
-            reported = min(k0, steps)
-            progress(reported, steps)
+    rows = _rows(model, steps // o.every + 1, len(names), o.energy)
+    row, bad_step, reason, q_last, v_last = _chunks(model, p, dt, steps, o, q, v, rows)
     diverged = None
     if bad_step >= 0:
         diverged = Divergence(int(bad_step), bad_step * dt, REASONS.get(int(reason), "unknown"))
@@ -515,20 +526,58 @@ def simulate(model, q0=None, v0=None, *, dt, steps, integrator="rk4", controller
             q_last, v_last = rows.q[row - 1].copy(), rows.v[row - 1].copy()
     return SimulationResult(
         model=model, time=rows.t[:row], q=rows.q[:row], v=rows.v[:row], a=rows.a[:row], tau=rows.tau[:row],
-        energy=rows.energy[:row] if energy else None, diverged=diverged, q_final=q_last, v_final=v_last,
-        dt=dt, steps=steps, every=every, integrator=integrator, contact_names=names,
+        energy=rows.energy[:row] if o.energy else None, diverged=diverged, q_final=q_last, v_final=v_last,
+        dt=dt, steps=steps, every=o.every, integrator=o.integrator, contact_names=names,
         contact_force=rows.force[:row] if contact is not None else None,
         penetration=rows.pen[:row] if contact is not None else None,
-        contact_solver=_solver_report(contact, p.contact_work),
+        contact_solver=_solver_report(contact, p.contact),
     )
 
 
-def _solver_report(contact, work):
+def _chunks(model, p, dt, steps, o, q, v, rows) -> tuple:
+    """Run the loop over the states 0..steps in chunks (one call below CHUNKED_ABOVE without progress), calling
+    o.progress between them: (rows written, step of divergence or -1, reason, q and v of the last chunk's end
+    before a divergence)."""
+    m, d, w = model.arrays, model.create_data(), I.make_work(model.nq, model.nv)
+    scheme = I.SCHEMES[o.integrator]
+    total = steps + 1  # states 0..steps
+    chunk = total if (o.progress is None and total <= CHUNKED_ABOVE) else max(1, total // 100)
+    row, k0, bad_step, reason, reported = 0, 0, -1, 0, 0
+    q_last, v_last = q.copy(), v.copy()
+    run = _run
+    while k0 < total:
+        k1 = min(total, k0 + chunk)
+        if k0 == chunk:  # the second chunk on: the first chunk's loop, the same arguments' types
+            run = _compiled_loop()
+        row, bad_step, reason = run(m, d, p, w, scheme, dt, k0, k1, steps, o.every, o.max_state, q, v, rows, row)
+        if bad_step >= 0:
+            break
+        q_last[:], v_last[:] = q, v
+        k0 = k1
+        if o.progress is not None and min(k0, steps) > reported:
+            reported = min(k0, steps)
+            o.progress(reported, steps)
+    return row, bad_step, reason, q_last, v_last
+
+
+def _compiled_loop():
+    """The compiled `_run` itself when the loop has one compilation (one numba type for every scenario), which
+    the call just made ran; else the dispatcher. Numba's dispatcher resolves the type of the Pipeline's nested
+    records at every call (about 55 us, against 4 us for the call itself): a long run's hundred chunks
+    would pay it a hundred times (0.27 us per step of 20 000). Asked once per run (it costs about 0.1 ms)."""
+    overloads = getattr(_run, "overloads", {})
+    if len(overloads) != 1:
+        return _run
+    return getattr(next(iter(overloads.values())), "entry_point", None) or _run
+
+
+def _solver_report(contact, cm):
     """The PGS report of the impulse models (unilateral, relaxed); None for the others."""
-    if contact is None or not isinstance(contact.params, (UnilateralParams, RelaxedParams)):
+    if cm.kind not in (UNILATERAL, RELAXED):
         return None
-    return {"steps_not_converged": int(work.stats[0]), "max_sweeps": int(work.stats[1]),
-            "worst_change": float(work.stats[2]), "tolerance": float(contact.params.tolerance),
+    stats = (cm.unilateral if cm.kind == UNILATERAL else cm.relaxed).work.stats
+    return {"steps_not_converged": int(stats[0]), "max_sweeps": int(stats[1]),
+            "worst_change": float(stats[2]), "tolerance": float(contact.params.tolerance),
             "max_iterations": int(contact.params.max_iterations)}
 
 

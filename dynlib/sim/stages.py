@@ -18,7 +18,7 @@ stage                        sources (the code in the `Pipeline` that picks)   k
                              (`ContactModel.kind` BILATERAL, UNILATERAL,       `unilateral`, `relaxed`
                              RELAXED), else the ABA with the joint friction    `dynlib.sim.dynamics`
                              and PD gains explicit or implicit
-                             (`Pipeline.implicit`: FREE, IMPLICIT_FRICTION,
+                             (`Implicit.mode`: FREE, IMPLICIT_FRICTION,
                              IMPLICIT_GAINS)
 ``recorded_acceleration``    what a row records: the explicit model            `dynlib.sim.dynamics`
                              acceleration under IMPLICIT_FRICTION without
@@ -26,14 +26,16 @@ stage                        sources (the code in the `Pipeline` that picks)   k
 =========================== ================================================ ===============================
 
 Every controller, contact model, friction mode and energy choice is a value of
-the same types (`controllers.Control`, `contact.ContactModel`, integer codes,
-arrays that are empty when a source is absent), so the simulation loop has one
+the same types (`controllers.Control`, `contact.ContactModel`, `dynamics.Implicit`,
+integer codes, arrays that are empty when a source is absent), so the simulation loop has one
 numba type for every scenario and is compiled once (and cached); a scenario of
 another controller or contact model compiles nothing. A branch on a code costs
 a compare per evaluation; an absent source costs nothing more (an empty loop).
 
 Every stage kernel takes its arguments in MuJoCo's order: model arrays
-(``m``, ``d``: `dynlib.core.model`), the parameters, inputs, workspace, outputs.
+(``m``, ``d``: `dynlib.core.model`), the records of the parameters it uses (not
+the whole `Pipeline`), inputs (the evaluation's sums, `dynamics.Evaluation`, and
+the state), workspace, outputs.
 Stage kernels are short (at most 40 lines) and compiled `inline_kernel`: numba
 inlines them into the loop (numba IR), because a compiled call passes the arrays
 of the model, Data, parameter and workspace tuples one by one (several hundred
@@ -47,12 +49,14 @@ times the machine code of one combination's loop before, and the steps without
 contacts 5–10 % slower (`benchmarks/bench_stages.py`). So the call sites are
 few: bilateral contact is two kernels (`contact.bilateral.bilateral_rows`, then
 the solve), unilateral and relaxed contact share one impulse step
-(`impulse_acceleration`: the free step, their own rows, PGS), and the control
-laws that need inverse dynamics share one RNEA call
-(`controllers.control_torque`).
+(`impulse_acceleration`: the free step, their own rows, PGS), the acceleration
+without constraints is one ABA call whatever the friction mode
+(`dynamics.implicit_acceleration`), and the control laws that need inverse
+dynamics share one RNEA call (`controllers.control_torque`). (The three
+constraint models behind one compiled call, not inlined, made their steps 12–28 %
+slower: that call passes every array of the contact record, the model, Data.)
 """
 from .._numba.decorators import inline_kernel
-from ..algorithms.aba import aba_kernel
 from ..algorithms.kinematics import placements
 from .contact import BILATERAL, RELAXED, SOFT, UNILATERAL
 from .contact.bilateral import bilateral_acceleration
@@ -60,62 +64,64 @@ from .contact.relaxed import relaxed_rows
 from .contact.soft import soft_forces
 from .contact.unilateral import apply_impulses, free_step, unilateral_rows
 from .controllers import control_torque
-from .dynamics import (FREE, IMPLICIT_FRICTION, assign, explicit_acceleration, implicit_acceleration, joint_forces,
+from .dynamics import (IMPLICIT_FRICTION, assign, explicit_acceleration, implicit_acceleration, joint_forces,
                        wrench_forces)
 
 __all__ = ["control_torque", "joint_forces", "body_forces", "acceleration", "recorded_acceleration"]
 
 
 @inline_kernel
-def body_forces(m, d, p, t, q, v, fext):
-    """fext (nb, 6) = the body wrenches at (t, q, v): the external wrenches active at t, plus the soft contact
-    forces (w.x, w.pen, w.force of every point); untouched, zero, when there are neither."""
-    soft = p.contact.kind == SOFT
-    if soft or p.forces.wrench_body.shape[0] > 0:
+def body_forces(m, d, fo, cm, t, q, v, fext):
+    """fext (nb, 6) = the body wrenches at (t, q, v): the external wrenches active at t (fo: `Forces`), plus the
+    soft contact forces (cm: `ContactModel`; cm.state of every point); untouched, zero, when there are neither."""
+    soft = cm.kind == SOFT
+    if soft or fo.wrench_body.shape[0] > 0:
         placements(m, d, q)
-        wrench_forces(d.oR, p.forces, t, fext)
+        wrench_forces(d.oR, fo, t, fext)
     if soft:
-        soft_forces(m, d, p.contact.soft, p.points, v, p.contact_work, fext)
+        soft_forces(m, d, cm.soft, cm.points, cm.state, v, fext)
 
 
 @inline_kernel
-def acceleration(m, d, p, dt, q, v, tau_total, fext, tau_h, a):
-    """a (nv,) = the acceleration at (q, v) under tau_total and fext, with the contact model's constraints;
-    False if a matrix is not positive definite."""
-    kind, pts, fo, w = p.contact.kind, p.points, p.forces, p.contact_work
+def acceleration(m, d, fo, im, cm, e, dt, q, v, a):
+    """a (nv,) = the acceleration at (q, v) under e.tau_total and e.fext (e: `Evaluation`), with the
+    constraints of the contact model cm, else with the implicit terms im; False if a matrix is not positive
+    definite."""
+    kind = cm.kind
     if kind == BILATERAL:
-        return bilateral_acceleration(m, d, p.contact.bilateral, pts, fo, q, v, tau_total, fext, w, tau_h, a)
+        return bilateral_acceleration(m, d, cm, fo, im, e, q, v, a)
     if kind == UNILATERAL or kind == RELAXED:
-        return impulse_acceleration(m, d, p.contact, pts, fo, dt, q, v, tau_total, fext, w, tau_h, a)
-    if p.implicit == FREE:
-        aba_kernel(m, d, q, v, tau_total, fext, m.gravity, d.zeros_v, a)
-        return True
-    return implicit_acceleration(m, d, fo, q, v, tau_total, fext, tau_h, a)
+        return impulse_acceleration(m, d, cm, fo, im, e, dt, q, v, a)
+    return implicit_acceleration(m, d, fo, im, e, q, v, a)
 
 
 @inline_kernel
-def impulse_acceleration(m, d, c, pts, fo, dt, q, v, tau_total, fext, w, tau_h, a):
-    """a = (v+ − v)/dt of one time step with contact impulses, the rows of the model c.kind (UNILATERAL or
-    RELAXED: `contact.unilateral`, `contact.relaxed`); w.force = λ/dt per point (world). False if M (+ dt B)
-    is not positive definite."""
-    if not free_step(m, d, pts, fo, dt, q, v, tau_total, fext, w, tau_h, a):
+def impulse_acceleration(m, d, cm, fo, im, e, dt, q, v, a):
+    """a = (v+ − v)/dt of one time step with contact impulses, the rows of the model cm.kind (UNILATERAL or
+    RELAXED: `contact.unilateral`, `contact.relaxed`), in that model's workspace; cm.state.force = λ/dt per
+    point (world). False if M (+ dt B) is not positive definite."""
+    pts, st = cm.points, cm.state
+    w = cm.unilateral.work if cm.kind == UNILATERAL else cm.relaxed.work
+    if not free_step(m, d, pts, st, w, fo, im, e, dt, q, v, a):
         return False
-    if c.kind == UNILATERAL:
-        unilateral_rows(c.unilateral, dt, w)
-        mu, tol, max_iter = c.unilateral.friction, c.unilateral.tolerance, c.unilateral.max_iterations
+    if cm.kind == UNILATERAL:
+        pu = cm.unilateral.params
+        unilateral_rows(pu, st, w, dt)
+        mu, tol, max_iter = pu.friction, pu.tolerance, pu.max_iterations
     else:
-        relaxed_rows(c.relaxed, dt, w)
-        mu, tol, max_iter = c.relaxed.friction, c.relaxed.tolerance, c.relaxed.max_iterations
-    apply_impulses(mu, tol, max_iter, pts, dt, w, a)
+        pr = cm.relaxed.params
+        relaxed_rows(pr, st, w, dt)
+        mu, tol, max_iter = pr.friction, pr.tolerance, pr.max_iterations
+    apply_impulses(mu, tol, max_iter, pts, st, w, dt, a)
     return True
 
 
 @inline_kernel
-def recorded_acceleration(m, d, p, tau_total, fext, a, out):
+def recorded_acceleration(m, d, im, cm, e, a, out):
     """out (nv,) = the acceleration a row records for the state whose stage acceleration is a, called right
     after that acceleration stage, whose work in d it may reuse."""
-    kind = p.contact.kind
-    if p.implicit == IMPLICIT_FRICTION and kind != BILATERAL and kind != UNILATERAL and kind != RELAXED:
-        explicit_acceleration(m, d, tau_total, fext, out)
+    kind = cm.kind
+    if im.mode == IMPLICIT_FRICTION and kind != BILATERAL and kind != UNILATERAL and kind != RELAXED:
+        explicit_acceleration(m, d, e, out)
     else:
         assign(out, a)

@@ -91,9 +91,34 @@ def test_relaxed_takes_one_form_of_its_spring(tmp_path):
 
     path = tmp_path / "s.yaml"
     path.write_text(f"dyn: 1\nrobot: {ROBOTS_DIR / 'ball.urdf'}\nfloating_base: true\nintegrator: semi-implicit\n"
-                    "contacts:\n  model: relaxed\n  time_constant: 0.01\n  stiffness: 20000\n  points: from-collision\n")
-    with pytest.raises(ScenarioError, match="s.yaml:8: contacts.stiffness: give either stiffness/damping"):
+                    "contacts:\n  model: relaxed\n  time_constant: 0.01\n  stiffness_per_mass: 20000\n"
+                    "  points: from-collision\n")
+    with pytest.raises(ScenarioError, match="s.yaml:8: contacts.stiffness_per_mass: give either stiffness_per_mass/"
+                                           "damping_per_mass"):
         load_scenario(path)
+
+
+@pytest.mark.parametrize("key, new", [("stiffness", "stiffness_per_mass"), ("damping", "damping_per_mass")])
+def test_relaxed_s_old_direct_form_keys_name_the_new_ones(tmp_path, key, new):
+    """A key means one thing in one unit: soft's stiffness (N/m) and damping (N·s/m) are not relaxed's
+    direct form (1/s², 1/s), whose keys were once the same: the old key is one line naming the new (exit 2)."""
+    import subprocess
+    import sys
+
+    from dynlib.sim.contact import build
+    from dynlib.errors import InputError, ScenarioError
+
+    path = tmp_path / "s.yaml"
+    path.write_text(f"dyn: 1\nrobot: {ROBOTS_DIR / 'ball.urdf'}\nfloating_base: true\nintegrator: semi-implicit\n"
+                    f"contacts:\n  model: relaxed\n  {key}: 100\n  points: from-collision\n")
+    with pytest.raises(ScenarioError, match=f"s.yaml:7: contacts.{key}: relaxed's direct form names it {new}"):
+        load_scenario(path)
+    r = subprocess.run([sys.executable, "-m", "cli.main", "simulate", path, "-o", tmp_path / "o.csv"],
+                       capture_output=True, text=True)
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and new in r.stderr
+    m = dynlib.load(ROBOTS_DIR / "ball.urdf", floating_base=True)
+    with pytest.raises(InputError, match=f"contacts.{key}: relaxed's direct form names it {new}"):
+        build(m, {"model": "relaxed", key: 100.0, "points": "from-collision"}, m.q_neutral)
 
 
 @pytest.mark.parametrize("control", ["{type: gravity-compensation, kd: 1}", "{type: pd, kp: 1, kd: 1, ki: 2}",

@@ -66,21 +66,23 @@ def test_box_on_a_slope_sticks_below_the_friction_angle_and_slides_above(theta_d
 
 @pytest.mark.parametrize("tc, zeta", [(0.02, 1.0), (0.01, 0.7)])
 def test_the_direct_form_is_the_time_constant_form_with_mujocos_conversion(tc, zeta):
-    """MuJoCo's negative solref: stiffness = 1/(τ² ζ²), damping = 2/τ give the spring and damper
+    """MuJoCo's negative solref: stiffness_per_mass = 1/(τ² ζ²), damping_per_mass = 2/τ give the spring and damper
     of (time_constant τ, damping_ratio ζ): the same motion, to round-off."""
     model = U.load("ball")
     v0 = np.array([0.5, 0, 0, 0, 0, 0])
     a = U.drop(model, 0.2, v0=v0, steps=800, friction=0.5, time_constant=tc, damping_ratio=zeta)
-    b = U.drop(model, 0.2, v0=v0, steps=800, friction=0.5, stiffness=1 / (tc * zeta) ** 2, damping=2 / tc)
+    b = U.drop(model, 0.2, v0=v0, steps=800, friction=0.5, stiffness_per_mass=1 / (tc * zeta) ** 2,
+               damping_per_mass=2 / tc)
     assert np.abs(a.q - b.q).max() < 1e-12 and np.abs(a.contact_force - b.contact_force).max() < 1e-8
     assert a.penetration.max() > 1e-4  # the contact did happen
 
 
 @pytest.mark.parametrize("stiffness", [2e4, 8e4])
 def test_a_direct_stiffness_is_used_rest_depth_falls_as_one_over_it(stiffness):
-    """`stiffness: 20000` used to be ignored; the ball now rests at (1 − d)/d · g / k with
-    k = stiffness / d² (and damping 2·sqrt(stiffness): critically damped)."""
-    r = U.drop(U.load("ball"), 0.2, steps=3000, friction=0.5, stiffness=stiffness, damping=2 * math.sqrt(stiffness))
+    """`stiffness_per_mass: 20000` (once `stiffness`, ignored) is used: the ball rests at (1 − d)/d · g / k with
+    k = stiffness_per_mass / d² (and damping_per_mass 2·sqrt(stiffness_per_mass): critically damped)."""
+    r = U.drop(U.load("ball"), 0.2, steps=3000, friction=0.5, stiffness_per_mass=stiffness,
+               damping_per_mass=2 * math.sqrt(stiffness))
     d = IMPEDANCE
     assert r.penetration[-1, 0] == pytest.approx((1 - d) / d * G * d * d / stiffness, rel=1e-6)
     assert r.contact_force[-1, 0] == pytest.approx([0.0, 0.0, G], abs=1e-9)

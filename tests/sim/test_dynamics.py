@@ -7,32 +7,39 @@ import pytest
 from hypothesis import given
 
 import dynlib
-from dynlib.sim.dynamics import Forces, explicit_acceleration, implicit_acceleration, implicit_diagonal, mass_and_bias
+from dynlib.sim.dynamics import (IMPLICIT_FRICTION, Evaluation, Forces, Implicit, explicit_acceleration,
+                                 implicit_acceleration, implicit_diagonal, mass_and_bias)
 from helpers import assert_close, few, random_state, sample, seeds
 
 TOL = 1e-12
 
 
 def forces(model, rng, implicit_dt, gains=True):
-    """Forces with random joint friction and PD gain terms (no external wrenches)."""
+    """(Forces with random joint friction, no external wrenches; Implicit with random PD gain terms)."""
     nv = model.nv
     gain_m = rng.uniform(0, 0.5, nv) if gains else np.zeros(nv)
     gain_v = rng.uniform(0, 5, nv) if gains else np.zeros(nv)
-    return Forces(rng.uniform(0, 2, nv), rng.uniform(0, 1, nv), 1e-2, implicit_dt, gain_m, gain_v,
-                  np.zeros(0, dtype=np.int64), np.zeros((0, 3)), np.zeros((0, 6)), np.zeros(0), np.zeros(0))
+    fo = Forces(rng.uniform(0, 2, nv), rng.uniform(0, 1, nv), 1e-2, np.zeros(0, dtype=np.int64), np.zeros((0, 3)),
+                np.zeros((0, 6)), np.zeros(0), np.zeros(0))
+    return fo, Implicit(IMPLICIT_FRICTION, implicit_dt, gain_m, gain_v)
 
 
-def both_paths(model, fo, q, v, tau_total, fext):
+def sums(model, tau_total, fext):
+    """The Evaluation of a stage with tau_total and fext (tau unused)."""
+    return Evaluation(np.zeros(model.nv), np.asarray(tau_total, float), np.asarray(fext, float), np.zeros(model.nv))
+
+
+def both_paths(model, fo, im, q, v, tau_total, fext):
     """(a by the ABA stage, a by the dense solve of mass_and_bias's M and tau_h)."""
     m = model.arrays
     d = model.create_data()
     a = np.zeros(model.nv)
-    tau_h = np.zeros(model.nv)
-    ok = implicit_acceleration(m, d, fo, q, v, tau_total, fext, tau_h, a)
+    ok = implicit_acceleration(m, d, fo, im, sums(model, tau_total, fext), q, v, a)
     assert ok
     dense = model.create_data()
-    mass_and_bias(m, dense, fo, q, v, tau_total, fext, tau_h)
-    return a, np.linalg.solve(dense.M, tau_h)
+    e = sums(model, tau_total, fext)
+    mass_and_bias(m, dense, fo, im, e, q, v)
+    return a, np.linalg.solve(dense.M, e.tau_h)
 
 
 @few()
@@ -41,10 +48,10 @@ def test_implicit_aba_step_equals_the_dense_solve(model, seed):
     rng = np.random.default_rng(seed)
     model = model.with_armature(rng.uniform(0, 0.05, model.nv))
     q, v, _ = random_state(model, rng)
-    fo = forces(model, rng, implicit_dt=rng.uniform(1e-4, 1e-1))
+    fo, im = forces(model, rng, implicit_dt=rng.uniform(1e-4, 1e-1))
     tau_total = rng.uniform(-5, 5, model.nv)
     fext = rng.uniform(-5, 5, (model.nb, 6))
-    a, expected = both_paths(model, fo, q, v, tau_total, fext)
+    a, expected = both_paths(model, fo, im, q, v, tau_total, fext)
     assert_close(a, expected, TOL, "implicit ABA = (M + dt B + gain_m)^-1 (tau - gain_v v - h)")
 
 
@@ -54,9 +61,10 @@ def test_implicit_aba_step_equals_the_dense_solve_on_the_sample_robots_urdf_fric
     model = sample(name)
     rng = np.random.default_rng(7)
     m = model.arrays
-    fo = forces(model, rng, implicit_dt=1e-3, gains=False)._replace(damping=m.damping, friction=m.friction)
+    fo, im = forces(model, rng, implicit_dt=1e-3, gains=False)
+    fo = fo._replace(damping=m.damping, friction=m.friction)
     q, v, _ = random_state(model, rng)
-    a, expected = both_paths(model, fo, q, v, rng.uniform(-5, 5, model.nv), np.zeros((model.nb, 6)))
+    a, expected = both_paths(model, fo, im, q, v, rng.uniform(-5, 5, model.nv), np.zeros((model.nb, 6)))
     assert_close(a, expected, TOL, "implicit ABA = dense solve, URDF friction")
 
 
@@ -69,12 +77,13 @@ def test_the_recorded_acceleration_after_the_implicit_stage_is_the_explicit_aba(
     model = model.with_armature(rng.uniform(0, 0.05, model.nv))
     m, d = model.arrays, model.create_data()
     q, v, _ = random_state(model, rng)
-    fo = forces(model, rng, implicit_dt=rng.uniform(1e-4, 1e-1))
+    fo, im = forces(model, rng, implicit_dt=rng.uniform(1e-4, 1e-1))
     tau_total = rng.uniform(-5, 5, model.nv)
     fext = rng.uniform(-5, 5, (model.nb, 6))
     a, out = np.zeros(model.nv), np.zeros(model.nv)
-    assert implicit_acceleration(m, d, fo, q, v, tau_total, fext, np.zeros(model.nv), a)
-    explicit_acceleration(m, d, tau_total, fext, out)
+    e = sums(model, tau_total, fext)
+    assert implicit_acceleration(m, d, fo, im, e, q, v, a)
+    explicit_acceleration(m, d, e, out)
     expected = dynlib.aba(model, q, v, tau_total, fext)
     assert_close(out, expected, TOL, "recorded acceleration = ABA(q, v, tau_total, fext)")
     assert np.abs(out - a).max() > 1e-6 * np.abs(expected).max()  # the diagonal did change the stage's a
@@ -83,24 +92,24 @@ def test_the_recorded_acceleration_after_the_implicit_stage_is_the_explicit_aba(
 def test_without_implicit_terms_the_stage_is_the_aba():
     model = sample("arm6").with_armature(0.01)
     rng = np.random.default_rng(3)
-    fo = forces(model, rng, implicit_dt=0.0, gains=False)
+    fo, im = forces(model, rng, implicit_dt=0.0, gains=False)
     q, v, _ = random_state(model, rng)
     tau = rng.uniform(-5, 5, model.nv)
-    a, _ = both_paths(model, fo, q, v, tau, np.zeros((model.nb, 6)))
+    a, _ = both_paths(model, fo, im, q, v, tau, np.zeros((model.nb, 6)))
     assert_close(a, dynlib.aba(model, q, v, tau), TOL, "implicit stage with a zero diagonal = aba")
 
 
 def test_the_implicit_diagonal_is_dt_times_the_friction_jacobian_plus_the_gains():
     model = sample("arm6")
     rng = np.random.default_rng(5)
-    fo = forces(model, rng, implicit_dt=2e-3)
+    fo, im = forces(model, rng, implicit_dt=2e-3)
     v = rng.uniform(-0.05, 0.05, model.nv)
     diag = np.zeros(model.nv)
-    implicit_diagonal(fo, v, diag)
+    implicit_diagonal(fo, im, v, diag)
 
     def friction(x):  # the negated joint friction torque (dynamics.joint_forces)
         return fo.damping * x + fo.friction * np.tanh(x / fo.eps)
 
     h = 1e-7  # central differences of the friction torque, DoF by DoF (it is diagonal)
     jac = (friction(v + h) - friction(v - h)) / (2 * h)
-    assert_close(diag, fo.implicit_dt * jac + fo.gain_m, 1e-6, "dt dF/dv + gain_m")
+    assert_close(diag, im.friction_dt * jac + im.gain_m, 1e-6, "dt dF/dv + gain_m")

@@ -114,7 +114,7 @@ def test_free_flyer_quaternion_stays_unit(floating_run):
 
 def test_external_force_gives_its_impulse_to_a_floating_robot():
     # a force on the trunk origin for 0.1 s changes the linear momentum by f * 0.1; a pure couple
-    # changes the angular momentum by tau * 0.1 (RK4 stages at the window's edges weigh in exactly)
+    # changes the angular momentum by tau * 0.1 (RK4 substeps at the window's edges weigh in exactly)
     model = sample("quadruped", True).with_gravity([0, 0, 0])
     f = np.array([3.0, -2.0, 5.0, 0.4, -0.3, 0.2])
     res = simulate(model, dt=1e-3, steps=300, joint_friction=False,
@@ -170,7 +170,7 @@ def test_convergence_order(integrator, order):
 
 
 def test_rk4_is_fourth_order_on_the_free_flyer_pose():
-    # the Munthe-Kaas correction of the stage velocities: without it the root pose is second order
+    # the Munthe-Kaas correction of the substep velocities: without it the root pose is second order
     model = sample("quadruped", True).with_gravity([0, 0, 0])
     rng = np.random.default_rng(5)
     q0 = dynlib.random_configuration(model, rng)

@@ -117,7 +117,7 @@ def test_external_wrench_acts_only_inside_its_window():
     r = simulate(model, Q0, dt=1e-3, steps=100, controller=PD_ARM6, external_wrenches=push, energy=False)
     still = simulate(model, Q0, dt=1e-3, steps=100, controller=PD_ARM6, energy=False)
     moved = np.abs(r.q - still.q).max(axis=1)
-    assert np.all(moved[:50] == 0.0)  # the stage at t + dt = start already feels it: row 50 is the first change
+    assert np.all(moved[:50] == 0.0)  # the substep at t + dt = start already feels it: row 50 is the first change
     assert moved[51] > 0 and moved[80] > 1e-4
     dicts = simulate(model, Q0, dt=1e-3, steps=100, controller=PD_ARM6, energy=False,
                      external_wrenches=[{"frame": "tool0", "wrench": (0, 30, 0, 0, 0, 0), "start": 0.05, "stop": 0.08}])
@@ -155,6 +155,23 @@ def test_chunked_run_with_progress_is_identical_and_reports_progress():
     assert np.array_equal(chunked.q, whole.q) and np.array_equal(chunked.energy, whole.energy)
     assert len(seen) > 10 and seen[-1] == (3000, 3000)
     assert all(a[0] < b[0] for a, b in zip(seen, seen[1:]))
+
+
+def test_simulate_takes_its_options_as_keywords_of_the_options_record():
+    # simulate(model, q0, v0, *, dt, steps, **options): the options are the fields of Options, with its defaults;
+    # a keyword that is not one is a TypeError naming it, as for any Python function
+    import dataclasses
+
+    from dynlib.sim.simulate import Options
+
+    assert {f.name for f in dataclasses.fields(Options)} == {
+        "integrator", "controller", "external_wrenches", "joint_friction", "friction_smoothing",
+        "friction_integration", "every", "max_state", "energy", "contacts", "progress", "gain_integration"}
+    model = sample("double_pendulum")
+    r = simulate(model, [1.0, 0.5], dt=1e-3, steps=10)
+    assert r.integrator == Options().integrator and r.every == 1 and r.energy is not None
+    with pytest.raises(TypeError, match="unexpected keyword argument 'integrater'"):
+        simulate(model, dt=1e-3, steps=10, integrater="euler")
 
 
 def test_result_writes_a_trajectory_file(tmp_path):

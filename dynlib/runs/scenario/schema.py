@@ -245,17 +245,21 @@ class Contacts(_Block):
     ground: Ground = Ground()
     """The plane (default: z = 0)."""
     stiffness: Optional[PositiveFloat] = None
-    """soft: normal stiffness k, N/m (default 1e5). relaxed: MuJoCo's direct form (its negative
-    solref[0]), 1/s², instead of time_constant and damping_ratio."""
+    """soft: normal stiffness k, N/m (default 1e5)."""
     damping: Optional[NonNegativeFloat] = None
-    """soft: normal damping b, N·s/m (default 1e3). relaxed: MuJoCo's direct form (its negative
-    solref[1]), 1/s."""
+    """soft: normal damping b, N·s/m (default 1e3)."""
     friction: Optional[NonNegativeFloat] = None
     """soft, unilateral, relaxed: Coulomb friction coefficient μ (default 0.8)."""
     time_constant: Optional[PositiveFloat] = None
     """relaxed: the constraint's time constant, s (default 0.02; MuJoCo's solref[0])."""
     damping_ratio: Optional[PositiveFloat] = None
     """relaxed: the constraint's damping ratio (default 1; MuJoCo's solref[1])."""
+    stiffness_per_mass: Optional[PositiveFloat] = None
+    """relaxed: MuJoCo's direct form (its negative solref[0]), a stiffness per unit of effective
+    mass, 1/s², instead of time_constant and damping_ratio."""
+    damping_per_mass: Optional[NonNegativeFloat] = None
+    """relaxed: MuJoCo's direct form (its negative solref[1]), a damping per unit of effective
+    mass, 1/s."""
     slip_velocity: Optional[PositiveFloat] = None
     """soft: the regularisation of Coulomb friction, m/s (default 0.01)."""
     baumgarte_kp: Optional[NonNegativeFloat] = None

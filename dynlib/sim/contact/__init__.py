@@ -8,17 +8,20 @@ model's parameters. `build` turns it into a `Contact`:
    `UnilateralParams`, `RelaxedParams`, each in the module of its model);
 2. the parameters are that class's fields, filled from the keys of the same
    names, the class's defaults for the keys not given (`params_from`);
-3. ``points`` and ``ground`` become the shared `points.Points`, and a
-   `points.ContactWork` is allocated for them.
+3. ``points`` and ``ground`` become the shared `points.Points`.
 
 The simulation loop takes a built contact (or none) as one `ContactModel`
 record (`contact_record`): the model's code ``kind`` (NO_CONTACT, SOFT,
-BILATERAL, UNILATERAL, RELAXED) and every model's parameter tuple (the others'
-defaults), with the `Points` and `ContactWork` (empty without contacts). Every
-contact model is thus a value of the same numba type: the loop's stages
-(`dynlib.sim.stages`) branch on ``kind`` (soft contact in ``body_forces``, the other
-three in ``acceleration``), and a new contact model compiles no new loop.
-Adding a parameter to a model means a field (with its default) in its
+BILATERAL, UNILATERAL, RELAXED), the `Points`, the `points.PointState` every
+model writes (positions, depths, forces: what a row reports), and one pair per
+model, as Pinocchio's constraint model and data: its parameters and its own
+workspace (`soft.SoftContact`, `bilateral.BilateralContact`,
+`unilateral.UnilateralContact`, `relaxed.RelaxedContact`); the models not used
+have their defaults and zero-size workspaces, and without contacts every array
+is empty. Every contact model is thus a value of the same numba type: the loop's
+stages (`dynlib.sim.stages`) branch on ``kind`` (soft contact in ``body_forces``,
+the other three in ``acceleration``), and a new contact model compiles no new
+loop. Adding a parameter to a model means a field (with its default) in its
 parameter class, the scenario schema's key, and its use in the model's kernel.
 """
 from __future__ import annotations
@@ -29,11 +32,12 @@ from typing import NamedTuple
 import numpy as np
 
 from ...errors import InputError
-from .bilateral import BilateralParams
-from .points import ContactSpec, ContactWork, Points, contact_points, contact_work, ground_points, point_position
-from .relaxed import DIRECT_FORM, TIME_CONSTANT_FORM, RelaxedParams
-from .soft import SoftParams
-from .unilateral import UnilateralParams
+from .bilateral import BilateralContact, BilateralParams, bilateral_work
+from .points import (ContactSpec, Points, PointState, contact_points, empty_like, ground_points, no_points,
+                     point_position, point_state)
+from .relaxed import DIRECT_FORM, RENAMED, TIME_CONSTANT_FORM, RelaxedContact, RelaxedParams
+from .soft import SoftContact, SoftParams, soft_work
+from .unilateral import UnilateralContact, UnilateralParams, impulse_work
 
 MODELS = {"soft": SoftParams, "bilateral": BilateralParams, "unilateral": UnilateralParams,
           "relaxed": RelaxedParams}
@@ -45,32 +49,43 @@ KINDS = {"soft": SOFT, "bilateral": BILATERAL, "unilateral": UNILATERAL, "relaxe
 
 
 class ContactModel(NamedTuple):
-    """The contact stages' record: the model (`kind`) and every model's parameters (the others' defaults), one
-    numba type for every contact model and for none."""
+    """The contact stages' record: the model (`kind`), the points, and every model's parameters and workspace
+    (the others' defaults, zero-size), one numba type for every contact model and for none."""
 
-    kind: int  # NO_CONTACT, SOFT, BILATERAL, UNILATERAL or RELAXED
-    soft: SoftParams
-    bilateral: BilateralParams
-    unilateral: UnilateralParams
-    relaxed: RelaxedParams
+    kind: int                     # NO_CONTACT, SOFT, BILATERAL, UNILATERAL or RELAXED
+    points: Points                # contact points and ground (none without contacts)
+    state: PointState             # every point's position, depth and force of the last evaluation
+    soft: SoftContact
+    bilateral: BilateralContact
+    unilateral: UnilateralContact
+    relaxed: RelaxedContact
 
 
 class Contact(NamedTuple):
-    """A built contact model: its name, point names, parameters, points and workspace."""
+    """A built contact model: its name, point names, parameters and points."""
 
     model: str          # soft | bilateral | unilateral | relaxed
     names: tuple        # (nc,) point names (the contact.<name>.* columns)
     params: tuple       # SoftParams, BilateralParams, UnilateralParams or RelaxedParams
     points: Points
-    work: ContactWork
 
 
-def contact_record(contact) -> ContactModel:
-    """The ContactModel record of a built `Contact` (None: no contact)."""
-    slots = {name: contact.params if contact is not None and contact.model == name else cls()
-             for name, cls in MODELS.items()}
-    return ContactModel(NO_CONTACT if contact is None else KINDS[contact.model], slots["soft"], slots["bilateral"],
-                        slots["unilateral"], slots["relaxed"])
+# each model's pair and its workspace's allocation (nc, nv)
+_PAIRS = {"soft": (SoftContact, soft_work), "bilateral": (BilateralContact, bilateral_work),
+          "unilateral": (UnilateralContact, impulse_work), "relaxed": (RelaxedContact, impulse_work)}
+
+
+def contact_record(contact, nv) -> ContactModel:
+    """The ContactModel record of a built `Contact` (None: no contact) for a model of nv velocities, with the
+    workspace of the contact's model allocated."""
+    nc = 0 if contact is None else len(contact.names)
+    pairs = {}
+    for name, (pair, work) in _PAIRS.items():
+        used = contact is not None and contact.model == name
+        pairs[name] = pair(contact.params if used else MODELS[name](),
+                           work(nc, nv) if used else empty_like(work(0, 0)))
+    return ContactModel(NO_CONTACT if contact is None else KINDS[contact.model],
+                        no_points() if contact is None else contact.points, point_state(nc), **pairs)
 
 
 def key_problem(name, keys):
@@ -82,6 +97,9 @@ def key_problem(name, keys):
     keys = [k for k in keys if k not in ("model", "points", "ground")]
     used = MODELS[name]._fields
     for key in keys:
+        if name == "relaxed" and key in RENAMED:
+            new, unit, soft_unit = RENAMED[key]
+            return key, f"relaxed's direct form names it {new} ({unit}); {key} is soft contact's, in {soft_unit}"
         if key not in used and key in PARAMETERS:
             users = [m for m, cls in MODELS.items() if key in cls._fields]
             return key, (f"the {name} model has no parameter '{key}' (it is {' and '.join(users)}'s); "
@@ -90,8 +108,8 @@ def key_problem(name, keys):
         direct = [k for k in keys if k in DIRECT_FORM]
         tc = [k for k in keys if k in TIME_CONSTANT_FORM]
         if direct and tc:
-            return direct[0], (f"give either stiffness/damping (MuJoCo's direct form) or time_constant/"
-                               f"damping_ratio, not both ({', '.join(tc + direct)} given)")
+            return direct[0], (f"give either stiffness_per_mass/damping_per_mass (MuJoCo's direct form) or "
+                               f"time_constant/damping_ratio, not both ({', '.join(tc + direct)} given)")
     return None
 
 
@@ -148,7 +166,7 @@ def build(model, spec, q0) -> Contact:
     held = ground_points(pts, ground.get("normal", (0.0, 0.0, 1.0)),
                          _number(float, ground.get("height", 0.0), "ground.height"), np.zeros((nc, 3)))
     _hold_targets(model, held, points, q0)
-    return Contact(name, pts.names, params, held, contact_work(nc, model.nv))
+    return Contact(name, pts.names, params, held)
 
 
 def _hold_targets(model, pts, points, q0):

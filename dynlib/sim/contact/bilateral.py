@@ -19,12 +19,15 @@ take the minimum-norm split), ``D λ = γ − Jc a0``, ``a = a0 + Y λ``. λ_c i
 world force on the robot at point c: it may pull. Cost O(nv³ + nc nv² + nc³)
 per evaluation, inside the compiled loop.
 
-`BilateralParams` (baumgarte_kp, baumgarte_kd: the scenario's keys) are the
-parameters of `bilateral_acceleration`, which the ``acceleration`` stage of the
-simulation step (`dynlib.sim.stages`) runs when the contact model is bilateral; the
-targets x* are the points' (`dynlib.sim.contact.points.Points`).
+`BilateralContact` is the model's pair: `BilateralParams` (baumgarte_kp,
+baumgarte_kd: the scenario's keys) and its workspace `BilateralWork`, on which
+`bilateral_acceleration` runs in the ``acceleration`` stage of the simulation step
+(`dynlib.sim.stages`) when the contact model is bilateral; the targets x* are the
+points' (`dynlib.sim.contact.points.Points`).
 """
 from typing import NamedTuple
+
+import numpy as np
 
 from ..._numba.decorators import inline_kernel, kernel
 from ...algorithms.kinematics import motion, placements
@@ -36,6 +39,30 @@ from .points import delassus, point_jacobian, point_position
 class BilateralParams(NamedTuple):
     baumgarte_kp: float = 1.0e4  # kp, 1/s²
     baumgarte_kd: float = 200.0  # kd, 1/s
+
+
+class BilateralWork(NamedTuple):
+    Jc: np.ndarray     # (3 nc, nv) the stacked point Jacobians
+    Y: np.ndarray      # (3 nc, nv) rows of M^-1 Jcᵀ
+    D: np.ndarray      # (3 nc, 3 nc) Delassus matrix Jc M^-1 Jcᵀ
+    DL: np.ndarray     # (3 nc, 3 nc) its Cholesky factor
+    bias: np.ndarray   # (3,) a point's bias acceleration
+    gamma: np.ndarray  # (3 nc,) the constraints' right-hand side γ
+    lam: np.ndarray    # (3 nc,) the multipliers: the forces
+    zero6: np.ndarray  # (6,) zeros, never written: the world's acceleration of the bias pass
+
+
+class BilateralContact(NamedTuple):
+    """Bilateral contact's parameters and workspace (zero-size when the simulation's model is another)."""
+
+    params: BilateralParams
+    work: BilateralWork
+
+
+def bilateral_work(nc, nv) -> BilateralWork:
+    r = 3 * nc
+    return BilateralWork(np.zeros((r, nv)), np.zeros((r, nv)), np.zeros((r, r)), np.zeros((r, r)), np.zeros(3),
+                         np.zeros(r), np.zeros(r), np.zeros(6))
 
 
 @kernel
@@ -60,26 +87,26 @@ def point_bias(oR, op, bv, ba, b, x, out):
 
 
 @kernel
-def constraint_rows(m, d, p, pts, v, w):
-    """w.x, w.pen, w.Jc rows and γ = −J̇c v − kp (x − x*) − kd ẋ (in w.rhs) of every point
+def constraint_rows(m, d, p, pts, st, w, v):
+    """st.x, st.pen, the rows of w.Jc and γ = −J̇c v − kp (x − x*) − kd ẋ (in w.gamma) of every point
     (placements and the bias pass d.v, d.a done)."""
     nv = v.shape[0]
     for c in range(pts.body.shape[0]):
-        xc = w.x[c]
+        xc = st.x[c]
         point_position(d.oR, d.op, pts.body[c], pts.p[c], pts.radius[c], pts.normal, xc)
-        w.pen[c] = pts.height - (pts.normal[0] * xc[0] + pts.normal[1] * xc[1] + pts.normal[2] * xc[2])
+        st.pen[c] = pts.height - (pts.normal[0] * xc[0] + pts.normal[1] * xc[1] + pts.normal[2] * xc[2])
         point_jacobian(d.oR, d.op, m.S, m.parent, m.idx_v, m.nvj, pts.body[c], xc, w.Jc[3 * c:3 * c + 3])
         point_bias(d.oR, d.op, d.v, d.a, pts.body[c], xc, w.bias)
         for i in range(3):
             u = 0.0
             for j in range(nv):
                 u += w.Jc[3 * c + i, j] * v[j]
-            w.rhs[3 * c + i] = -w.bias[i] - p.baumgarte_kp * (xc[i] - pts.target[c, i]) - p.baumgarte_kd * u
+            w.gamma[3 * c + i] = -w.bias[i] - p.baumgarte_kp * (xc[i] - pts.target[c, i]) - p.baumgarte_kd * u
 
 
 @kernel
-def constrained_acceleration(m, d, w, tau_h, a):
-    """a = a0 + Y λ with D λ = γ − Jc a0, a0 = M⁻¹ (τ − h) (Schur complement of the KKT system); w.force = λ.
+def constrained_acceleration(m, d, w, st, tau_h, a):
+    """a = a0 + Y λ with D λ = γ − Jc a0, a0 = M⁻¹ (τ − h) (Schur complement of the KKT system); st.force = λ.
     False if M or D is not positive definite."""
     nv, nr = a.shape[0], w.Jc.shape[0]
     if not ltdl(d.M, m.dof_parent, d.L):
@@ -91,7 +118,7 @@ def constrained_acceleration(m, d, w, tau_h, a):
         s = 0.0
         for j in range(nv):
             s += w.Jc[r, j] * a[j]
-        w.lam[r] = w.rhs[r] - s
+        w.lam[r] = w.gamma[r] - s
         dmax = max(dmax, w.D[r, r])
     for r in range(nr):
         w.D[r, r] += 1e-12 * dmax
@@ -104,22 +131,22 @@ def constrained_acceleration(m, d, w, tau_h, a):
             s += w.Y[r, j] * w.lam[r]
         a[j] += s
     for r in range(nr):
-        w.force[r // 3, r % 3] = w.lam[r]
+        st.force[r // 3, r % 3] = w.lam[r]
     return True
 
 
 @kernel
-def bilateral_rows(m, d, p, pts, fo, q, v, tau_total, fext, w, tau_h):
-    """d.M = M (+ dt B), tau_h = τ − h (`mass_and_bias`), and every point's constraint rows (w.Jc, γ in w.rhs)."""
-    mass_and_bias(m, d, fo, q, v, tau_total, fext, tau_h)
+def bilateral_rows(m, d, bc, pts, st, fo, im, e, q, v):
+    """d.M = M (+ dt B), e.tau_h = τ − h (`mass_and_bias`), and every point's constraint rows (bc.work.Jc, γ)."""
+    mass_and_bias(m, d, fo, im, e, q, v)
     placements(m, d, q)
-    motion(m, d, v, d.zeros_v, w.zero6)  # the world's acceleration in the bias pass: none
-    constraint_rows(m, d, p, pts, v, w)
+    motion(m, d, v, d.zeros_v, bc.work.zero6)  # the world's acceleration in the bias pass: none
+    constraint_rows(m, d, bc.params, pts, st, bc.work, v)
 
 
 @inline_kernel
-def bilateral_acceleration(m, d, p, pts, fo, q, v, tau_total, fext, w, tau_h, a):
-    """a = the acceleration with every point held (KKT system); w.force = λ per point.
-    False if M (+ dt B) or the Delassus matrix is not positive definite."""
-    bilateral_rows(m, d, p, pts, fo, q, v, tau_total, fext, w, tau_h)
-    return constrained_acceleration(m, d, w, tau_h, a)
+def bilateral_acceleration(m, d, cm, fo, im, e, q, v, a):
+    """a = the acceleration with every point held (KKT system; cm: `dynlib.sim.contact.ContactModel`);
+    cm.state.force = λ per point. False if M (+ dt B) or the Delassus matrix is not positive definite."""
+    bilateral_rows(m, d, cm.bilateral, cm.points, cm.state, fo, im, e, q, v)
+    return constrained_acceleration(m, d, cm.bilateral.work, cm.state, e.tau_h, a)

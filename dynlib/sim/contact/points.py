@@ -13,10 +13,12 @@ A contact point is a point of one body, given as
 `contact_points` gives them as a `ContactPoints` (``names``, the column names
 ``contact.<name>.fx``; ``body`` (nc,) the body each point is on; ``p`` (nc, 3) the
 point (sphere centre) in that body's frame; ``radius`` (nc,), 0 for a plain point).
-The contact kernels take them with the ground as one `Points` tuple, and share
-one workspace, `ContactWork` (`contact_work`). Each contact model is a parameter
-tuple of its own (`dynlib.sim.contact`: `MODELS`), whose kernel one stage of the
-simulation step runs (`dynlib.sim.stages`).
+The contact kernels take them with the ground as one `Points` tuple, and write
+what every model computes at its points, the positions, depths and forces a
+recorded row reports, in one `PointState` (`point_state`). Each contact model
+is a pair of its own (`dynlib.sim.contact`: `MODELS`), as Pinocchio's constraint
+model and data: its parameter tuple and its workspace, which one stage of the
+simulation step runs on (`dynlib.sim.stages`).
 
 Compiled helpers (plain arrays, placements done: ``Data.oR, op``):
 
@@ -199,33 +201,22 @@ class Points(NamedTuple):
     frame: np.ndarray   # (3, 3) rows: the normal n and two tangents t1, t2 (world)
 
 
-class ContactWork(NamedTuple):
-    """Workspace of the contact kernels; x, pen and force are what a recorded row reports."""
+class PointState(NamedTuple):
+    """What a contact model computes at every point in an evaluation: what a recorded row reports."""
 
-    x: np.ndarray       # (nc, 3) world positions of the last evaluation
-    pen: np.ndarray     # (nc,) penetration depth h - n·x (> 0: inside the ground)
-    force: np.ndarray   # (nc, 3) world force on each point of the last evaluation
-    Jp: np.ndarray      # (3, nv) one point's Jacobian
-    Jc: np.ndarray      # (3 nc, nv) the stacked point (or contact-frame) Jacobians
-    Y: np.ndarray       # (3 nc, nv) rows of M^-1 Jcᵀ
-    D: np.ndarray       # (3 nc, 3 nc) Delassus matrix Jc M^-1 Jcᵀ
-    DL: np.ndarray      # (3 nc, 3 nc) its Cholesky factor (bilateral)
-    bias: np.ndarray    # (3,) a point's bias acceleration (bilateral)
-    rhs: np.ndarray     # (3 nc,) bilateral: constraint right-hand side γ; impulses: target velocities
-    lam: np.ndarray     # (3 nc,) multipliers: forces (bilateral) or impulses (warm start of the next step)
-    u: np.ndarray       # (3 nc,) impulses: contact velocities Jc v
-    u_free: np.ndarray  # (3 nc,) impulses: contact velocities at the free velocity
-    R: np.ndarray       # (3 nc,) impulses: compliance on the diagonal of D (relaxed; 0 unilateral)
-    active: np.ndarray  # (nc,) bool, impulses: points in the solve
-    stats: np.ndarray   # (3,) impulses: steps stopped on the iteration limit, most sweeps, worst relative change
-    zero6: np.ndarray   # (6,) zeros, never written: the world's acceleration of bilateral's bias pass
+    x: np.ndarray      # (nc, 3) world positions of the last evaluation
+    pen: np.ndarray    # (nc,) penetration depth h - n·x (> 0: inside the ground)
+    force: np.ndarray  # (nc, 3) world force on each point of the last evaluation
 
 
-def contact_work(nc, nv) -> ContactWork:
-    m = 3 * nc
-    return ContactWork(np.zeros((nc, 3)), np.zeros(nc), np.zeros((nc, 3)), np.zeros((3, nv)), np.zeros((m, nv)),
-                       np.zeros((m, nv)), np.zeros((m, m)), np.zeros((m, m)), np.zeros(3), np.zeros(m), np.zeros(m),
-                       np.zeros(m), np.zeros(m), np.zeros(m), np.zeros(nc, dtype=np.bool_), np.zeros(3), np.zeros(6))
+def point_state(nc) -> PointState:
+    return PointState(np.zeros((nc, 3)), np.zeros(nc), np.zeros((nc, 3)))
+
+
+def empty_like(work):
+    """A workspace tuple of the type of `work` with every array zero-size: the workspace of a contact model
+    that a simulation does not use (one numba type for every model, `dynlib.sim.contact.ContactModel`)."""
+    return type(work)(*(np.zeros((0,) * x.ndim, x.dtype) for x in work))
 
 
 def ground_points(pts, normal, height, target) -> Points:
@@ -281,6 +272,8 @@ class ContactSpec(NamedTuple):
     tolerance: float | None = None
     max_iterations: int | None = None
     penetration_correction: float | None = None
+    stiffness_per_mass: float | None = None
+    damping_per_mass: float | None = None
 
 
 @kernel

@@ -22,12 +22,14 @@ weight W sits at ``p = W / k``. With b = 0 and μ = 0 the contact is conservativ
 small effective masses) need a smaller dt, as any explicit penalty method.
 O(nc · depth).
 
-`SoftParams` (stiffness, damping, friction, slip_velocity: the scenario's keys)
-are the parameters of `soft_forces`, which the ``body_forces`` stage of the
-simulation step (`dynlib.sim.stages`) runs after the external wrenches when the
-contact model is soft.
+`SoftContact` is the model's pair: `SoftParams` (stiffness, damping, friction,
+slip_velocity: the scenario's keys) and its workspace `SoftWork`, on which
+`soft_forces` runs in the ``body_forces`` stage of the simulation step
+(`dynlib.sim.stages`), after the external wrenches, when the contact model is soft.
 """
 from typing import NamedTuple
+
+import numpy as np
 
 from ..._numba.decorators import inline_kernel
 from .points import add_point_force, point_jacobian, point_position
@@ -40,18 +42,34 @@ class SoftParams(NamedTuple):
     slip_velocity: float = 0.01  # ε, m/s
 
 
+class SoftWork(NamedTuple):
+    Jp: np.ndarray  # (3, nv) one point's Jacobian
+
+
+class SoftContact(NamedTuple):
+    """Soft contact's parameters and workspace (zero-size when the simulation's model is another)."""
+
+    params: SoftParams
+    work: SoftWork
+
+
+def soft_work(nc, nv) -> SoftWork:
+    return SoftWork(np.zeros((3, nv)))
+
+
 @inline_kernel
-def soft_forces(m, d, p, pts, v, w, fext):
-    """fext += the soft contact forces at (q, v) (placements at q done); w.x, w.pen, w.force of every point."""
-    n = pts.normal
+def soft_forces(m, d, sc, pts, st, v, fext):
+    """fext += the soft contact forces at (q, v) (placements at q done; sc: `SoftContact`); st.x, st.pen,
+    st.force of every point."""
+    n, p = pts.normal, sc.params
     for c in range(pts.body.shape[0]):
-        b, xc, fc = pts.body[c], w.x[c], w.force[c]
+        b, xc, fc = pts.body[c], st.x[c], st.force[c]
         point_position(d.oR, d.op, b, pts.p[c], pts.radius[c], n, xc)
-        w.pen[c] = pts.height - (n[0] * xc[0] + n[1] * xc[1] + n[2] * xc[2])
+        st.pen[c] = pts.height - (n[0] * xc[0] + n[1] * xc[1] + n[2] * xc[2])
         fc[:] = 0.0
-        if w.pen[c] <= 0.0:
+        if st.pen[c] <= 0.0:
             continue
-        Jp = w.Jp
+        Jp = sc.work.Jp
         point_jacobian(d.oR, d.op, m.S, m.parent, m.idx_v, m.nvj, b, xc, Jp)
         u0 = u1 = u2 = 0.0
         for j in range(v.shape[0]):
@@ -59,7 +77,7 @@ def soft_forces(m, d, p, pts, v, w, fext):
             u1 += Jp[1, j] * v[j]
             u2 += Jp[2, j] * v[j]
         un = n[0] * u0 + n[1] * u1 + n[2] * u2
-        lam = max(p.stiffness * w.pen[c] - p.damping * un, 0.0)
+        lam = max(p.stiffness * st.pen[c] - p.damping * un, 0.0)
         if lam == 0.0:
             continue
         t0, t1, t2 = u0 - un * n[0], u1 - un * n[1], u2 - un * n[2]

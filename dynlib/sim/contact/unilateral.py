@@ -32,15 +32,18 @@ One step from (q, v) to (q+, v+) (semi-implicit Euler on impulses, Stewart–Tri
 
 O(nv³ + nc nv² + iterations · nc²) per step.
 
-`UnilateralParams` (friction, tolerance, max_iterations, penetration_correction:
-the scenario's keys) are the parameters of the impulse step that the
-``acceleration`` stage of the simulation step runs when the contact model is
-unilateral (`dynlib.sim.stages.impulse_acceleration`): steps 1–2 are `free_step`, the
-rows' targets of step 3 `unilateral_rows`, the solve and step 4 `apply_impulses`
-(with `pgs`). The relaxed model (`dynlib.sim.contact.relaxed`) shares `free_step`,
-`pgs` and `apply_impulses`, with rows of its own.
+`UnilateralContact` is the model's pair: `UnilateralParams` (friction, tolerance,
+max_iterations, penetration_correction: the scenario's keys) and the impulse
+step's workspace `ImpulseWork`, on which the ``acceleration`` stage of the
+simulation step runs when the contact model is unilateral
+(`dynlib.sim.stages.impulse_acceleration`): steps 1–2 are `free_step`, the rows'
+targets of step 3 `unilateral_rows`, the solve and step 4 `apply_impulses` (with
+`pgs`). The relaxed model (`dynlib.sim.contact.relaxed`) shares `free_step`, `pgs`,
+`apply_impulses` and the type of the workspace, with rows of its own.
 """
 from typing import NamedTuple
+
+import numpy as np
 
 from ..._numba.decorators import inline_kernel, kernel
 from ...algorithms.kinematics import placements
@@ -57,14 +60,43 @@ class UnilateralParams(NamedTuple):
     integrator = "semi-implicit"         # the scheme the model steps with (not a parameter)
 
 
+class ImpulseWork(NamedTuple):
+    """Workspace of the impulse step (unilateral and relaxed contact)."""
+
+    Jp: np.ndarray      # (3, nv) one point's Jacobian
+    Jc: np.ndarray      # (3 nc, nv) the stacked contact-frame Jacobians, rows (n, t1, t2) per point
+    Y: np.ndarray       # (3 nc, nv) rows of M^-1 Jcᵀ
+    D: np.ndarray       # (3 nc, 3 nc) Delassus matrix Jc M^-1 Jcᵀ
+    target: np.ndarray  # (3 nc,) the rows' target velocities
+    lam: np.ndarray     # (3 nc,) impulses (the warm start of the next step)
+    u: np.ndarray       # (3 nc,) contact velocities Jc v
+    u_free: np.ndarray  # (3 nc,) contact velocities at the free velocity
+    R: np.ndarray       # (3 nc,) compliance on the diagonal of D (relaxed; 0 unilateral)
+    active: np.ndarray  # (nc,) bool: points in the solve
+    stats: np.ndarray   # (3,) steps stopped on the iteration limit, most sweeps, worst relative change
+
+
+class UnilateralContact(NamedTuple):
+    """Unilateral contact's parameters and workspace (zero-size when the simulation's model is another)."""
+
+    params: UnilateralParams
+    work: ImpulseWork
+
+
+def impulse_work(nc, nv) -> ImpulseWork:
+    r = 3 * nc
+    return ImpulseWork(np.zeros((3, nv)), np.zeros((r, nv)), np.zeros((r, nv)), np.zeros((r, r)), np.zeros(r),
+                       np.zeros(r), np.zeros(r), np.zeros(r), np.zeros(r), np.zeros(nc, dtype=np.bool_), np.zeros(3))
+
+
 @kernel
-def contact_rows(m, d, pts, w):
-    """w.x, w.pen = h − n·x and the rows (n, t1, t2)·Jp of w.Jc of every point (placements done)."""
+def contact_rows(m, d, pts, st, w):
+    """st.x, st.pen = h − n·x and the rows (n, t1, t2)·Jp of w.Jc of every point (placements done)."""
     nv, frame = w.Jp.shape[1], pts.frame
     for c in range(pts.body.shape[0]):
-        xc = w.x[c]
+        xc = st.x[c]
         point_position(d.oR, d.op, pts.body[c], pts.p[c], pts.radius[c], frame[0], xc)
-        w.pen[c] = pts.height - (frame[0, 0] * xc[0] + frame[0, 1] * xc[1] + frame[0, 2] * xc[2])
+        st.pen[c] = pts.height - (frame[0, 0] * xc[0] + frame[0, 1] * xc[1] + frame[0, 2] * xc[2])
         point_jacobian(d.oR, d.op, m.S, m.parent, m.idx_v, m.nvj, pts.body[c], xc, w.Jp)
         for i in range(3):
             for j in range(nv):
@@ -72,15 +104,15 @@ def contact_rows(m, d, pts, w):
 
 
 @kernel
-def free_step(m, d, pts, fo, dt, q, v, tau_total, fext, w, tau_h, a):
+def free_step(m, d, pts, st, w, fo, im, e, dt, q, v, a):
     """a = the free acceleration M⁻¹ (τ − h); the contact rows w.Jc, Y = M⁻¹ Jcᵀ, D = Jc M⁻¹ Jcᵀ, the
     contact velocities w.u = Jc v and w.u_free = Jc (v + dt a). False if M is not positive definite."""
-    mass_and_bias(m, d, fo, q, v, tau_total, fext, tau_h)
+    mass_and_bias(m, d, fo, im, e, q, v)
     placements(m, d, q)
     if not ltdl(d.M, m.dof_parent, d.L):
         return False
-    ltdl_solve(d.L, m.dof_parent, tau_h, a)
-    contact_rows(m, d, pts, w)
+    ltdl_solve(d.L, m.dof_parent, e.tau_h, a)
+    contact_rows(m, d, pts, st, w)
     delassus(d.L, m.dof_parent, w.Jc, w.Y, w.D)
     for r in range(w.Jc.shape[0]):
         s = 0.0
@@ -147,11 +179,11 @@ def pgs(D, R, w, target, active, mu, lam, tol, max_iter):
 
 
 @kernel
-def apply_impulses(mu, tol, max_iter, pts, dt, w, a):
+def apply_impulses(mu, tol, max_iter, pts, st, w, dt, a):
     """Solve for the impulses λ (PGS with friction μ, tolerance and sweep limit, warm-started from the last
-    step's), then a += M⁻¹ Jcᵀ λ / dt and w.force = λ / dt per point (world); counts a solve that stops on the
+    step's), then a += M⁻¹ Jcᵀ λ / dt and st.force = λ / dt per point (world); counts a solve that stops on the
     iteration limit in w.stats. (The model's parameters as numbers: one compile for both impulse models.)"""
-    it, change = pgs(w.D, w.R, w.u_free, w.rhs, w.active, mu, w.lam, tol, max_iter)
+    it, change = pgs(w.D, w.R, w.u_free, w.target, w.active, mu, w.lam, tol, max_iter)
     if change > tol:
         w.stats[0] += 1.0
         w.stats[2] = max(w.stats[2], change)
@@ -164,18 +196,18 @@ def apply_impulses(mu, tol, max_iter, pts, dt, w, a):
     frame = pts.frame
     for c in range(pts.body.shape[0]):
         for i in range(3):
-            w.force[c, i] = (frame[0, i] * w.lam[3 * c] + frame[1, i] * w.lam[3 * c + 1]
+            st.force[c, i] = (frame[0, i] * w.lam[3 * c] + frame[1, i] * w.lam[3 * c + 1]
                              + frame[2, i] * w.lam[3 * c + 2]) / dt
 
 
 @kernel
-def unilateral_rows(p, dt, w):
+def unilateral_rows(p, st, w, dt):
     """Every point in the solve, no compliance; target velocity of a normal row −g/dt for a gap g > 0
     (close it, do not cross it), −β g/dt for a penetration; 0 for the friction rows."""
-    for r in range(w.rhs.shape[0]):
+    for r in range(w.target.shape[0]):
         c, i = r // 3, r % 3
-        gap = -w.pen[c]
+        gap = -st.pen[c]
         w.active[c] = True
         w.R[r] = 0.0
-        w.rhs[r] = 0.0 if i > 0 else (-gap / dt if gap > 0.0 else -p.penetration_correction * gap / dt)
+        w.target[r] = 0.0 if i > 0 else (-gap / dt if gap > 0.0 else -p.penetration_correction * gap / dt)
 

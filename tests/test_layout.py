@@ -156,3 +156,81 @@ def test_the_import_scan_sees_an_import_inside_a_function(tmp_path, monkeypatch)
     (pkg / "_numba" / "y.py").write_text("import numba\n")
     monkeypatch.setattr(sys.modules[__name__], "DYNLIB", pkg)
     assert compiler_imports() == [("dynlib/sim/x.py", 2), ("dynlib/sim/x.py", 3)]
+
+
+# ---------------------------------------------------------------- the floors (issue 32)
+
+# dynlib's folders from the ground up: a module imports from its own floor or the ones below, never above;
+# the modules at dynlib's root are for every floor (errors, processes) or the public API (__init__, lazy)
+FLOORS = ("_numba", "core", "algorithms", "files", "sim", "motion", "runs")
+ROOT_MAX = 8
+FUNCTION_MAX = 80
+PARAMETERS_MAX = 16
+
+
+def _floor(module):
+    parts = module.split(".")
+    return FLOORS.index(parts[1]) if len(parts) > 1 and parts[1] in FLOORS else None
+
+
+def test_each_floor_is_a_folder_and_the_root_is_small():
+    folders = {p.name for p in DYNLIB.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
+    assert folders == set(FLOORS)
+    root = sorted(p.name for p in DYNLIB.glob("*.py"))
+    assert len(root) <= ROOT_MAX, root
+
+
+def test_the_tests_mirror_the_folders():
+    tests = Path(__file__).resolve().parent
+    folders = {p.name for p in tests.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
+    assert folders - {"cli"} <= set(FLOORS), sorted(folders - {"cli"} - set(FLOORS))
+    for floor in FLOORS:
+        for module in (DYNLIB / floor).rglob("*.py"):
+            if module.name == "__init__.py" and module.parent == DYNLIB / floor:
+                continue
+            assert (tests / floor).is_dir(), f"dynlib/{floor}/ has no tests/{floor}/"
+
+
+def test_no_module_imports_from_a_floor_above_its_own():
+    from test_imports import import_graph
+
+    graph = import_graph(DYNLIB.parent, "dynlib")
+    assert "dynlib._numba.decorators" in graph["dynlib.sim.stages"]  # the graph was read
+    up = sorted(f"{a} -> {b}" for a, targets in graph.items() for b in targets
+                if _floor(a) is not None and _floor(b) is not None and _floor(b) > _floor(a))
+    assert up == [], "imports from a higher floor: " + "; ".join(up)
+
+
+def _functions(top):
+    """[(path relative to the repo, name, lines, parameters without self/cls)] of every function under `top`."""
+    found = []
+    for path in sorted(top.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                a = node.args
+                names = [x.arg for x in a.posonlyargs + a.args + a.kwonlyargs]
+                count = len(names) - (names[:1] in (["self"], ["cls"])) + bool(a.vararg) + bool(a.kwarg)
+                found.append((path.relative_to(top.parent).as_posix(), node.name,
+                              node.end_lineno - node.lineno + 1, count))
+    return found
+
+
+FUNCTIONS = _functions(DYNLIB) + _functions(DYNLIB.parent / "cli")
+
+
+def test_the_function_scan_reads_every_function():
+    names = {(p, n) for p, n, _, _ in FUNCTIONS}
+    assert ("dynlib/files/urdf.py", "load") in names and ("cli/main.py", "main") in names
+    assert len(FUNCTIONS) > 900
+
+
+def test_no_function_is_over_80_lines():
+    long = [f"{p}: {n} has {lines} lines" for p, n, lines, _ in FUNCTIONS if lines > FUNCTION_MAX]
+    assert long == [], "; ".join(long)
+
+
+def test_no_library_function_takes_over_16_parameters():
+    """dynlib's functions; cli's commands take one parameter per option (click) and are exempt."""
+    wide = [f"{p}: {n} takes {k}" for p, n, _, k in FUNCTIONS if p.startswith("dynlib/") and k > PARAMETERS_MAX]
+    assert wide == [], "; ".join(wide)

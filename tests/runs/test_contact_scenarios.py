@@ -8,7 +8,7 @@ from dynlib.errors import ScenarioError
 from dynlib.runs.scenario import load_scenario, run
 from dynlib.files.trajectory import read_trajectory
 
-from helpers import ROBOTS_DIR
+from helpers import ROBOTS_DIR, invoke
 
 SCENARIOS = sorted(p for p in (ROBOTS_DIR.parent / "scenarios").glob("contact_*.yaml")
                    if not p.name.startswith("contact_id_"))
@@ -63,9 +63,6 @@ def test_an_error_simulate_finds_is_reported_at_the_key_of_the_argument_it_came_
 def test_a_key_the_contact_model_does_not_use_is_an_error_at_its_line(tmp_path, model, key, value):
     """No key is silently ignored: the scenario names the key and its line (exit 2 from the CLI);
     the Python API says the same."""
-    import subprocess
-    import sys
-
     from dynlib.sim.contact import build
     from dynlib.errors import InputError, ScenarioError
 
@@ -77,8 +74,7 @@ def test_a_key_the_contact_model_does_not_use_is_an_error_at_its_line(tmp_path, 
     with pytest.raises(ScenarioError) as err:
         load_scenario(path)
     assert f"s.yaml:10: contacts.{key}:" in str(err.value) and f"no parameter '{key}'" in str(err.value)
-    r = subprocess.run([sys.executable, "-m", "cli.main", "simulate", path, "-o", tmp_path / "o.csv"],
-                       capture_output=True, text=True)
+    r = invoke("simulate", path, "-o", tmp_path / "o.csv")
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and f"contacts.{key}" in r.stderr
     assert not (tmp_path / "o.csv").exists()
     m = dynlib.load(ROBOTS_DIR / "ball.urdf", floating_base=True)
@@ -102,9 +98,6 @@ def test_relaxed_takes_one_form_of_its_spring(tmp_path):
 def test_relaxed_s_old_direct_form_keys_name_the_new_ones(tmp_path, key, new):
     """A key means one thing in one unit: soft's stiffness (N/m) and damping (N·s/m) are not relaxed's
     direct form (1/s², 1/s), whose keys were once the same: the old key is one line naming the new (exit 2)."""
-    import subprocess
-    import sys
-
     from dynlib.sim.contact import build
     from dynlib.errors import InputError, ScenarioError
 
@@ -113,8 +106,7 @@ def test_relaxed_s_old_direct_form_keys_name_the_new_ones(tmp_path, key, new):
                     f"contacts:\n  model: relaxed\n  {key}: 100\n  points: from-collision\n")
     with pytest.raises(ScenarioError, match=f"s.yaml:7: contacts.{key}: relaxed's direct form names it {new}"):
         load_scenario(path)
-    r = subprocess.run([sys.executable, "-m", "cli.main", "simulate", path, "-o", tmp_path / "o.csv"],
-                       capture_output=True, text=True)
+    r = invoke("simulate", path, "-o", tmp_path / "o.csv")
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and new in r.stderr
     m = dynlib.load(ROBOTS_DIR / "ball.urdf", floating_base=True)
     with pytest.raises(InputError, match=f"contacts.{key}: relaxed's direct form names it {new}"):

@@ -16,12 +16,12 @@ axes (LOCAL_WORLD_ALIGNED).
 import numpy as np
 
 from .._numba.decorators import kernel
-from ..errors import InputError
+from ..errors import InputError  # noqa: F401 (the one-call prelude, _FRAME_AND_REFERENCE, runs in this module)
 from ..core.spatial import act_inv_motion, act_motion, matvec3, matvec3_t, pose, vec6
 from .._numba import parallel
 from . import _args
 from .._numba import one as _one
-from ._args import REFERENCES
+from ._args import REFERENCES  # noqa: F401 (as above)
 from .._numba.one import one_call
 from .kinematics import frame_transform, motion, path_placements, placements
 

@@ -322,11 +322,6 @@ def _fsync(path):
         os.close(fd)
 
 
-def fsync_folder(folder) -> None:
-    """Make the entries of `folder` (new and renamed files) durable."""
-    _fsync(folder)
-
-
 def is_temporary(name) -> bool:
     """Whether a file name has the naming of dyn's temporary files."""
     return bool(_TEMP.fullmatch(name))

@@ -24,13 +24,13 @@ Public: `excitation(model, duration, harmonics, ...)` -> `Excitation`.
 from __future__ import annotations
 
 import math
-import os
 from typing import NamedTuple
 
 import numpy as np
 
 from ..._numba.compiled import jit
 from ...errors import InputError
+from ...files.output import memory_shortfall
 from ...core.joints import PRISMATIC, REVOLUTE
 from . import estimate as E
 
@@ -135,15 +135,10 @@ def excitation(model, duration, harmonics=5, *, dt=1e-3, period=None, friction_s
                          f"{math.floor(period / (2 * dt))} harmonics, or a smaller dt")
     nv = model.nv
     samples = math.floor(duration / dt + 0.5) + 1
-    need = samples * (1 + 4 * nv) * 8 * 2  # time, q, v, a and the torques checked, and a copy to write them
-    try:
-        memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (AttributeError, ValueError, OSError):
-        memory = math.inf
-    if need > memory:
+    over = memory_shortfall(samples * (1 + 4 * nv) * 8 * 2)  # time, q, v, a and the torques checked, and a copy
+    if over:
         raise InputError(f"duration {duration:g} s at dt = {dt:g} s makes {samples:.3g} samples, which need "
-                         f"{need / 1e9:.3g} GB, more than this machine's {memory / 1e9:.3g} GB; "
-                         "give a shorter duration or a larger dt")
+                         f"{over}; give a shorter duration or a larger dt")
     lo, hi, vmax, emax = _limits(model, margin)
     rng = np.random.default_rng(seed)
     n_grid = grid or max(20 * L, 100)

@@ -46,7 +46,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..columns import TIME
+from ..columns import TIME, coordinate_columns
 from ...errors import InputError, TrajectoryError
 from ..output import memory_shortfall
 from .kinds import is_rostopic
@@ -218,7 +218,7 @@ def resample(rec: Recording, model, hz) -> Recording:
                          f"{over}; choose a lower rate", key="--resample")
     n = int(count)
     times = t[0] + np.arange(n) / hz
-    qcols = [f"q.{c}" for c in model.q_names]
+    qcols = coordinate_columns("q", model.q_names)
     from ..trajectory import require_columns
 
     require_columns(traj, qcols)

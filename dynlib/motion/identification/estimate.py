@@ -58,6 +58,7 @@ from ...algorithms.regressor import (FRICTION_TERMS, friction_dofs, friction_reg
                                     regressor_kernel)
 from ..._numba.compiled import jit
 from ...errors import InputError, NumericalError
+from ...sim.dynamics import joint_friction
 from . import parameters as P
 
 BLOCK_ROWS = 4096
@@ -136,12 +137,8 @@ class LinearModel:
     def held_friction(self, v):
         """(N, nv): the URDF friction terms that are not identified, at velocities v."""
         a = self.model.arrays
-        out = np.zeros_like(v)
-        if "viscous" in self.held:
-            out += a.damping * v
-        if "coulomb" in self.held:
-            out += a.friction * np.tanh(v / self.smoothing)
-        return out
+        return joint_friction.py_func(a.damping if "viscous" in self.held else 0.0,
+                                      a.friction if "coulomb" in self.held else 0.0, self.smoothing, v)
 
     def with_parameters(self, theta):
         """The model with theta's inertial parameters (its friction arrays unchanged)."""

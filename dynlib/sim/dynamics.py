@@ -109,7 +109,8 @@ def joint_friction(damping, friction, eps, v):
     """damping v + friction tanh(v / eps): the torque the joint friction takes away (SPEC §2), the one home
     of the law. In a kernel per DoF, on numbers (`joint_forces`, the computed-torque controller); in numpy
     code on arrays through ``joint_friction.py_func`` (`dynlib.motion.inverse.joint_friction_torques`,
-    identification), the same operations (numba's np.tanh of a number is math.tanh)."""
+    identification): the same operations, numpy's tanh on arrays (it may differ from the C library's tanh,
+    which the kernels call, in the last bit)."""
     return damping * v + friction * np.tanh(v / eps)
 
 

@@ -30,7 +30,6 @@ import numpy as np
 
 from ..._numba.compiled import jit
 from ...errors import InputError
-from ...files.output import memory_shortfall
 from ...core.joints import PRISMATIC, REVOLUTE
 from . import estimate as E
 
@@ -135,6 +134,8 @@ def excitation(model, duration, harmonics=5, *, dt=1e-3, period=None, friction_s
                          f"{math.floor(period / (2 * dt))} harmonics, or a smaller dt")
     nv = model.nv
     samples = math.floor(duration / dt + 0.5) + 1
+    from ...files.output import memory_shortfall  # here: not a source of the kernels' cache key
+
     over = memory_shortfall(samples * (1 + 4 * nv) * 8 * 2)  # time, q, v, a and the torques checked, and a copy
     if over:
         raise InputError(f"duration {duration:g} s at dt = {dt:g} s makes {samples:.3g} samples, which need "

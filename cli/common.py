@@ -44,7 +44,7 @@ def output_option(f):
 
 
 def progress_option(f):
-    return click.option("--no-progress", is_flag=True, help="No progress bar on standard error.")(f)
+    return click.option("--no-progress", is_flag=True, help="No progress line on standard error.")(f)
 
 
 def _compose(*decorators):

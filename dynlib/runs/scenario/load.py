@@ -20,7 +20,7 @@ import yaml
 from pydantic import ValidationError
 
 from ...errors import DynError, ScenarioError, closest
-from ...files.columns import column, coordinate, coordinate_columns, part
+from ...files.columns import TIME, column, coordinate, coordinate_columns, part
 from .messages import Where, as_path, convert, format_path, index_lines, short
 from .schema import (CONTROL_TYPES, ComputedTorqueControl, ConstantControl, CsvControl, PDControl, Scenario)
 
@@ -334,14 +334,14 @@ def read_table(sc, key, path, select) -> Table:
         return kept
     try:
         traj = read_trajectory(str(p))
-        if not traj.has("time"):
-            raise sc.error(key, f"'{p}' has no 'time' column")
+        if not traj.has(TIME):
+            raise sc.error(key, f"'{p}' has no '{TIME}' column")
         check_increasing_time(traj)
     except ScenarioError:
         raise
     except DynError as exc:
         raise sc.error(key, str(exc)) from None
-    names = ["time"] + list(select(p, traj.names))
+    names = [TIME] + list(select(p, traj.names))
     table = Table(str(p), tuple(names), np.column_stack([traj.column(n) for n in names]))
     sc._tables[(key, str(p))] = table
     return table

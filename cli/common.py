@@ -5,6 +5,7 @@ Nothing here imports dynlib's kernels at import time.
 import contextlib
 import math
 import sys
+import time
 
 import click
 
@@ -43,7 +44,7 @@ def output_option(f):
 
 
 def progress_option(f):
-    return click.option("--no-progress", is_flag=True, help="No progress bar on standard error.")(f)
+    return click.option("--no-progress", is_flag=True, help="No progress line on standard error.")(f)
 
 
 def _compose(*decorators):
@@ -134,6 +135,16 @@ def notice(ctx, message):
         click.echo(f"dyn: {message}", err=True)
 
 
+def derivatives_notice(ctx, requested, used):
+    """With ``--derivatives auto``, the notice that velocities and accelerations were estimated from q
+    (no qdd.* columns: `dynlib.motion.derivatives.motion_from_trajectory`). `used`: the method it chose,
+    or the methods of several recordings (identify)."""
+    estimated = sorted({used} - {"given"} if isinstance(used, str) else set(used) - {"given"})
+    if requested == "auto" and estimated:
+        notice(ctx, f"no qdd.* columns: velocities and accelerations by {' and '.join(estimated)} differences of q "
+                    "(for a noisy recording use --derivatives savgol)")
+
+
 def load_robot(ctx, path, floating_base=False, gravity=None, *, warn=True, package_path=(), armature=()):
     """dynlib.load with the command's options (`armature`: the --armature values); its warnings go to
     standard error (unless `warn` is False: `dyn info` lists them in its output)."""
@@ -190,8 +201,6 @@ def compile_progress(ctx, task=None):
     ends."""
     if (ctx.obj or {}).get("quiet") or not sys.stderr.isatty():
         return
-    import time
-
     from dynlib._numba.events import expected_compiles, record_compiles, watch_compiles
 
     task = task or ctx.command.name
@@ -200,8 +209,7 @@ def compile_progress(ctx, task=None):
         def __init__(self):
             self.started = self.done = 0
             self.total = expected_compiles(task) or 0
-            self.open = False  # a drawn line not yet finished
-            self.t0 = time.monotonic()
+            self.line = StatusLine(True)
             self.stop = watch_compiles(self.on_start, self.on_end)
 
         def on_start(self):
@@ -215,14 +223,11 @@ def compile_progress(ctx, task=None):
         def draw(self):
             total = max(self.total, self.started)
             end = self.done == self.started and self.done >= self.total
-            click.echo(f"\rdyn: kernels compiled {self.done}/{total}, {time.monotonic() - self.t0:.0f} s\x1b[K",
-                       err=True, nl=end)
-            self.open = not end
+            self.line.draw(f"kernels compiled {self.done}/{total}, {self.line.seconds():.0f} s", end=end)
 
         def close(self):
             self.stop()
-            if self.open:
-                click.echo("", err=True)
+            self.line.close()
             if self.done:
                 record_compiles(task, self.done)
 
@@ -231,8 +236,60 @@ def compile_progress(ctx, task=None):
 
 
 def show_progress(ctx, no_progress):
-    """Progress bars only on a terminal, and not with --no-progress or -q."""
+    """Progress lines only on a terminal, and not with --no-progress or -q."""
     return not no_progress and not (ctx.obj or {}).get("quiet") and sys.stderr.isatty()
+
+
+class StatusLine:
+    """The one progress display of every command: one line on standard error, ``dyn: <text>``, redrawn in
+    place (the kernels compiled, a simulation's steps, contact-id's friction cones, a sweep's variants).
+    Drawn only when `live` (`show_progress`); not before `delay` seconds (a short run shows nothing), and
+    at most once every `every` seconds, but for the final draw. `clear` erases it (before a notice, or to
+    leave nothing behind); `close` finishes it with a newline."""
+
+    def __init__(self, live, *, delay=0.0, every=0.0):
+        self.live, self.delay, self.every = live, delay, every
+        self.t0 = time.monotonic()
+        self.last = -math.inf
+        self.open = False  # a drawn line not yet finished or cleared
+
+    def seconds(self) -> float:
+        return time.monotonic() - self.t0
+
+    def draw(self, text, *, final=False, end=False):
+        """Show ``dyn: <text>``; `final`: whatever the delay and the rate; `end`: finish the line."""
+        now = self.seconds()
+        if not self.live or (not (final or end) and (now < self.delay or now - self.last < self.every)):
+            return
+        click.echo(f"\rdyn: {text}\x1b[K", err=True, nl=end)
+        self.last, self.open = now, not end
+
+    def clear(self):
+        if self.open:
+            click.echo("\r\x1b[K", err=True, nl=False)
+            self.open = False
+
+    def close(self):
+        if self.open:
+            click.echo("", err=True)
+            self.open = False
+
+
+@contextlib.contextmanager
+def progress_counter(ctx, no_progress, what, unit, delay=0.0):
+    """Yields the progress(done, total) callback of a long library call (`dynlib.simulate`'s steps,
+    contact-id's rows): the `StatusLine` ``dyn: <what>: <done>/<total> <unit> (<percent> %)``, at most ten
+    times a second, finished when done reaches total or the block ends (an error's message then starts a
+    line of its own); None when progress is not shown (`show_progress`)."""
+    if not show_progress(ctx, no_progress):
+        yield None
+        return
+    line = StatusLine(True, delay=delay, every=0.1)
+    try:
+        yield lambda done, total: line.draw(f"{what}: {done}/{total} {unit} ({100 * done // max(total, 1)} %)",
+                                            end=done >= total)
+    finally:
+        line.close()
 
 
 def vector_option(values, label):

@@ -3,9 +3,9 @@ import math
 
 import click
 
-from .common import (armature_option, check_outputs, check_value, compile_notice, derivative_options, gravity_option,
-                     load_robot, naming, notice, output_option, progress_option, read_motion, recording_options,
-                     robot_argument, show_progress, write_motion)
+from .common import (armature_option, check_outputs, check_value, compile_notice, derivative_options,
+                     derivatives_notice, gravity_option, load_robot, naming, notice, output_option, progress_counter,
+                     progress_option, read_motion, recording_options, robot_argument, write_motion)
 
 
 @click.command(epilog="""\b
@@ -117,25 +117,13 @@ def contact_id(ctx, robot, traj, contacts, point_contacts, guesses, over_time, s
                                  param_hint="--guess")
     rec = read_motion(ctx, model, traj, columns, topic, time_unit, resample)
     compile_notice(ctx)
-    bar = {}
-
-    def progress(done, total):
-        if "bar" not in bar:
-            bar["bar"] = click.progressbar(length=total, label="friction cones", file=click.get_text_stream("stderr"))
-            bar["bar"].__enter__()
-        bar["bar"].update(1)
-        if done == total:
-            bar["bar"].__exit__(None, None, None)
-
-    result = contact_inverse_dynamics(
-        model, rec.trajectory, contacts, guesses=guess, over_time=over_time,
-        smoothing=1.0 if smoothing is None else smoothing, min_torque=1.0 if min_torque is None else min_torque,
-        friction=friction, point=point_contacts, derivatives=derivatives, window=window, polyorder=polyorder,
-        joint_friction=not no_joint_friction, friction_smoothing=friction_smoothing,
-        progress=progress if show_progress(ctx, no_progress) else None)
-    if derivatives == "auto" and result.derivatives != "given":
-        notice(ctx, f"no qdd.* columns: velocities and accelerations by {result.derivatives} differences of q "
-                    "(for a noisy recording use --derivatives savgol)")
+    with progress_counter(ctx, no_progress, "friction cones", "rows") as progress:
+        result = contact_inverse_dynamics(
+            model, rec.trajectory, contacts, guesses=guess, over_time=over_time,
+            smoothing=1.0 if smoothing is None else smoothing, min_torque=1.0 if min_torque is None else min_torque,
+            friction=friction, point=point_contacts, derivatives=derivatives, window=window, polyorder=polyorder,
+            joint_friction=not no_joint_friction, friction_smoothing=friction_smoothing, progress=progress)
+    derivatives_notice(ctx, derivatives, result.derivatives)
     flight = ~result.active.any(axis=1)
     if flight.any():
         notice(ctx, f"{int(flight.sum())} of {len(flight)} rows without contact ({_times(result.time, flight)}): "

@@ -5,8 +5,9 @@ import math
 
 import click
 
-from .common import (armature_option, check_outputs, check_value, compile_notice, floating_base_option, gravity_option,
-                     load_robot, naming, notice, recording_source_options, resample_option)
+from .common import (armature_option, check_outputs, check_value, compile_notice, derivatives_notice,
+                     floating_base_option, gravity_option, load_robot, naming, notice, recording_source_options,
+                     resample_option)
 
 
 @click.command(epilog="""\b
@@ -110,9 +111,7 @@ def identify(ctx, robot, recordings, output, report_path, validate, plot_path, f
         for line in rec.notes:  # what the recording reader decided (a topic, a time unit)
             notice(ctx, f"{rec.path}: {line}" if len(recordings) + len(validate) > 1 else line)
     report = result.report()
-    if derivatives == "auto" and any(r["derivatives"] == "central" for r in report["recordings"]):
-        notice(ctx, "no qd.*/qdd.* columns: velocities and accelerations by central differences "
-                    "(for a noisy recording use --derivatives savgol)")
+    derivatives_notice(ctx, derivatives, [r["derivatives"] for r in report["recordings"]])
     if model.has_floating_base and not any(r["contacts"] for r in report["recordings"]):
         notice(ctx, "floating base without contact.* columns: the root's equations take the recorded "
                     "tau.root.* (or no wrench at all)")

@@ -1,9 +1,9 @@
 """`dyn inverse ROBOT TRAJ`: the motor torques behind a recorded trajectory (inverse dynamics)."""
 import click
 
-from .common import (armature_option, check_outputs, compile_notice, derivative_options, floating_base_option,
-                     gravity_option, load_robot, naming, notice, output_option, read_motion, recording_options,
-                     robot_argument, write_motion)
+from .common import (armature_option, check_outputs, compile_notice, derivative_options, derivatives_notice,
+                     floating_base_option, gravity_option, load_robot, naming, output_option, read_motion,
+                     recording_options, robot_argument, write_motion)
 
 
 @click.command(epilog="""\b
@@ -75,7 +75,5 @@ def inverse(ctx, robot, traj, output, floating_base, gravity, armature, derivati
     result = inverse_dynamics_trajectory(
         model, rec.trajectory, derivatives=derivatives, window=window, polyorder=polyorder,
         joint_friction=not no_joint_friction, friction_smoothing=friction_smoothing, keep_columns=keep_columns)
-    if derivatives == "auto" and result.derivatives != "given":
-        notice(ctx, f"no qdd.* columns: velocities and accelerations by {result.derivatives} differences of q "
-                    "(for a noisy recording use --derivatives savgol)")
+    derivatives_notice(ctx, derivatives, result.derivatives)
     write_motion(ctx, output, result.names, result.data, robot, rec, absolute_time)

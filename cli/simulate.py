@@ -5,15 +5,14 @@ validates them, `dynlib.runs.scenario.run` runs, the result is written
 (atomically) and a divergence becomes exit code 1 after the write.
 """
 import os
-import sys
 import time
 from pathlib import Path
 
 import click
 
 from .common import (Overrides, armature_option, check_outputs, compile_notice, compile_progress, floating_base_option,
-                     gravity_option, model_warnings, notice, output_option, progress_option, run_options, show_progress,
-                     vector_option)
+                     gravity_option, model_warnings, notice, output_option, progress_counter, progress_option,
+                     run_options, vector_option)
 
 PARTS = ("q", "qd", "qdd", "tau", "energy", "contact")
 
@@ -102,11 +101,8 @@ def simulate(ctx, source, steps, duration, dt, integrator, q0, qd0, tau, tau_csv
         compile_progress(ctx, "simulate loop")
     else:
         compile_notice(ctx)
-    bar = _Progress(show_progress(ctx, no_progress))
-    try:
-        result = run(scenario, progress=bar if bar.enabled else None)
-    finally:
-        bar.close()
+    with progress_counter(ctx, no_progress, "simulating", "steps", delay=1.0) as progress:  # a short run: none
+        result = run(scenario, progress=progress)
     result.write(scenario.output_path, scenario.output.columns, source=scenario.source or scenario.robot)
     if view is not None:
         from dynlib.runs.view.runs import write_result_view
@@ -123,26 +119,3 @@ def simulate(ctx, source, steps, duration, dt, integrator, q0, qd0, tau, tau_csv
     if result.diverged is not None:
         raise result.error()
 
-
-class _Progress:
-    """A progress(done, total) callback that shows a bar on standard error once the run passes a second."""
-
-    def __init__(self, enabled):
-        self.enabled = enabled
-        self.t0 = time.monotonic()
-        self.bar = None
-        self.shown = 0
-
-    def __call__(self, done, total):
-        if self.bar is None:
-            if time.monotonic() - self.t0 < 1.0:
-                return
-            self.bar = click.progressbar(length=total, label="simulating", file=sys.stderr)
-            self.bar.__enter__()
-        self.bar.update(done - self.shown)
-        self.shown = done
-
-    def close(self):
-        if self.bar is not None:
-            self.bar.__exit__(None, None, None)
-            self.bar = None

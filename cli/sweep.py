@@ -9,7 +9,7 @@ code 1 at the end.
 
 import click
 
-from .common import check_outputs, model_warnings, notice, progress_option, show_progress
+from .common import StatusLine, check_outputs, model_warnings, notice, progress_option, show_progress
 
 
 @click.command(epilog="""\b
@@ -59,11 +59,12 @@ def sweep(ctx, scenario, outdir, workers, scheduler, fmt, dry_run, view, no_prog
         raise click.UsageError("give either --workers (local processes) or --scheduler (a Dask cluster), not both")
     if not dry_run:
         check_outputs((outdir, "folder", "-o/--output"), inputs=(scenario,))
-    planning = _Planning(ctx, show_progress(ctx, no_progress))
+    planning = StatusLine(show_progress(ctx, no_progress), every=0.1)  # cleared before the listing's notice
     try:
-        plan = plan_sweep(scenario, progress=planning)
+        plan = plan_sweep(scenario, progress=lambda done, total: planning.draw(
+            f"sweep: {done}/{total} variants checked", final=done == total))
     finally:
-        planning.close()
+        planning.clear()
     model_warnings(ctx, plan.base.model)
     if dry_run:
         _list(ctx, plan, outdir, fmt)
@@ -112,34 +113,13 @@ def _list(ctx, plan, outdir, fmt):
     notice(ctx, f"{len(plan)} variants ({plan.shape})")
 
 
-class _Planning:
-    """progress(done, total) of the planning: a status line on a terminal, at most ten times a second."""
-
-    def __init__(self, ctx, live):
-        self.live = live
-        self.shown = False
-        self.last = 0.0
-
-    def __call__(self, done, total):
-        import time
-
-        if self.live and (time.monotonic() - self.last > 0.1 or done == total):
-            click.echo(f"\rdyn: sweep: {done}/{total} variants checked\033[K", err=True, nl=False)
-            self.shown, self.last = True, time.monotonic()
-
-    def close(self):
-        if self.shown:
-            click.echo("\r\033[K", err=True, nl=False)
-            self.shown = False
-
-
 class _Status:
-    """progress(report, variant): a status line on a terminal; a line per diverged or failed variant."""
+    """progress(report, variant): a `StatusLine` on a terminal; a line per diverged or failed variant."""
 
     def __init__(self, ctx, live):
         self.ctx = ctx
-        self.live = live
-        self.shown = False
+        self.line = StatusLine(live)
+        self.close = self.line.close
 
     def __call__(self, report, variant):
         if variant is None:  # before the first: the earlier results that are not kept
@@ -147,20 +127,7 @@ class _Status:
                 notice(self.ctx, f"warning: {v.name} runs again: {why}")
         row = None if variant is None else report.rows[variant.index]
         if row is not None and row["status"] != "ok":
-            self._clear()
+            self.line.clear()
             notice(self.ctx, f"warning: {variant.name} ({variant.describe()}) {row['status']}: {row['message']}")
-        if self.live:
-            text = f"dyn: sweep: {report.done}/{report.total} variants done, {report.failures} failed"
-            if report.skipped:
-                text += f" ({report.skipped} done before)"
-            click.echo("\r" + text + "\033[K", err=True, nl=False)
-            self.shown = True
-
-    def _clear(self):
-        if self.shown:
-            click.echo("\r\033[K", err=True, nl=False)
-
-    def close(self):
-        if self.shown:
-            click.echo("", err=True)
-            self.shown = False
+        text = f"sweep: {report.done}/{report.total} variants done, {report.failures} failed"
+        self.line.draw(text + (f" ({report.skipped} done before)" if report.skipped else ""))

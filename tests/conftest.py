@@ -66,7 +66,8 @@ KERNEL_MODULES = frozenset({
 # modules about what numba does not change: readers and writers (URDF, CSV, Parquet, bags), pages,
 # files and processes, the docs, the code's layout and imports
 NUMBA_INDEPENDENT = frozenset({
-    "cli/test_info.py", "cli/test_plot.py", "cli/test_view.py", "files/test_column_map.py", "files/test_columns.py",
+    "cli/test_common.py", "cli/test_info.py", "cli/test_plot.py", "cli/test_view.py", "files/test_column_map.py",
+    "files/test_columns.py",
     "files/test_output.py", "files/test_packages.py", "files/test_recordings.py", "files/test_trajectory.py",
     "files/test_urdf.py", "files/test_urdf_visuals.py", "runs/test_view.py", "runs/test_view_browser.py",
     "test_bad_inputs.py", "test_docs.py", "test_faults.py", "test_fuzz.py", "test_imports.py",

@@ -45,7 +45,7 @@ from ..errors import InputError
 
 
 IDENTITY = ((1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0), (0.0, 0.0, 0.0))
-FRICTION_TERMS = ("viscous", "coulomb", "offset")
+FRICTION_TERMS = ("viscous", "coulomb", "offset")  # a term's code (`friction_column`) is its index
 
 
 @kernel
@@ -142,26 +142,42 @@ def friction_dofs(model):
                     dtype=np.int64)
 
 
+@kernel
+def friction_column(code, v, smoothing):
+    """The friction regressor's column of term ``FRICTION_TERMS[code]`` at velocity v: v ('viscous'),
+    tanh(v / smoothing) ('coulomb'), 1 ('offset'); the one home of the friction basis, whose coefficients
+    (damping, friction) make the law `dynlib.sim.dynamics.joint_friction`. Compiled, on a number
+    (identification's normal equations); on arrays through ``friction_column.py_func``."""
+    if code == 0:
+        return v
+    if code == 1:
+        return np.tanh(v / smoothing)
+    return 1.0
+
+
+def check_friction_terms(terms, smoothing):
+    """InputError unless every term is one of FRICTION_TERMS and smoothing a positive number."""
+    for t in terms:
+        if t not in FRICTION_TERMS:
+            raise InputError(f"friction terms must be among {', '.join(FRICTION_TERMS)}, got {t!r}")
+    if not (np.isfinite(smoothing) and smoothing > 0):
+        raise InputError(f"friction smoothing must be a positive number, got {smoothing!r}")
+
+
 def friction_regressor(model, v, terms=("viscous", "coulomb"), smoothing=1e-3):
     """The friction columns F (nv, len(terms) k) for v (nv,), or (N, nv, len(terms) k) for v (N, nv).
 
     k = len(friction_dofs(model)); the columns are grouped by term, in the order given
     (each group one column per friction DoF, in DoF order): 'viscous' v, 'coulomb'
     tanh(v / smoothing), 'offset' 1. With phi the matching parameters (damping,
-    friction, offset), the motor torque is Y pi + F phi.
+    friction, offset), the motor torque is Y pi + F phi (`friction_column`).
     """
-    for t in terms:
-        if t not in FRICTION_TERMS:
-            raise InputError(f"friction terms must be among {', '.join(FRICTION_TERMS)}, got {t!r}")
-    if not (np.isfinite(smoothing) and smoothing > 0):
-        raise InputError(f"friction smoothing must be a positive number, got {smoothing!r}")
+    check_friction_terms(terms, smoothing)
     (V,), batched, n = _args.vectors(model, v=(v, model.nv))
     dofs = friction_dofs(model)
     k = dofs.size
     F = np.zeros((n, model.nv, len(terms) * k))
     rows = np.arange(k)
     for g, t in enumerate(terms):
-        x = V[:, dofs]
-        col = x if t == "viscous" else np.tanh(x / smoothing) if t == "coulomb" else np.ones_like(x)
-        F[:, dofs, g * k + rows] = col
+        F[:, dofs, g * k + rows] = friction_column.py_func(FRICTION_TERMS.index(t), V[:, dofs], smoothing)
     return F if batched else F[0]

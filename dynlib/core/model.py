@@ -66,9 +66,6 @@ class Data(NamedTuple):
     Dinv: np.ndarray  # (nb, 6, 6) ABA: 1 / D_k of each DoF on the diagonal (D_k = S_k^T IA S_k)
     u: np.ndarray    # (nv,) ABA: tau_k - S_k^T pA for each DoF k
     tmp6: np.ndarray  # (4, 6) scratch vectors
-    X6: np.ndarray   # (2, 6, 6) scratch matrices
-    R3: np.ndarray   # (3, 3) scratch rotation
-    p3: np.ndarray   # (3,) scratch translation
     zeros_v: np.ndarray  # (nv,) zeros, never written
     diag: np.ndarray  # (nv,) ABA and mass_and_bias: the implicit step's joint-space diagonal (dynlib.sim.dynamics)
     M: np.ndarray    # (nv, nv) joint-space inertia (crba output)
@@ -266,9 +263,8 @@ class Model:
             oR=np.zeros((nb, 3, 3)), op=np.zeros((nb, 3)), lR=np.zeros((nb, 3, 3)), lp=np.zeros((nb, 3)),
             v=np.zeros((nb, 6)), a=np.zeros((nb, 6)), f=np.zeros((nb, 6)), c=np.zeros((nb, 6)),
             IC=np.zeros((nb, 6, 6)), U=np.zeros((nv, 6)), Dinv=np.zeros((nb, 6, 6)), u=np.zeros(nv),
-            tmp6=np.zeros((4, 6)), X6=np.zeros((2, 6, 6)), R3=np.zeros((3, 3)), p3=np.zeros(3),
-            zeros_v=np.zeros(nv), diag=np.zeros(nv), M=np.zeros((nv, nv)), h=np.zeros(nv), L=np.zeros((nv, nv)),
-            BC=np.zeros((nb, 6, 6)), Sw=np.zeros((nv, 6)), dS=np.zeros((nv, 6)),
+            tmp6=np.zeros((4, 6)), zeros_v=np.zeros(nv), diag=np.zeros(nv), M=np.zeros((nv, nv)), h=np.zeros(nv),
+            L=np.zeros((nv, nv)), BC=np.zeros((nb, 6, 6)), Sw=np.zeros((nv, 6)), dS=np.zeros((nv, 6)),
         )
 
     def summary(self) -> dict:

@@ -64,6 +64,8 @@ WRENCH = ("fx", "fy", "fz", "tx", "ty", "tz")  # a wrench (f, τ): linear part f
 RESIDUAL_ROOT = "residual.root"
 FRICTION_FEASIBLE = "friction.feasible"
 ACTIVE = "active"
+CONTACT = "contact"  # contact.<point or frame>.fx … tz
+PENETRATION = "penetration"
 
 # the model's names that each coordinate part takes
 COORDINATES = {"q": "q_names", "qd": "v_names", "qdd": "v_names", "tau": "tau_names"}
@@ -75,7 +77,7 @@ SUFFIXES = {
 }
 
 # SPEC §5 order of the parts in a file (other parts after these)
-ORDER = (TIME, "q", "qd", "qdd", "tau", EFFORT, RESIDUAL, "energy", "contact")
+ORDER = (TIME, "q", "qd", "qdd", "tau", EFFORT, RESIDUAL, "energy", CONTACT)
 _RANK = {part: k for k, part in enumerate(ORDER)}
 
 UNITS = {"q": "rad or m", "qd": "rad/s or m/s", "qdd": "rad/s² or m/s²", "tau": "N·m or N",
@@ -134,9 +136,9 @@ def unit(name: str, joint_types=None):
         return "s"
     if p == "energy":
         return "J"
-    if p == "penetration":
+    if p == PENETRATION:
         return "m"
-    if p in ("contact", "residual"):  # a wrench component: N or N·m
+    if p in (CONTACT, RESIDUAL):  # a wrench component: N or N·m
         return _KIND_UNITS.get(_SUFFIX_KINDS.get(rest.rpartition(".")[2]), {}).get("tau")
     if p in (ACTIVE, "friction"):
         return ""
@@ -210,12 +212,18 @@ def residual_columns(names) -> list:
 
 def contact_columns(names) -> list:
     """``contact.<name>.fx … tz`` for each contact point or frame, in order."""
-    return [f"contact.{n}.{c}" for n in names for c in WRENCH]
+    return [f"{CONTACT}.{n}.{c}" for n in names for c in WRENCH]
+
+
+def contact_names(names) -> list:
+    """The contact points or frames that have a ``contact.<name>.fx`` column among `names`, in order."""
+    head, tail = CONTACT + ".", "." + WRENCH[0]
+    return [n[len(head):-len(tail)] for n in names if n.startswith(head) and n.endswith(tail)]
 
 
 def penetration_columns(names) -> list:
     """``penetration.<name>`` for each contact point."""
-    return coordinate_columns("penetration", names)
+    return coordinate_columns(PENETRATION, names)
 
 
 def active_frames(names) -> dict:

@@ -209,6 +209,20 @@ def _probe(folder, label, path):
         os.unlink(tmp)
 
 
+def memory_shortfall(need) -> str | None:
+    """None when `need` bytes fit in this machine's physical memory (or the system does not say how much it
+    has); else ``"<need> GB, more than this machine's <memory> GB"`` for the caller's message. The one check,
+    before the arrays are made, of a table too large to make (a long run, a high resampling rate, a long
+    excitation), so that it is a one-line input error instead of a MemoryError."""
+    try:
+        memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):
+        return None
+    if need <= memory:
+        return None
+    return f"{need / 1e9:.3g} GB, more than this machine's {memory / 1e9:.3g} GB"
+
+
 # ------------------------------------------------------------------ writing
 
 @contextlib.contextmanager
@@ -320,11 +334,6 @@ def _fsync(path):
             raise
     finally:
         os.close(fd)
-
-
-def fsync_folder(folder) -> None:
-    """Make the entries of `folder` (new and renamed files) durable."""
-    _fsync(folder)
 
 
 def is_temporary(name) -> bool:

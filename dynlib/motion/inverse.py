@@ -30,6 +30,7 @@ from ..files.columns import TIME, effort_columns, rank, residual_columns, tau_co
 from ..algorithms.rnea import rnea
 from .derivatives import motion_from_trajectory
 from ..errors import InputError
+from ..sim.dynamics import joint_friction
 
 
 class InverseDynamics(NamedTuple):
@@ -43,13 +44,9 @@ class InverseDynamics(NamedTuple):
 
 def joint_friction_torques(model, v, smoothing=1e-3):
     """damping·v + friction·tanh(v / smoothing): the torque the URDF joint friction
-    takes away, (N, nv) for v (N, nv) (SPEC §2)."""
+    takes away, (N, nv) for v (N, nv) (SPEC §2; the law: `dynlib.sim.dynamics.joint_friction`)."""
     a = model.arrays
-    out = np.divide(v, smoothing)  # in place from here: four passes over (N, nv) instead of seven
-    np.tanh(out, out=out)
-    out *= a.friction
-    out += a.damping * v
-    return out
+    return joint_friction.py_func(a.damping, a.friction, smoothing, v)
 
 
 def measured_efforts(model, traj, tau):

@@ -213,7 +213,7 @@ def has_nonconservative_forces(scenario) -> bool:
     from .scenario import ZeroControl
 
     model = scenario.model
-    friction = scenario.joint_friction != "none" and bool(np.any(model.arrays.damping) or np.any(model.arrays.friction))
+    friction = bool(np.any(model.arrays.damping) or np.any(model.arrays.friction))  # none: zeroed at load
     return ((not isinstance(scenario.control, ZeroControl)) or friction or bool(scenario.external_wrenches)
             or scenario.contacts is not None)
 

@@ -53,7 +53,7 @@ import numpy as np
 from .._numba.decorators import inline_kernel, kernel
 from ..core import joints as J
 from ..algorithms.rnea import rnea_kernel
-from .dynamics import assign
+from .dynamics import assign, joint_friction
 from ..errors import InputError, closest
 
 # ---------------------------------------------------------------- parameters, the control record, its workspace
@@ -245,7 +245,7 @@ def commanded_acceleration(m, p, w, t, q, v):
 def tracking_torque(p, v, tau):
     """tau = (RNEA(q, v, a_cmd) + joint friction(v)) on the actuated DoFs, tau the RNEA torque on entry."""
     for k in range(v.shape[0]):
-        tau[k] = (tau[k] + (p.damping[k] * v[k] + p.friction[k] * math.tanh(v[k] / p.eps))) * p.actuated[k]
+        tau[k] = (tau[k] + joint_friction(p.damping[k], p.friction[k], p.eps, v[k])) * p.actuated[k]
 
 
 @inline_kernel

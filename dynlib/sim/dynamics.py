@@ -125,10 +125,20 @@ def assign(dst, src):
 # ------------------------------------------------------------------ generalized forces
 
 @inline_kernel
+def joint_friction(damping, friction, eps, v):
+    """damping v + friction tanh(v / eps): the torque the joint friction takes away (SPEC §2), the one home
+    of the law. In a kernel per DoF, on numbers (`joint_forces`, the computed-torque controller); in numpy
+    code on arrays through ``joint_friction.py_func`` (`dynlib.motion.inverse.joint_friction_torques`,
+    identification): the same operations, numpy's tanh on arrays (it may differ from the C library's tanh,
+    which the kernels call, in the last bit)."""
+    return damping * v + friction * np.tanh(v / eps)
+
+
+@inline_kernel
 def joint_forces(fo, v, tau, tau_total):
-    """tau_total = tau - damping v - friction tanh(v / eps) (SPEC §2 joint friction)."""
+    """tau_total = tau - joint_friction(v) (SPEC §2 joint friction)."""
     for k in range(v.shape[0]):
-        tau_total[k] = tau[k] - fo.damping[k] * v[k] - fo.friction[k] * math.tanh(v[k] / fo.eps)
+        tau_total[k] = tau[k] - joint_friction(fo.damping[k], fo.friction[k], fo.eps, v[k])
 
 
 @kernel

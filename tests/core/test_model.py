@@ -193,7 +193,7 @@ def test_create_data_has_every_buffer_at_its_stated_shape():
     nb, nv = m.nb, m.nv
     shapes = {"oR": (nb, 3, 3), "op": (nb, 3), "lR": (nb, 3, 3), "lp": (nb, 3), "v": (nb, 6), "a": (nb, 6),
               "f": (nb, 6), "c": (nb, 6), "IC": (nb, 6, 6), "U": (nv, 6), "Dinv": (nb, 6, 6), "u": (nv,),
-              "tmp6": (4, 6), "X6": (2, 6, 6), "R3": (3, 3), "p3": (3,), "zeros_v": (nv,), "M": (nv, nv),
+              "tmp6": (4, 6), "zeros_v": (nv,), "M": (nv, nv),
               "h": (nv,), "diag": (nv,), "L": (nv, nv), "BC": (nb, 6, 6), "Sw": (nv, 6), "dS": (nv, 6)}
     d = m.create_data()
     assert set(Data._fields) == set(shapes)

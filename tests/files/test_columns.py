@@ -97,6 +97,8 @@ def test_contact_and_contact_id_names():
     assert (C.RESIDUAL_ROOT, C.FRICTION_FEASIBLE) == ("residual.root", "friction.feasible")
     assert C.active_frames(["time", "active.lf_foot", "q.a", "active.rf.toe", "inactive.x", "active"]) == {
         "lf_foot": "active.lf_foot", "rf.toe": "active.rf.toe"}
+    names = ["time", *C.contact_columns(["lf", "rf.toe"]), "contact.x.fy", "q.contact.fx"]
+    assert C.contact_names(names) == ["lf", "rf.toe"]  # by their fx column: the group's first
 
 
 def test_parts_and_spec_order():

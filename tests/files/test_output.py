@@ -93,3 +93,21 @@ def test_a_folder_that_cannot_be_written_is_an_input_error(tmp_path):
                 pass  # pragma: no cover - never reached
     finally:
         folder.chmod(0o700)
+
+
+def test_memory_shortfall_says_how_much_more_than_the_machine_has(monkeypatch):
+    """The one check of a table too large to make (a long run, a resampling rate, an excitation)."""
+    from dynlib.files import output
+
+    assert output.memory_shortfall(8 * 1000) is None
+    over = output.memory_shortfall(2e21)
+    assert over.startswith("2e+12 GB, more than this machine's ") and over.endswith(" GB")
+    monkeypatch.setattr(output.os, "sysconf", lambda name: 4096 if name == "SC_PAGE_SIZE" else 1000)
+    assert output.memory_shortfall(4096 * 1000) is None
+    assert output.memory_shortfall(4096 * 1001) == "0.0041 GB, more than this machine's 0.0041 GB"
+
+    def unknown(name):
+        raise ValueError(name)
+
+    monkeypatch.setattr(output.os, "sysconf", unknown)
+    assert output.memory_shortfall(2e21) is None  # a system that does not say: no check

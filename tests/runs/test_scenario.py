@@ -164,6 +164,23 @@ def test_joint_friction_overrides_by_joint(tmp_path):
     assert np.all(load_scenario(write(tmp_path, BASE + "joint_friction: none\n")).model.arrays.damping == 0)
 
 
+def test_joint_friction_none_is_applied_once_to_the_model(tmp_path):
+    """`joint_friction: none` zeroes the model's damping and friction when the scenario is loaded (the one
+    place): the run is simulate's without joint friction, on the robot as the URDF has it; the energy check
+    sees no friction either."""
+    from dynlib.runs.checks import has_nonconservative_forces
+
+    text = BASE.split("control:")[0] + "joint_friction: none\noutput:\n  columns: [q, qd]\n"
+    sc = load_scenario(write(tmp_path, text))
+    a = sc.model.arrays
+    assert not np.any(a.damping) and not np.any(a.friction)
+    urdf = load_scenario(write(tmp_path, text.replace("joint_friction: none\n", ""), name="f.yaml"))
+    assert np.any(urdf.model.arrays.damping) and has_nonconservative_forces(urdf)
+    assert not has_nonconservative_forces(sc)
+    direct = simulate(urdf.model, sc.model.q_neutral + np.eye(6)[1] * -0.5, dt=1e-3, steps=100, joint_friction=False)
+    assert np.array_equal(run_scenario(sc).q, direct.q)
+
+
 def test_free_flyer_initial_quaternion_is_normalised(tmp_path):
     text = f"dyn: 1\nrobot: {ROBOTS_DIR / 'quadruped.urdf'}\nfloating_base: true\nsteps: 2\ngravity: [0, 0, 0]\n" \
            "initial:\n  q: {root.z: 0.4, root.qz: 1.0, root.qw: 1.0}\n"
@@ -338,3 +355,17 @@ def test_energy_check_counts_the_armature(tmp_path, extra):
             "armature: {shoulder_pan: 0.3, elbow: 0.1, wrist_3: 0.02}\n" + extra)
     report = energy_check(load_scenario(write(tmp_path, text)), tolerance=1e-6)
     assert report.passed, report.as_dict()
+
+
+@pytest.mark.parametrize("extra, key", [({"steps": 10 ** 14}, "steps"), ({"duration": 1e12, "dt": 1e-3}, "dt"),
+                                        ({"steps": 2 ** 60}, "steps")])
+def test_a_run_too_long_for_this_machine_is_an_error_at_its_key(tmp_path, extra, key):
+    """`check_run_size` (no test before): the step count whose trajectory cannot fit, or that cannot run,
+    is a ScenarioError at the key that set it, before anything is allocated."""
+    text = BASE.split("external_wrenches:")[0] + "output:\n  columns: [q, qd]\n"
+    text = text.replace("steps: 100\n", "" if "duration" in extra else "steps: 100\n")
+    with pytest.raises(ScenarioError) as info:
+        run(load_scenario(write(tmp_path, text), extra))
+    err = info.value
+    assert err.key == key and "the trajectory needs " in err.message and " GB" in err.message, err.message
+

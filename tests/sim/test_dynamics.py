@@ -113,3 +113,26 @@ def test_the_implicit_diagonal_is_dt_times_the_friction_jacobian_plus_the_gains(
     h = 1e-7  # central differences of the friction torque, DoF by DoF (it is diagonal)
     jac = (friction(v + h) - friction(v - h)) / (2 * h)
     assert_close(diag, im.friction_dt * jac + im.gain_m, 1e-6, "dt dF/dv + gain_m")
+
+
+def test_the_joint_friction_law_is_one_function_for_kernels_and_arrays():
+    """`joint_friction` is the one law (SPEC §2): compiled on numbers in the step's `joint_forces` (and the
+    computed-torque controller), on arrays through its py_func in inverse dynamics (numpy's vectorised tanh
+    may differ from the C library's in the last bit, as it did when the law was written twice)."""
+    from dynlib.motion.inverse import joint_friction_torques
+    from dynlib.sim.dynamics import joint_forces, joint_friction
+
+    model = sample("arm6")
+    rng = np.random.default_rng(7)
+    fo, _ = forces(model, rng, implicit_dt=0.0)
+    V = rng.uniform(-0.05, 0.05, (4, model.nv))
+    law = joint_friction.py_func(fo.damping, fo.friction, fo.eps, V)
+    compiled = [[joint_friction(fo.damping[k], fo.friction[k], fo.eps, V[n, k]) for k in range(model.nv)]
+                for n in range(len(V))]
+    assert_close(law, np.array(compiled), 1e-15, "py_func on arrays = the kernel on numbers")
+    tau, tau_total = rng.normal(size=model.nv), np.zeros(model.nv)
+    joint_forces(fo, V[0], tau, tau_total)
+    assert np.array_equal(tau_total, tau - np.array(compiled[0]))
+    a = model.arrays
+    assert np.array_equal(joint_friction_torques(model, V, fo.eps), joint_friction.py_func(a.damping, a.friction,
+                                                                                            fo.eps, V))

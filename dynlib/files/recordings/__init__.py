@@ -41,14 +41,14 @@ jittery stamps do not give.
 """
 from __future__ import annotations
 
-import os
 from decimal import Decimal
 from typing import NamedTuple
 
 import numpy as np
 
-from ..columns import TIME
+from ..columns import TIME, coordinate_columns
 from ...errors import InputError, TrajectoryError
+from ..output import memory_shortfall
 from .kinds import is_rostopic
 
 __all__ = ["FORMATS", "Recording", "read_ahead", "read_recording", "resample"]
@@ -212,17 +212,13 @@ def resample(model, rec: Recording, hz) -> Recording:
                               file=traj.path, column=TIME, **traj.locate(k))
     count = np.floor((t[-1] - t[0]) * hz + 1e-9) + 1
     need = count * len(traj.names) * 8 * 2  # the resampled table, and as much again made from it
-    try:
-        memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (AttributeError, ValueError, OSError):
-        memory = np.inf
-    if not count <= 2 ** 53 or need > memory:
+    over = memory_shortfall(need) or (None if count <= 2 ** 53 else f"{need / 1e9:.3g} GB")
+    if over:
         raise InputError(f"{hz:g} Hz over {t[-1] - t[0]:.6g} s makes {count:.3g} samples, which need "
-                         f"{need / 1e9:.3g} GB, more than this machine's {memory / 1e9:.3g} GB; choose a lower rate",
-                         key="--resample")
+                         f"{over}; choose a lower rate", key="--resample")
     n = int(count)
     times = t[0] + np.arange(n) / hz
-    qcols = [f"q.{c}" for c in model.q_names]
+    qcols = coordinate_columns("q", model.q_names)
     from ..trajectory import require_columns
 
     require_columns(traj, qcols)

@@ -38,7 +38,7 @@ import sys
 import threading
 from pathlib import Path
 
-from ..columns import column_names
+from ..columns import TIME, column_names
 from ...errors import InputError, TrajectoryError
 from ..output import atomic_output, in_place, reason
 from . import csv, parquet
@@ -142,7 +142,7 @@ def read_trajectory(path, *, required=None) -> Trajectory:
     """
     display, buf, fmt = open_source(path)
     traj = read_opened(display, buf, fmt, path)
-    require_columns(traj, ["time"] + [n for n in (required or ()) if n != "time"])
+    require_columns(traj, [TIME] + [n for n in (required or ()) if n != TIME])
     return traj
 
 

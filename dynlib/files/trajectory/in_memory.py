@@ -16,6 +16,7 @@ import math
 import numpy as np
 import pyarrow as pa
 
+from ..columns import TIME
 from ...errors import InputError, TrajectoryError, closest
 
 _SHOW = 8  # names listed in a message before "… (N more)"
@@ -128,7 +129,7 @@ class Trajectory:
     @property
     def time(self) -> np.ndarray:
         """The ``time`` column, (N,)."""
-        return self.column("time")
+        return self.column(TIME)
 
     def renamed(self, mapping, drop=()) -> "Trajectory":
         """The same table with columns renamed by `mapping` ({old: new}) and the columns
@@ -211,7 +212,7 @@ def check_increasing_time(traj: Trajectory) -> None:
         i = int(bad[0]) + 1
         raise TrajectoryError(f"time {float(t[i])!r} does not increase (previous row {float(t[i - 1])!r}); "
                               f"rows must be in increasing time", file=traj.path,
-                              column="time", **traj.locate(i))
+                              column=TIME, **traj.locate(i))
 
 
 def check_names(names, display, *, line=None) -> None:

@@ -48,16 +48,15 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-import math
-
 import numpy as np
 import scipy.linalg as sl
 
 from ..._numba.decorators import allocating_kernel
 from ..._numba import parallel
-from ...algorithms.regressor import (FRICTION_TERMS, friction_dofs, friction_regressor, inertial_parameters, regressor,
-                                    regressor_kernel)
+from ...algorithms.regressor import (FRICTION_TERMS, check_friction_terms, friction_column, friction_dofs,
+                                    friction_regressor, inertial_parameters, regressor, regressor_kernel)
 from ...errors import InputError, NumericalError
+from ...sim.dynamics import joint_friction
 from . import parameters as P
 
 BLOCK_ROWS = 4096
@@ -91,11 +90,7 @@ class LinearModel:
     """
 
     def __init__(self, model, terms=("viscous", "coulomb"), smoothing=1e-3):
-        for t in terms:
-            if t not in FRICTION_TERMS:
-                raise InputError(f"friction terms must be among {', '.join(FRICTION_TERMS)}, got {t!r}")
-        if not (np.isfinite(smoothing) and smoothing > 0):
-            raise InputError(f"friction smoothing must be a positive number, got {smoothing!r}")
+        check_friction_terms(terms, smoothing)
         self.model = model
         self.terms = tuple(t for t in FRICTION_TERMS if t in terms)  # a fixed order
         self.smoothing = float(smoothing)
@@ -136,12 +131,8 @@ class LinearModel:
     def held_friction(self, v):
         """(N, nv): the URDF friction terms that are not identified, at velocities v."""
         a = self.model.arrays
-        out = np.zeros_like(v)
-        if "viscous" in self.held:
-            out += a.damping * v
-        if "coulomb" in self.held:
-            out += a.friction * np.tanh(v / self.smoothing)
-        return out
+        return joint_friction.py_func(a.damping if "viscous" in self.held else 0.0,
+                                      a.friction if "coulomb" in self.held else 0.0, self.smoothing, v)
 
     def with_parameters(self, theta):
         """The model with theta's inertial parameters (its friction arrays unchanged)."""
@@ -167,13 +158,9 @@ class LinearModel:
         tau = rnea(self.with_parameters(theta), q, v, a) + self.held_friction(v)
         n = self.fdofs.size
         for t, s in self.friction_slice.items():
-            x = v[:, self.fdofs]
-            col = x if t == "viscous" else np.tanh(x / self.smoothing) if t == "coulomb" else 1.0
+            col = friction_column.py_func(FRICTION_TERMS.index(t), v[:, self.fdofs], self.smoothing)
             tau[:, self.fdofs] += col * theta[s][:n]
         return tau
-
-
-_TERM_CODE = {"viscous": 0, "coulomb": 1, "offset": 2}
 
 
 @allocating_kernel
@@ -194,9 +181,7 @@ def _normal_equations(m, d, Q, V, A, Y, gravity, active, n_active, scale, n_pi, 
                 if col < n_pi:
                     x[i] = W[k, col] * scale[col]
                 else:
-                    code = codes[(col - n_pi) // nf]
-                    vk = V[n, k]
-                    x[i] = (vk if code == 0 else math.tanh(vk / smoothing) if code == 1 else 1.0) * scale[col]
+                    x[i] = friction_column(codes[(col - n_pi) // nf], V[n, k], smoothing) * scale[col]
             x[nk] = Y[n, k]
             for i in range(nk + 1):
                 xi = x[i]
@@ -226,7 +211,7 @@ class Stack:
         active = np.zeros((model.nv, max(n_active.max(initial=0), 1)), dtype=np.int64)
         for k, c in enumerate(lm.active):
             active[k, :c.size] = c
-        codes = np.array([_TERM_CODE[t] for t in lm.terms] or [0], dtype=np.int64)
+        codes = np.array([FRICTION_TERMS.index(t) for t in lm.terms] or [0], dtype=np.int64)
         blocks = parallel.run(model, len(Q), _normal_equations, (Q,), (V,), (A,), (Y,), model.arrays.gravity,
                               active, n_active, lm.scale, lm.n_pi, max(lm.fdofs.size, 1), codes, lm.smoothing)
         G = sum(g for _, g in blocks)

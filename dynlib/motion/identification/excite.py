@@ -24,7 +24,6 @@ Public: `excitation(model, duration, harmonics, ...)` -> `Excitation`.
 from __future__ import annotations
 
 import math
-import os
 from typing import NamedTuple
 
 import numpy as np
@@ -166,15 +165,12 @@ def _check_arguments(model, duration, harmonics, dt, margin, period):
 def _check_fits_in_memory(duration, dt, nv):
     """InputError when the output samples would not fit in this machine's memory."""
     samples = math.floor(duration / dt + 0.5) + 1
-    need = samples * (1 + 4 * nv) * 8 * 2  # time, q, v, a and the torques checked, and a copy to write them
-    try:
-        memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (AttributeError, ValueError, OSError):
-        memory = math.inf
-    if need > memory:
+    from ...files.output import memory_shortfall  # here: not a source of the kernels' cache key
+
+    over = memory_shortfall(samples * (1 + 4 * nv) * 8 * 2)  # time, q, v, a and the torques checked, and a copy
+    if over:
         raise InputError(f"duration {duration:g} s at dt = {dt:g} s makes {samples:.3g} samples, which need "
-                         f"{need / 1e9:.3g} GB, more than this machine's {memory / 1e9:.3g} GB; "
-                         "give a shorter duration or a larger dt")
+                         f"{over}; give a shorter duration or a larger dt")
 
 
 def _torques(model, friction_smoothing):

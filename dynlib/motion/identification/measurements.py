@@ -29,9 +29,9 @@ import numpy as np
 
 from ..derivatives import motion_from_trajectory, savgol_length
 from ...errors import TrajectoryError
+from ...files.columns import EFFORT, column, contact_columns, contact_names
 from ...core.joints import FREEFLYER
 
-_WRENCH = ("fx", "fy", "fz", "tx", "ty", "tz")
 
 
 class Measurements(NamedTuple):
@@ -61,7 +61,7 @@ def torque_columns(model, traj):
     root = set(_root_dofs(model))
     found, missing = {}, []
     for k, (vname, tname) in enumerate(zip(model.v_names, model.tau_names)):
-        cands = [f"tau.{tname}", f"effort.{vname}"]
+        cands = [column("tau", tname), column(EFFORT, vname)]
         col = next((c for c in cands if traj.has(c)), None)
         if col is not None:
             found[k] = col
@@ -80,19 +80,17 @@ def torque_columns(model, traj):
 def contact_frames(model, traj):
     """Frames with a full contact.<frame>.fx … tz column group in `traj`."""
     frames = []
-    for name in traj.names:
-        if name.startswith("contact.") and name.endswith(".fx"):
-            frame = name[len("contact."):-len(".fx")]
-            cols = [f"contact.{frame}.{c}" for c in _WRENCH]
-            if not all(traj.has(c) for c in cols):
-                raise TrajectoryError(f"contact wrench of '{frame}' is incomplete: expected the columns "
-                                      + ", ".join(cols), file=traj.path)
-            if frame not in model.frame_names:
-                from ...errors import closest
+    for frame in contact_names(traj.names):
+        cols = contact_columns([frame])
+        if not all(traj.has(c) for c in cols):
+            raise TrajectoryError(f"contact wrench of '{frame}' is incomplete: expected the columns "
+                                  + ", ".join(cols), file=traj.path)
+        if frame not in model.frame_names:
+            from ...errors import closest
 
-                raise TrajectoryError(f"contact wrench column group 'contact.{frame}.*': robot '{model.name}' has no "
-                                      f"frame '{frame}'; {closest(frame, model.frame_names)}", file=traj.path)
-            frames.append(frame)
+            raise TrajectoryError(f"contact wrench column group 'contact.{frame}.*': robot '{model.name}' has no "
+                                  f"frame '{frame}'; {closest(frame, model.frame_names)}", file=traj.path)
+        frames.append(frame)
     return frames
 
 
@@ -113,7 +111,7 @@ def read_measurements(model, source, *, derivatives="auto", window=0.1, polyorde
     tau = np.zeros((len(traj), model.nv))
     tau[:, list(tcols)] = values
     for frame in frames:
-        w = traj.finite_columns([f"contact.{frame}.{c}" for c in _WRENCH])
+        w = traj.finite_columns(contact_columns([frame]))
         Jc = frame_jacobian(model, motion.q, frame, "local_world_aligned")
         tau += np.einsum("nrk,nr->nk", Jc, w)
     keep = slice(None)

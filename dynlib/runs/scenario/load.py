@@ -20,6 +20,7 @@ import yaml
 from pydantic import ValidationError
 
 from ...errors import DynError, ScenarioError, closest
+from ...files.columns import TIME, column, coordinate, coordinate_columns, part
 from .messages import Where, as_path, convert, format_path, index_lines, short
 from .schema import (CONTROL_TYPES, ComputedTorqueControl, ConstantControl, CsvControl, PDControl, Scenario)
 
@@ -333,14 +334,14 @@ def read_table(sc, key, path, select) -> Table:
         return kept
     try:
         traj = read_trajectory(str(p))
-        if not traj.has("time"):
-            raise sc.error(key, f"'{p}' has no 'time' column")
+        if not traj.has(TIME):
+            raise sc.error(key, f"'{p}' has no '{TIME}' column")
         check_increasing_time(traj)
     except ScenarioError:
         raise
     except DynError as exc:
         raise sc.error(key, str(exc)) from None
-    names = ["time"] + list(select(p, traj.names))
+    names = [TIME] + list(select(p, traj.names))
     table = Table(str(p), tuple(names), np.column_stack([traj.column(n) for n in names]))
     sc._tables[(key, str(p))] = table
     return table
@@ -357,19 +358,19 @@ def torque_table(sc):
     table = read_table(sc, key, sc.control.file, select)
     tau = np.zeros((len(table), model.nv))
     for col in table.names[1:]:
-        tau[:, names.index(col[4:])] = table.column(col)
+        tau[:, names.index(coordinate(col))] = table.column(col)
     return table.time.copy(), tau
 
 
-def _part_columns(sc, key, p, columns, part, names, what):
-    """The `part`.<name> columns of table `p`: an error at `key` when there are none, or when
+def _part_columns(sc, key, p, columns, part_, names, what):
+    """The `part_`.<name> columns of table `p`: an error at `key` when there are none, or when
     one names no coordinate of the robot (`what` says which kind)."""
-    found = [n for n in columns if n.startswith(part + ".")]
+    found = [n for n in columns if part(n) == part_]
     if not found:
-        raise sc.error(key, f"'{p}' has no {part}.<joint> column; expected some of "
-                            f"{short([f'{part}.{n}' for n in names])}")
+        raise sc.error(key, f"'{p}' has no {part_}.<joint> column; expected some of "
+                            f"{short(coordinate_columns(part_, names))}")
     for col in found:
-        name = col[len(part) + 1:]
+        name = coordinate(col)
         if name not in names:
             raise sc.error(key, f"'{p}': column '{col}' names no {what} of robot '{sc.model.name}'; "
                                 f"{closest(name, names)}")
@@ -383,23 +384,23 @@ def target_table(sc):
 
     def select(p, columns):
         qcols = _part_columns(sc, key, p, columns, "q", model.q_names, "coordinate")
-        return qcols + [f"{d}.{n}" for d in ("qd", "qdd") for n in model.v_names if f"{d}.{n}" in columns]
+        return qcols + [c for d in ("qd", "qdd") for c in coordinate_columns(d, model.v_names) if c in columns]
 
     table = read_table(sc, key, sc.control.target.file, select)
     Q = np.tile(initial_q(sc), (len(table), 1))
     for col in table.names[1:]:
-        if col.startswith("q."):
-            Q[:, model.q_names.index(col[2:])] = table.column(col)
+        if part(col) == "q":
+            Q[:, model.q_names.index(coordinate(col))] = table.column(col)
     # velocities and accelerations: the file's qd./qdd. columns where given, else derivatives of the samples
     t = table.time.copy()
     V = np.gradient(Q, t, axis=0) if len(table) > 1 else np.zeros_like(Q)
     for k, n in enumerate(model.v_names):
-        if table.has(f"qd.{n}"):
-            V[:, k] = table.column(f"qd.{n}")
+        if table.has(column("qd", n)):
+            V[:, k] = table.column(column("qd", n))
     A = np.gradient(V, t, axis=0) if len(table) > 1 else np.zeros_like(V)
     for k, n in enumerate(model.v_names):
-        if table.has(f"qdd.{n}"):
-            A[:, k] = table.column(f"qdd.{n}")
+        if table.has(column("qdd", n)):
+            A[:, k] = table.column(column("qdd", n))
     return t, Q, V, A
 
 

@@ -10,10 +10,9 @@ the energy columns), not a second copy of the call.
 from __future__ import annotations
 
 import contextlib
-import math
-import os
 
 from ...errors import InputError
+from ...files.output import memory_shortfall
 from .load import initial_q, initial_v, target_table, torque_table
 from .schema import (ConstantControl, CsvControl, GravityCompensationControl, PDControl, Scenario, ZeroControl)
 
@@ -87,15 +86,11 @@ def check_run_size(sc, model, every=None, energy=None):
     allocation failure."""
     steps, every = sc.n_steps, every or sc.output.every
     need = run_bytes(sc, model, every, energy)
-    try:
-        memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (AttributeError, ValueError, OSError):
-        memory = math.inf
-    if steps > 2 ** 53 or need > memory:
+    over = memory_shortfall(need) or (None if steps <= 2 ** 53 else f"{need / 1e9:.3g} GB")
+    if over:
         key = "steps" if sc.steps is not None else "dt"
-        raise sc.error(key, f"{steps:.3g} steps ({steps // every + 1:.3g} rows kept) need {need / 1e9:.3g} GB "
-                            f"for the trajectory, more than this machine's {memory / 1e9:.3g} GB; use fewer steps, "
-                            "a larger dt or output.every")
+        raise sc.error(key, f"{steps:.3g} steps ({steps // every + 1:.3g} rows kept): the trajectory needs {over}; "
+                            "use fewer steps, a larger dt or output.every")
 
 
 def run(sc: Scenario, *, initial=None, every=None, energy=None, progress=None):
@@ -123,9 +118,11 @@ def run(sc: Scenario, *, initial=None, every=None, energy=None, progress=None):
 
 
 def _stages(sc, energy):
-    """`simulate`'s arguments that choose the pipeline's stages (controller, contacts, ...), from the scenario."""
+    """`simulate`'s arguments that choose the pipeline's stages (controller, contacts, ...), from the scenario.
+    The joint friction is the model's (`joint_friction: none` and the overrides are applied to it once, when
+    the scenario is loaded)."""
     return dict(integrator=sc.integrator, controller=controller(sc), external_wrenches=external_wrenches(sc),
-                joint_friction=sc.joint_friction != "none", friction_integration=sc.friction_integration,
+                friction_integration=sc.friction_integration,
                 energy=("energy" in sc.output.columns) if energy is None else bool(energy), contacts=contacts(sc))
 
 

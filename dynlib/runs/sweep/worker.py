@@ -79,11 +79,12 @@ def max_contact_force(names, data) -> float:
     """The largest |(fx, fy, fz)| of any `contact.<frame>.*` column triple over the rows (NaN if none)."""
     import numpy as np
 
+    from ...files.columns import contact_columns, contact_names
+
     index = {n: j for j, n in enumerate(names)}
-    frames = [n[len("contact."):-len(".fx")] for n in names if n.startswith("contact.") and n.endswith(".fx")]
     best = float("nan")
-    for f in frames:
-        cols = [index.get(f"contact.{f}.{c}") for c in ("fx", "fy", "fz")]
+    for f in contact_names(names):
+        cols = [index.get(c) for c in contact_columns([f])[:3]]
         if None in cols or len(data) == 0:
             continue
         norm = float(np.max(np.linalg.norm(np.asarray(data)[:, cols], axis=1)))

@@ -47,6 +47,7 @@ import numpy as np
 
 from ...algorithms.configuration import interpolate
 from ...errors import InputError, TrajectoryError
+from ...files.columns import PENETRATION, contact_columns, contact_names, coordinate_columns, part
 from . import scene as S
 from .meshes import MeshFiles
 from .motion import body_placements, keyframe_times
@@ -94,24 +95,22 @@ def read_playback(model, source, *, columns=None, topic=None, time_unit=None) ->
 
     traj = read_recording(model, source, columns=columns, topic=topic, time_unit=time_unit).trajectory
     check_known_coordinates(model, traj, ["q"])
-    qcols = [f"q.{n}" for n in model.q_names]
+    qcols = coordinate_columns("q", model.q_names)
     require_columns(traj, qcols)
     Q = traj.finite_columns(qcols)
     check_quaternions(model, traj, qcols, Q)
     check_increasing_time(traj)
     forces = {}
     names = list(traj.names) + list(traj.unusable)
-    for name in names:
-        if name.startswith("contact.") and name.endswith(".fx"):
-            point = name[len("contact."):-len(".fx")]
-            cols = [f"contact.{point}.{c}" for c in ("fx", "fy", "fz")]
-            if all(traj.has(c) for c in cols):
-                try:
-                    F = traj.columns(cols)
-                except TrajectoryError:  # text or empty cells: shown as no force where unusable
-                    F = np.column_stack([_numbers(traj, c) for c in cols])
-                forces[point] = np.where(np.isfinite(F), F, 0.0)
-    has_pen = any(n.startswith("penetration.") for n in names)
+    for point in contact_names(names):
+        cols = contact_columns([point])[:3]  # (fx, fy, fz)
+        if all(traj.has(c) for c in cols):
+            try:
+                F = traj.columns(cols)
+            except TrajectoryError:  # text or empty cells: shown as no force where unusable
+                F = np.column_stack([_numbers(traj, c) for c in cols])
+            forces[point] = np.where(np.isfinite(F), F, 0.0)
+    has_pen = any(part(n) == PENETRATION for n in names)
     return Playback(traj.time.copy(), Q, forces, has_pen, traj.path or "<trajectory>")
 
 
@@ -128,7 +127,6 @@ def _contact_positions(model, names, contacts, Tb, frame_poses):
     """{name: (K, 3)} world positions of the contact points with forces, and notes for the rest."""
     from ...sim.contact.points import contact_points
 
-    a = model.arrays
     points, normal = {}, np.array([0.0, 0.0, 1.0])
     if contacts is not None:
         normal = np.asarray(contacts.get("normal", normal), float)

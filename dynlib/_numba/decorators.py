@@ -85,3 +85,22 @@ inline_kernel = jit(nrt=False, error_model="numpy", nogil=True, inline="always")
 
 allocating_kernel = jit(nogil=True)
 """A kernel that allocates: numba's runtime and error model (see the module docstring)."""
+
+
+def compiled_entry(kernel, args):
+    """numba's wrapper of the overload of `kernel` for the types of `args` (compiled or
+    loaded from the cache here when needed), or the kernel itself when it is not a plain
+    numba dispatcher or the overload is not found (both work the same, one more slowly).
+
+    Calling the wrapper skips the dispatcher's typing of the arguments at every call: the
+    batches' chunks (`dynlib._numba.parallel`) and the simulation loop's chunks, whose nested
+    records cost the dispatcher about 55 us a call (`dynlib.sim.simulate`)."""
+    try:
+        sig = tuple(kernel.typeof_pyval(a) for a in args)
+        found = kernel.overloads.get(sig)
+        if found is None:
+            kernel.compile(sig)
+            found = kernel.overloads.get(sig)
+        return kernel if found is None else found.entry_point
+    except Exception:  # noqa: BLE001 (not a numba dispatcher, or an argument numba cannot type: it raises when called)
+        return kernel

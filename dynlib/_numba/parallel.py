@@ -31,6 +31,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from ..errors import InputError
+from .decorators import compiled_entry
 
 MIN_BLOCK = 1024
 _pool = None
@@ -92,7 +93,7 @@ def entry(model, kernel, lead, rest):
     entries = model.entries
     found = entries.get(key)
     if found is None:
-        found = entries[key] = _compiled_entry(kernel, (*lead, model.arrays, model.workspace, *rest))
+        found = entries[key] = compiled_entry(kernel, (*lead, model.arrays, model.workspace, *rest))
     return found
 
 
@@ -128,21 +129,6 @@ def _fingerprint_is_exact():
         return compute_fingerprint((c, *rest)) != compute_fingerprint((a, *rest))
     except Exception:  # noqa: BLE001 (a numba without it: the public, slower key)
         return False
-
-
-def _compiled_entry(kernel, args):
-    """numba's wrapper of the overload of `kernel` for the types of `args` (compiled or
-    loaded from the cache here when needed), or the kernel itself when it is not a plain
-    numba dispatcher or the overload is not found (both work the same, one more slowly)."""
-    try:
-        sig = tuple(kernel.typeof_pyval(a) for a in args)
-        found = kernel.overloads.get(sig)
-        if found is None:
-            kernel.compile(sig)
-            found = kernel.overloads.get(sig)
-        return kernel if found is None else found.entry_point
-    except Exception:  # noqa: BLE001 (not a numba dispatcher, or an argument numba cannot type: it raises when called)
-        return kernel
 
 
 def _forget_pool():

@@ -75,7 +75,7 @@ from typing import NamedTuple
 
 import numpy as np
 from .._numba import cache
-from .._numba.decorators import inline_kernel, kernel
+from .._numba.decorators import compiled_entry, inline_kernel, kernel
 from . import controllers as C
 from . import integrators as I
 from ..algorithms.aba import check_dynamics
@@ -547,9 +547,10 @@ def _chunks(model, p, dt, steps, o, q, v, rows) -> tuple:
     run = _run
     while k0 < total:
         k1 = min(total, k0 + chunk)
-        if k0 == chunk:  # the second chunk on: the first chunk's loop, the same arguments' types
-            run = _compiled_loop()
-        row, bad_step, reason = run(m, d, p, w, scheme, dt, k0, k1, steps, o.every, o.max_state, q, v, rows, row)
+        args = (m, d, p, w, scheme, dt, k0, k1, steps, o.every, o.max_state, q, v, rows, row)
+        if k0 == chunk:  # the second chunk on: the loop compiled for these types, called without the dispatcher
+            run = compiled_entry(_run, args)
+        row, bad_step, reason = run(*args)
         if bad_step >= 0:
             break
         q_last[:], v_last[:] = q, v
@@ -558,17 +559,6 @@ def _chunks(model, p, dt, steps, o, q, v, rows) -> tuple:
             reported = min(k0, steps)
             o.progress(reported, steps)
     return row, bad_step, reason, q_last, v_last
-
-
-def _compiled_loop():
-    """The compiled `_run` itself when the loop has one compilation (one numba type for every scenario), which
-    the call just made ran; else the dispatcher. Numba's dispatcher resolves the type of the Pipeline's nested
-    records at every call (about 55 us, against 4 us for the call itself): a long run's hundred chunks
-    would pay it a hundred times (0.27 us per step of 20 000). Asked once per run (it costs about 0.1 ms)."""
-    overloads = getattr(_run, "overloads", {})
-    if len(overloads) != 1:
-        return _run
-    return getattr(next(iter(overloads.values())), "entry_point", None) or _run
 
 
 def _solver_report(contact, cm):

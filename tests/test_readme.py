@@ -243,5 +243,5 @@ def test_every_command_has_help_examples_and_they_run(scratch):
             continue
         r = shell(example, scratch)
         if r.returncode != 0:
-            failures.append(f"dyn {name} --help: {example}\n    {r.stderr.strip().splitlines()[-1:]}")
+            failures.append(f"dyn {name} --help: {example}\n    {r.stderr.strip().splitlines()[-6:]}")  # every command of a pipe
     assert not failures, "\n".join(failures)

@@ -133,6 +133,8 @@ def contact_id(ctx, robot, traj, contacts, point_contacts, guesses, over_time, s
         notice(ctx, f"warning: friction cones infeasible at {int(bad.sum())} of {len(bad)} rows "
                     f"({_times(result.time, bad)}): friction.feasible = 0 there, with the wrenches in the cones "
                     "that come closest to the root equations (residual.root > 0)")
+    for over in result.over_limit(model):
+        notice(ctx, f"warning: {over.message()}")
     names, table = result.table(model)
     write_motion(ctx, output, names, table, robot, rec, absolute_time)
 

@@ -2,7 +2,7 @@
 import click
 
 from .common import (armature_option, check_outputs, compile_notice, derivative_options, derivatives_notice,
-                     floating_base_option, gravity_option, load_robot, naming, output_option, read_motion,
+                     floating_base_option, gravity_option, load_robot, naming, notice, output_option, read_motion,
                      recording_options, robot_argument, write_motion)
 
 
@@ -76,4 +76,6 @@ def inverse(ctx, robot, traj, output, floating_base, gravity, armature, derivati
         model, rec.trajectory, derivatives=derivatives, window=window, polyorder=polyorder,
         joint_friction=not no_joint_friction, friction_smoothing=friction_smoothing, keep_columns=keep_columns)
     derivatives_notice(ctx, derivatives, result.derivatives)
+    for over in result.over_limit(model):
+        notice(ctx, f"warning: {over.message()}")
     write_motion(ctx, output, result.names, result.data, robot, rec, absolute_time)

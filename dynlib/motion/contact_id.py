@@ -220,6 +220,12 @@ class ContactID(NamedTuple):
     friction: bool
     measured: tuple = ((), None)
 
+    def over_limit(self, model) -> list:
+        """The joints whose torque exceeds their effort limit (`dynlib.motion.inverse.effort_excess`)."""
+        from .inverse import effort_excess
+
+        return effort_excess(model, self.time, self.tau)
+
     def table(self, model):
         """(names, data): ``time``, ``tau.*``, [``effort.*``, ``residual.<joint>``],
         ``contact.<frame>.fx … tz``, ``residual.root`` and, with friction,

@@ -15,7 +15,9 @@ does not have, wrong inertias, a payload, sensor offsets), the first thing to lo
 
 Public: `inverse_dynamics_trajectory(model, traj, ...)` -> `InverseDynamics`
 (column names, data, how the derivatives were obtained);
-`joint_friction_torques(model, v, smoothing)`; `measured_efforts(model, traj, tau)`.
+`joint_friction_torques(model, v, smoothing)`; `measured_efforts(model, traj, tau)`;
+`effort_excess(model, time, tau)`: the joints whose torques exceed their URDF ``<limit effort>`` (a
+motion the robot's motors cannot make), which `dyn inverse` and `dyn contact-id` warn of.
 The output's torque columns are ``tau.<tau_name>`` (`dynlib.files.columns`), the names
 `simulate` writes, so that ``dyn simulate | dyn inverse`` gives back the columns it
 was given.
@@ -34,12 +36,17 @@ from ..sim.dynamics import joint_friction
 
 
 class InverseDynamics(NamedTuple):
-    """The output table: column `names`, `data` (N, len(names)), and `derivatives`,
+    """The output table: column `names`, `data` (N, len(names)), `derivatives`,
     how v and a were obtained ('given', 'central' or 'savgol')."""
 
     names: list
     data: np.ndarray
     derivatives: str
+
+    def over_limit(self, model) -> list:
+        """The joints whose torque exceeds their effort limit (`effort_excess`)."""
+        where = {n: j for j, n in enumerate(self.names)}
+        return effort_excess(model, self.data[:, where[TIME]], self.data[:, [where[c] for c in tau_columns(model)]])
 
 
 def joint_friction_torques(model, v, smoothing=1e-3):
@@ -60,6 +67,39 @@ def measured_efforts(model, traj, tau):
     names = [model.v_names[k] for k in have]
     effort = traj.data[:, [traj.names.index(c) for c in effort_columns(names)]]
     return effort_columns(names) + residual_columns(names), np.hstack([effort, effort - tau[:, have]])
+
+
+class OverLimit(NamedTuple):
+    """A joint whose computed torque exceeds its URDF effort limit: at `rows` rows, first at `first`
+    (seconds), by at most `ratio` times the limit."""
+
+    joint: str
+    limit: float
+    rows: int
+    first: float
+    ratio: float
+
+    def message(self) -> str:
+        unit = "N" if self.joint.endswith((".fx", ".fy", ".fz")) else "N·m"
+        return (f"{self.joint} needs more than its effort limit {self.limit:g} {unit} at {self.rows} row(s) "
+                f"(first at t = {self.first:g} s, up to {self.ratio:.3g}× the limit): the robot's motors "
+                "cannot make this motion")
+
+
+def effort_excess(model, time, tau) -> list:
+    """An `OverLimit` for each coordinate (`model.v_names`, in order) whose |tau| exceeds its effort limit
+    (`model.effort`, inf where the URDF gives none) at some row; tau (N, nv), time (N,). NaN rows are
+    not counted."""
+    tau = np.asarray(tau, dtype=np.float64)
+    limit = np.asarray(model.effort, dtype=np.float64)
+    out = []
+    for k in np.flatnonzero(np.isfinite(limit)):
+        over = np.abs(tau[:, k]) > limit[k]
+        if over.any():
+            ratio = np.abs(tau[over, k]).max() / limit[k] if limit[k] > 0 else np.inf
+            out.append(OverLimit(model.v_names[k], float(limit[k]), int(over.sum()), float(time[np.argmax(over)]),
+                                 float(ratio)))
+    return out
 
 
 def inverse_dynamics_trajectory(model, traj, *, derivatives="auto", window=0.1, polyorder=4,

@@ -57,6 +57,22 @@ def test_sample_motion_is_the_library_result(tmp_path, suffix):
     assert lifted.any() and np.all(table.column("contact.lf_foot.fz")[lifted] == 0)
 
 
+def test_torques_beyond_the_effort_limits_are_a_warning_per_joint(tmp_path):
+    """The quadruped's joints are limited to 30 N·m: the sample motion under ten times Earth's gravity needs more
+    at some rows; each such joint is one warning line naming it, with the counts of `effort_excess`."""
+    from dynlib.motion.inverse import effort_excess
+
+    r = invoke("contact-id", QUADRUPED, SAMPLE, "--point-contacts", "--gravity", "0,0,-98.1", "-o", tmp_path / "a.csv")
+    assert r.exit_code == 0, r.stderr
+    table = read_trajectory(tmp_path / "a.csv")
+    expected = effort_excess(QUAD, table.time, table.columns(tau_columns(QUAD)))
+    assert expected and len(expected) < QUAD.nv - 6
+    lines = [line for line in r.stderr.splitlines() if "effort limit" in line]
+    assert lines == [f"dyn: warning: {o.message()}" for o in expected]
+    r = invoke("contact-id", QUADRUPED, SAMPLE, "--point-contacts", "-o", tmp_path / "b.csv")
+    assert "effort limit" not in r.stderr  # Earth's gravity: within the limits
+
+
 def test_contacts_default_to_the_active_columns(tmp_path):
     r = invoke("contact-id", QUADRUPED, SAMPLE, "--point-contacts", "-o", tmp_path / "a.csv")
     assert r.exit_code == 0, r.output

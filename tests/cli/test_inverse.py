@@ -148,6 +148,23 @@ def test_simulate_piped_into_inverse_gives_back_the_applied_torques(tmp_path):
     assert_close(out.columns(tau_columns(ARM)), np.tile(tau, (2001, 1)), 1e-6, "simulate | inverse")
 
 
+def test_a_motion_beyond_the_effort_limits_is_a_warning_per_joint(tmp_path):
+    """arm6's shoulder_pan is limited to 150 N·m (URDF <limit effort>): a simulation driven with 200 N·m,
+    given back by inverse, is one warning naming the joint, the limit, the rows and the ratio; the torques
+    are still written (the warning says the motors cannot make the motion, not that the numbers are wrong)."""
+    sim = invoke("simulate", ARM6, "--steps", "50", "--tau", "200,0,0,0,0,1", "-o", tmp_path / "run.csv")
+    assert sim.returncode == 0, sim.stderr
+    r = invoke("inverse", ARM6, tmp_path / "run.csv", "-o", tmp_path / "tau.csv")
+    assert r.returncode == 0, r.stderr
+    warnings = [line for line in r.stderr.splitlines() if "effort limit" in line]
+    assert warnings == ["dyn: warning: shoulder_pan needs more than its effort limit 150 N·m at 51 row(s) (first at "
+                        "t = 0 s, up to 1.33× the limit): the robot's motors cannot make this motion"]
+    assert_close(read_trajectory(tmp_path / "tau.csv").columns(tau_columns(ARM))[:, 0], np.full(51, 200.0), 1e-6,
+                 "torques written")
+    within = invoke("inverse", ARM6, tmp_path / "run.csv", "-o", tmp_path / "tau2.csv", "--no-joint-friction")
+    assert "effort limit" in within.stderr  # the rigid-body torque alone is over too
+
+
 def test_simulate_and_inverse_with_the_same_armature_give_back_the_torques(tmp_path):
     """--armature on both ends: rotor inertias in the forward run (ABA) and back in the torques (RNEA)."""
     tau = [5.0, -20.0, 8.0, 0.5, -0.2, 0.1]

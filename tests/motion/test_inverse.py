@@ -11,9 +11,9 @@ import pytest
 import dynlib
 from dynlib.errors import InputError, TrajectoryError
 from dynlib.files.columns import tau_columns
-from dynlib.motion.inverse import inverse_dynamics_trajectory, joint_friction_torques
+from dynlib.motion.inverse import effort_excess, inverse_dynamics_trajectory, joint_friction_torques
 from dynlib.files.trajectory import Trajectory, column_names
-from helpers import PinMap, pinocchio_model, assert_close, sample
+from helpers import ROBOTS_DIR, PinMap, pinocchio_model, assert_close, sample
 from tests.motion.test_derivatives import smooth_motion
 
 EPS_FRICTION = 1e-3
@@ -316,3 +316,23 @@ def test_round_trip_with_armature_gives_back_the_applied_torques():
     assert_close(tau, T, 1e-9, "aba -> inverse round trip, arm6 with armature")
     without = torques(inverse_dynamics_trajectory(ARM, trajectory(ARM, t, Q, V, A), friction_smoothing=0.1))
     assert_close(tau - without, model.arrays.armature * A, 1e-9, "the rotors' armature a")
+
+
+def test_effort_excess_counts_the_rows_over_each_joints_limit():
+    """arm6's limits are 150 N·m (three shoulder/elbow joints) and 28 N·m (the wrist): a torque table built
+    around them, each count and ratio known by construction; NaN rows and joints without a limit count none."""
+    model = sample("arm6")
+    assert list(model.effort) == [150.0, 150.0, 150.0, 28.0, 28.0, 28.0]
+    t = np.array([0.0, 0.1, 0.2, 0.3, 0.4])
+    tau = np.zeros((5, 6))
+    tau[:, 0] = [0, 151, -300, 150, np.nan]  # two rows over (150 is at the limit, not over), up to 2x
+    tau[3, 4] = -28.5  # one row, 1.0179x
+    over = effort_excess(model, t, tau)
+    assert [(o.joint, o.limit, o.rows, o.first) for o in over] == [
+        (model.v_names[0], 150.0, 2, 0.1), (model.v_names[4], 28.0, 1, 0.3)]
+    assert over[0].ratio == 2.0 and abs(over[1].ratio - 28.5 / 28) < 1e-15
+    assert "effort limit 150 N·m at 2 row(s)" in over[0].message()
+    assert effort_excess(model, t, np.zeros((5, 6))) == []
+    legged = dynlib.load(ROBOTS_DIR / "quadruped.urdf", floating_base=True)  # no limit on the root's six rows
+    over = effort_excess(legged, t[:1], np.full((1, legged.nv), 1e3))
+    assert [o.joint for o in over] == list(legged.v_names[6:])

@@ -316,3 +316,20 @@ def test_round_trip_with_armature_gives_back_the_applied_torques():
     assert_close(tau, T, 1e-9, "aba -> inverse round trip, arm6 with armature")
     without = torques(inverse_dynamics_trajectory(ARM, trajectory(ARM, t, Q, V, A), friction_smoothing=0.1))
     assert_close(tau - without, model.arrays.armature * A, 1e-9, "the rotors' armature a")
+
+
+def test_keep_columns_writes_the_estimated_velocities_and_accelerations():
+    """Issue 30 item 4: from q alone, --keep-columns also writes the qd.* and qdd.* it used (so a
+    friction law dyn does not have can be fitted on the same values), in SPEC order."""
+    t = np.arange(40) * 1e-3
+    Q, V, A = smooth_motion(ARM, t)
+    names = ["time"] + [f"q.{n}" for n in ARM.q_names] + ["note"]
+    traj = Trajectory(names, np.column_stack([t, Q, np.arange(40.0)]))
+    out_names, data, how = inverse_dynamics_trajectory(ARM, traj, keep_columns=True, derivatives="central")
+    assert how == "central"
+    assert out_names == column_names(ARM.q_names, ARM.v_names) + ["note"]
+    from dynlib.motion.derivatives import central
+
+    v, a = central(ARM, t, Q)
+    assert_close(data[:, [out_names.index(f"qd.{n}") for n in ARM.v_names]], v, 0, "qd used")
+    assert_close(data[:, [out_names.index(f"qdd.{n}") for n in ARM.v_names]], a, 0, "qdd used")

@@ -17,9 +17,11 @@ Examples:
       --validate validation.csv --plot fit.png
   dyn identify robots/arm7.urdf recording.csv --derivatives savgol --window 0.05 -o identified.urdf
   dyn identify robots/arm7.urdf recording.csv --friction viscous,coulomb,offset -o identified.urdf
+  dyn identify robots/arm7.urdf logged.csv --derivatives given --torque-filter savgol -o identified.urdf
 
 \b
-Recordings: CSV or Parquet with time, q.*, optionally qd.* and qdd.*, and the
+Recordings: CSV or Parquet with time, q.*, optionally qd.* (measured velocities:
+used by default, and differentiated once when there is no qdd.*) and qdd.*, and the
 measured torques tau.<joint> (or effort.<joint>) of every actuated joint, or
 what robots record, read as by 'dyn inverse' (ROS bags, rostopic echo -p and
 PlotJuggler CSVs: positions and efforts of a JointState topic). A
@@ -35,7 +37,13 @@ merged into one body by fixed joints keep their URDF values, except the
 heaviest, which takes the rest of the body's identified parameters. The
 default estimate is physically consistent (every pseudo-inertia positive
 semidefinite, friction >= 0) and stays at the URDF's values where the data
-carry no information. A .xacro robot must be expanded first (xacro robot.xacro > robot.urdf).""")
+carry no information. A .xacro robot must be expanded first (xacro robot.xacro > robot.urdf).
+
+\b
+Constant offsets (--friction ...,offset) are identified and reported, but a
+URDF cannot hold them: the URDF written is refitted without them, and the
+errors printed are those of the file written (as 'dyn inverse' computes its
+torques). A fit above --max-error or --max-condition exits 1 and writes nothing.""")
 @click.argument("robot", metavar="ROBOT", type=click.Path(dir_okay=False))
 @click.argument("recordings", metavar="RECORDING...", nargs=-1, required=True)
 @click.option("-o", "--output", metavar="URDF", required=True, help="The identified URDF.")

@@ -31,7 +31,15 @@ The steps (each in its module):
 7. `urdf_text.edit`: the URDF's text with those links' ``<inertial>`` and the
    joints' ``<dynamics>`` replaced, every other byte unchanged.
 
-Public: `identify`, `Identification` (with its `ParameterFit`), `read_measurements`, `check_robot_file`;
+Constant offsets (friction term 'offset') are identified and reported, but a URDF
+cannot hold them: the parameters written are refitted without them on the same
+normal equations (`estimate.Stack.restricted`), and the errors reported for the URDF
+(`Identification.report(written)`) are those of the file as dyn reads it back,
+computed by `dynlib.motion.inverse.model_torques`, the function `dyn inverse` uses.
+`Identification.check_fit` refuses a fit whose error or condition number says it
+explains nothing (the command exits 1 and writes nothing).
+
+Public: `identify`, `Identification` (with its `ParameterFit`, `OffsetFit`), `read_measurements`, `check_robot_file`;
 `excite.excitation` (`dynlib.excitation`) makes the motion to record.
 """
 from __future__ import annotations

@@ -5,8 +5,12 @@ by `dynlib.files.recordings.read_recording`, as ``dyn inverse`` reads it (dyn's 
 Parquet, ROS 1/2 bags, ``rostopic echo -p`` and PlotJuggler CSVs; a column map,
 a topic, a time unit, resampling); it returns `Measurements`,
 
-- ``time`` (N,), ``q`` (N, nq), ``v``, ``a`` (N, nv): from ``q.*`` and either the
-  file's ``qd.*``/``qdd.*`` or estimated from q (`dynlib.motion.derivatives`);
+- ``time`` (N,), ``q`` (N, nq), ``v``, ``a`` (N, nv): from ``q.*`` and, by `plan_derivatives`,
+  the file's ``qd.*``/``qdd.*``; its measured velocities ``qd.*`` (a bag's
+  ``JointState.velocity``) with ``a`` their Savitzky–Golay derivative; estimated from q
+  (`dynlib.motion.derivatives`); or zero (still poses). A Savitzky–Golay route on
+  non-uniform stamps resamples the recording at its mean rate first, and a window
+  chosen for 'auto' spans at least 2·polyorder + 3 samples; ``notes`` says which;
 - ``tau`` (N, nv): the measured generalized force, what ``M(q) a + h(q, v)`` plus
   the joint friction must equal: the motor torques of ``tau.<joint>`` (or
   ``effort.<joint>``, a ROS ``JointState`` name) for every actuated DoF; for a
@@ -18,8 +22,11 @@ a topic, a time unit, resampling); it returns `Measurements`,
   local-world-aligned Jacobian);
 - ``path`` and ``derivatives`` (how v and a were obtained).
 
+- ``tau`` optionally filtered, zero-phase (`filter_torque`: the derivatives' Savitzky–Golay
+  window, or a Butterworth low-pass run forwards and backwards).
+
 With estimated derivatives the first and last half window (savgol) or sample
-(central) are dropped: the fit is one-sided there.
+(central) are dropped, and as many as a torque filter needs: the fit is one-sided there.
 """
 from __future__ import annotations
 

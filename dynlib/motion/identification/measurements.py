@@ -207,7 +207,9 @@ def _motion(model, traj, how, window, polyorder, explicit):
     said = f"order {polyorder}, window {w:.4g} s = {L} samples at {rate}"
     if how == "savgol":
         m = motion_from_trajectory(model, traj, derivatives="savgol", window=w, polyorder=polyorder)
-        head = "derivatives: no qd.* or qdd.* columns" if not explicit else "derivatives"
+        have = sum(traj.has(column("qd", n)) for n in model.v_names)
+        head = ("derivatives" if explicit else "derivatives: no qd.* columns" if not have else
+                f"derivatives: qd.* for only {have} of the {model.nv} coordinates")
         return m, L // 2, f"{head}: velocities and accelerations by Savitzky–Golay of q ({said})"
     m = motion_from_trajectory(model, traj, derivatives="central")  # q, checked; v from the file
     v = traj.finite_columns([column("qd", n) for n in model.v_names])

@@ -5,7 +5,7 @@ import math
 
 import click
 
-from .common import (armature_option, check_outputs, check_value, compile_notice, derivatives_notice,
+from .common import (armature_option, check_outputs, check_value, compile_notice,
                      floating_base_option, gravity_option, load_robot, naming, notice, recording_source_options,
                      resample_option)
 
@@ -17,9 +17,11 @@ Examples:
       --validate validation.csv --plot fit.png
   dyn identify robots/arm7.urdf recording.csv --derivatives savgol --window 0.05 -o identified.urdf
   dyn identify robots/arm7.urdf recording.csv --friction viscous,coulomb,offset -o identified.urdf
+  dyn identify robots/arm7.urdf logged.csv --derivatives given --torque-filter savgol -o identified.urdf
 
 \b
-Recordings: CSV or Parquet with time, q.*, optionally qd.* and qdd.*, and the
+Recordings: CSV or Parquet with time, q.*, optionally qd.* (measured velocities:
+used by default, and differentiated once when there is no qdd.*) and qdd.*, and the
 measured torques tau.<joint> (or effort.<joint>) of every actuated joint, or
 what robots record, read as by 'dyn inverse' (ROS bags, rostopic echo -p and
 PlotJuggler CSVs: positions and efforts of a JointState topic). A
@@ -35,7 +37,13 @@ merged into one body by fixed joints keep their URDF values, except the
 heaviest, which takes the rest of the body's identified parameters. The
 default estimate is physically consistent (every pseudo-inertia positive
 semidefinite, friction >= 0) and stays at the URDF's values where the data
-carry no information. A .xacro robot must be expanded first (xacro robot.xacro > robot.urdf).""")
+carry no information. A .xacro robot must be expanded first (xacro robot.xacro > robot.urdf).
+
+\b
+Constant offsets (--friction ...,offset) are identified and reported, but a
+URDF cannot hold them: the URDF written is refitted without them, and the
+errors printed are those of the file written (as 'dyn inverse' computes its
+torques). A fit above --max-error or --max-condition exits 1 and writes nothing.""")
 @click.argument("robot", metavar="ROBOT", type=click.Path(dir_okay=False))
 @click.argument("recordings", metavar="RECORDING...", nargs=-1, required=True)
 @click.option("-o", "--output", metavar="URDF", required=True, help="The identified URDF.")
@@ -50,13 +58,16 @@ carry no information. A .xacro robot must be expanded first (xacro robot.xacro >
 @floating_base_option
 @gravity_option
 @armature_option
-@click.option("--derivatives", type=click.Choice(["auto", "given", "central", "savgol"]), default="auto",
-              show_default=True, help="Where velocities and accelerations come from: the file's qd/qdd columns "
-                                      "(given), central differences or a Savitzky–Golay filter of q.")
+@click.option("--derivatives", type=click.Choice(["auto", "given", "central", "savgol", "zero"]), default="auto",
+              show_default=True, help="Where velocities and accelerations come from: the file's qd.* (given: measured "
+                                      "velocities, and its qdd.* or one Savitzky–Golay differentiation of qd), "
+                                      "central differences or a Savitzky–Golay filter of q, or zero (still poses). "
+                                      "auto: given when the file has qd.*, else savgol of q; non-uniform stamps "
+                                      "are resampled first.")
 @click.option("--window", type=float, default=0.1, show_default=True, metavar="SECONDS",
               callback=lambda ctx, param, v: check_value(
                   v, math.isfinite(v) and v > 0, "Savitzky–Golay window must be a positive number of seconds"),
-              help="Savitzky–Golay window length.")
+              help="Savitzky–Golay window length (auto and given: at least 2·polyorder + 3 samples).")
 @click.option("--polyorder", type=int, default=4, show_default=True, metavar="K",
               callback=lambda ctx, param, v: check_value(
                   v, v >= 2, "Savitzky–Golay polyorder must be at least 2 to estimate accelerations"),
@@ -70,6 +81,17 @@ carry no information. A .xacro robot must be expanded first (xacro robot.xacro >
 @click.option("--friction", default="viscous,coulomb", show_default=True, metavar="TERMS",
               help="Friction terms to identify: viscous, coulomb, offset (comma-separated), or none; the others "
                    "keep their URDF values (offset: zero).")
+@click.option("--torque-filter", metavar="savgol|lowpass:HZ", default=None,
+              callback=lambda ctx, param, v: _torque_filter(v),
+              help="Filter the measured torques, zero-phase: savgol (the derivatives' Savitzky–Golay window and "
+                   "order) or lowpass:HZ (4th-order Butterworth, forward and backward).")
+@click.option("--max-error", type=float, default=20.0, show_default=True, metavar="PERCENT",
+              callback=lambda ctx, param, v: check_value(v, v > 0, "--max-error must be a positive percentage"),
+              help="Refuse (exit 1, no output) a fit whose rms torque error on the training data is above this.")
+@click.option("--max-condition", type=float, default=1e5, show_default=True, metavar="K",
+              callback=lambda ctx, param, v: check_value(v, v >= 1, "--max-condition must be at least 1"),
+              help="Refuse (exit 1, no output) data whose base regressor's condition number is above this "
+                   "(the motion does not excite the model); inf accepts any.")
 @click.option("--friction-smoothing", type=float, default=1e-3, show_default=True, metavar="EPS",
               help="ε of the Coulomb term friction·tanh(q̇/ε), rad/s or m/s.")
 @click.option("--method", type=click.Choice(["consistent", "least-squares"]), default="consistent",
@@ -82,8 +104,8 @@ carry no information. A .xacro robot must be expanded first (xacro robot.xacro >
                    "mass times the link's size, times its size squared).")
 @click.pass_context
 def identify(ctx, robot, recordings, output, report_path, validate, plot_path, floating_base, gravity, armature,
-             derivatives, window, polyorder, column_map, topic, time_unit, resample, friction, friction_smoothing,
-             method, prior_std):
+             derivatives, window, polyorder, column_map, topic, time_unit, resample, friction, torque_filter,
+             max_error, max_condition, friction_smoothing, method, prior_std):
     """Identify ROBOT's inertial and friction parameters from RECORDING(s) and write them as a URDF."""
     from dynlib.files.column_map import parse_column_map
     from dynlib.motion.identification import check_robot_file, identify as run
@@ -105,28 +127,34 @@ def identify(ctx, robot, recordings, output, report_path, validate, plot_path, f
     with naming("--friction"):
         result = run(model, list(recordings), validation=list(validate), derivatives=derivatives, window=window,
                      polyorder=polyorder, columns=columns, friction=terms, friction_smoothing=friction_smoothing,
-                     method=method, prior_std=prior_std, topic=topic, time_unit=time_unit, resample=resample)
-    result.urdf_bytes()  # before any work on the outputs: a link that cannot be written stops here
+                     method=method, prior_std=prior_std, topic=topic, time_unit=time_unit, resample=resample,
+                     torque_filter=torque_filter)
     for rec in (*result.training, *result.validation):
-        for line in rec.notes:  # what the recording reader decided (a topic, a time unit)
+        for line in rec.notes:  # what the recording reader decided (a topic, a time unit, the derivatives)
             notice(ctx, f"{rec.path}: {line}" if len(recordings) + len(validate) > 1 else line)
-    report = result.report()
-    derivatives_notice(ctx, derivatives, [r["derivatives"] for r in report["recordings"]])
-    if model.has_floating_base and not any(r["contacts"] for r in report["recordings"]):
+    result.check_fit(max_error / 100.0, max_condition)  # a fit that explains nothing is not written
+    result.urdf_bytes()  # before any work on the outputs: a link that cannot be written stops here
+    if model.has_floating_base and not any(r.contacts for r in result.training):
         notice(ctx, "floating base without contact.* columns: the root's equations take the recorded "
                     "tau.root.* (or no wrench at all)")
-    for w in report["warnings"]:
+    for w in result.warnings:
         notice(ctx, f"warning: {w}")
     # every output to its temporary file first, renamed together at the end: no partial output
     with contextlib.ExitStack() as stack:
         tmp_urdf = stack.enter_context(atomic_output(output))
         tmp_report = stack.enter_context(atomic_output(report_path)) if report_path else None
         tmp_plot = stack.enter_context(atomic_output(plot_path)) if plot_path else None
+        written = result.write_urdf(tmp_urdf, atomic=False)  # and read back by dyn: the errors are its
+        report = result.report(written)
         if tmp_report:
             tmp_report.write_text(json.dumps(report, indent=2) + "\n")
         if tmp_plot:
             fit_figure(result, tmp_plot, atomic=False)
-        result.write_urdf(tmp_urdf, atomic=False)  # and read back by dyn
+    notice(ctx, _summary(report))
+
+
+def _summary(report):
+    """The line identify ends with: base parameters, condition number, the errors of the URDF written."""
     rel = report["relative_rms_error"]
     cond = report["condition_number"]
     line = (f"{report['base_parameters_count']} base parameters, condition number "
@@ -136,4 +164,28 @@ def identify(ctx, robot, recordings, output, report_path, validate, plot_path, f
     if "validation" in rel:
         line += (f"; on the validation data {100 * rel['validation']['urdf']:.3g} % -> "
                  f"{100 * rel['validation']['identified']:.3g} %")
-    notice(ctx, line)
+    off = report.get("offsets")
+    if off:
+        e = off["relative_rms_error"]
+        line += (f". With the identified offsets {100 * e['training']:.3g} %"
+                 + (f" (validation {100 * e['validation']:.3g} %)" if "validation" in e else "")
+                 + ", but a URDF cannot hold offsets: the URDF written is refitted without them, and its "
+                   "errors are the figures above")
+    return line
+
+
+def _torque_filter(value):
+    """None, ('savgol',) or ('lowpass', HZ) from --torque-filter."""
+    if value is None:
+        return None
+    text = value.strip()
+    if text == "savgol":
+        return ("savgol",)
+    head, _, hz = text.replace(" ", ":").partition(":")
+    try:
+        cutoff = float(hz)
+    except ValueError:
+        cutoff = float("nan")
+    if head != "lowpass" or not (math.isfinite(cutoff) and cutoff > 0):
+        raise click.BadParameter(f"expected savgol or lowpass:HZ (a positive cut-off in Hz), got {value!r}")
+    return ("lowpass", cutoff)

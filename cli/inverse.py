@@ -47,7 +47,8 @@ map that contradicts them is an error.""")
 @armature_option
 @derivative_options
 @recording_options
-@click.option("--keep-columns", is_flag=True, help="Also write the input's columns (its tau.* are replaced).")
+@click.option("--keep-columns", is_flag=True, help="Also write the input's columns (its tau.* are replaced) and the qd.* and qdd.* used "
+                   "(given, or estimated from q).")
 @click.pass_context
 def inverse(ctx, robot, traj, output, floating_base, gravity, armature, derivatives, window, polyorder,
             no_joint_friction, friction_smoothing, column_map, topic, time_unit, resample, absolute_time,

@@ -15,9 +15,10 @@ does not have, wrong inertias, a payload, sensor offsets), the first thing to lo
 
 Public: `inverse_dynamics_trajectory(model, traj, ...)` -> `InverseDynamics`
 (column names, data, how the derivatives were obtained);
-`joint_friction_torques(model, v, smoothing)`; `measured_efforts(model, traj, tau)`;
-`effort_excess(model, time, tau)`: the joints whose torques exceed their URDF ``<limit effort>`` (a
-motion the robot's motors cannot make), which `dyn inverse` and `dyn contact-id` warn of.
+`joint_friction_torques(model, v, smoothing)`; `model_torques(model, q, v, a)`;
+`measured_efforts(model, traj, tau)`; `effort_excess(model, time, tau)`: the joints whose torques exceed
+their URDF ``<limit effort>`` (a motion the robot's motors cannot make), which `dyn inverse` and
+`dyn contact-id` warn of.
 The output's torque columns are ``tau.<tau_name>`` (`dynlib.files.columns`), the names
 `simulate` writes, so that ``dyn simulate | dyn inverse`` gives back the columns it
 was given.
@@ -28,7 +29,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..files.columns import TIME, effort_columns, rank, residual_columns, tau_columns
+from ..files.columns import TIME, coordinate_columns, effort_columns, rank, residual_columns, tau_columns
 from ..algorithms.rnea import rnea
 from .derivatives import motion_from_trajectory
 from ..errors import InputError
@@ -54,6 +55,16 @@ def joint_friction_torques(model, v, smoothing=1e-3):
     takes away, (N, nv) for v (N, nv) (SPEC §2; the law: `dynlib.sim.dynamics.joint_friction`)."""
     a = model.arrays
     return joint_friction.py_func(a.damping, a.friction, smoothing, v)
+
+
+def model_torques(model, q, v, a, joint_friction=True, friction_smoothing=1e-3):
+    """The motor torques (N, nv) of `model` for rows q, v, a: ``rnea`` plus the URDF joint friction
+    (`joint_friction_torques`): what ``dyn inverse`` writes, and what ``dyn identify`` measures the
+    URDF it writes with."""
+    tau = rnea(model, q, v, a)
+    if joint_friction:
+        tau += joint_friction_torques(model, v, friction_smoothing)
+    return tau
 
 
 def measured_efforts(model, traj, tau):
@@ -110,17 +121,15 @@ def inverse_dynamics_trajectory(model, traj, *, derivatives="auto", window=0.1, 
     derivatives, window, polyorder, columns: how q, v, a are read or estimated
     (`dynlib.motion.derivatives.motion_from_trajectory`). joint_friction: add the URDF
     damping and Coulomb friction back (False: rigid-body torques only).
-    keep_columns: also keep the input's columns (their tau.* columns are replaced),
-    in SPEC §5 order. Returns the columns ``time``, [kept columns], ``tau.*`` and, where
+    keep_columns: also keep the input's columns (their tau.* columns are replaced) and write the
+    qd.* and qdd.* used (given or estimated), in SPEC §5 order. Returns the columns ``time``, [kept columns], ``tau.*`` and, where
     `traj` has measured torques, ``effort.*`` and ``residual.*`` (`measured_efforts`).
     """
     if not (np.isfinite(friction_smoothing) and friction_smoothing > 0):
         raise InputError(f"friction smoothing must be a positive number, got {friction_smoothing!r}")
     motion = motion_from_trajectory(model, traj, derivatives=derivatives, window=window,
                                     polyorder=polyorder, columns=columns)
-    tau = rnea(model, motion.q, motion.v, motion.a)
-    if joint_friction:
-        tau += joint_friction_torques(model, motion.v, friction_smoothing)
+    tau = model_torques(model, motion.q, motion.v, motion.a, joint_friction, friction_smoothing)
     out_names = tau_columns(model)
     measured, extra = measured_efforts(model, traj, tau)
     # the output is column-major: the writer wants columns (no transpose then)
@@ -131,6 +140,8 @@ def inverse_dynamics_trajectory(model, traj, *, derivatives="auto", window=0.1, 
         data[:, 1 + model.nv:] = extra
         return InverseDynamics([TIME] + out_names + measured, data, motion.derivatives)
     computed = {n: tau[:, j] for j, n in enumerate(out_names)}
+    for part_, values in (("qd", motion.v), ("qdd", motion.a)):  # the velocities and accelerations used
+        computed.update({n: values[:, j] for j, n in enumerate(coordinate_columns(part_, model.v_names))})
     computed.update({n: extra[:, j] for j, n in enumerate(measured)})
     kept = [n for n in traj.names if n not in computed and n != TIME]
     order = sorted(kept + list(computed), key=rank)  # SPEC §5 order

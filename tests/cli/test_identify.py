@@ -264,3 +264,208 @@ def test_identify_reads_a_ros_bag_as_inverse_does(recordings, tmp_path):
     np.testing.assert_allclose(from_bag, from_csv, rtol=1e-6, atol=1e-9)
     val = reports[0]["relative_rms_error"]["validation"]
     assert val["identified"] < 0.2 * val["urdf"]
+
+
+# -- real-looking recordings (issue 30) ---------------------------------------------------------
+
+OFFSETS = (0.8, -1.2, 0.5, -0.4, 0.3, -0.2, 0.1)  # N m: a torque sensor's constant bias per joint
+
+
+def _standin(folder, offsets=OFFSETS):
+    """A perturbed arm7 "runs" two motions. The training recording is what a logging PC writes: stamps
+    0.4 - 4 ms apart (jittery), q with 0.1 mrad of encoder noise, measured velocities qd.* (0.01 rad/s
+    of noise), no qdd.*, torques with 1 % noise plus a constant bias per joint. The validation
+    recording: 1 kHz, exact q, qd, qdd, its torques (with the same bias) as effort.* (so that
+    `dyn inverse` writes residual.* = effort - tau)."""
+    nominal = dynlib.load(ARM7)
+    true = dynlib.load(perturbed_urdf(ARM7, folder / "true.urdf", seed=5))
+    rng = np.random.default_rng(3)
+    ex = excitation(nominal, 10.0, 4, iterations=0, seed=11, dt=2e-4)
+    bias = np.array(offsets)
+    tau = dynlib.rnea(true, ex.q, ex.v, ex.a) + joint_friction_torques(true, ex.v) + bias
+    rows = np.cumsum(rng.integers(2, 21, size=len(ex.time)))
+    rows = np.concatenate([[0], rows[rows < len(ex.time)]])
+    q = ex.q[rows] + rng.normal(scale=1e-4, size=(rows.size, nominal.nq))
+    v = ex.v[rows] + rng.normal(scale=1e-2, size=(rows.size, nominal.nv))
+    t_tau = tau[rows] + 0.01 * np.sqrt(np.mean(tau ** 2, axis=0)) * rng.normal(size=(rows.size, nominal.nv))
+    names = column_names(nominal.q_names, nominal.v_names, ("q", "qd", "tau"))
+    write_trajectory(folder / "logged.csv", names, np.hstack([ex.time[rows, None], q, v, t_tau]))
+    val = excitation(nominal, 5.0, 3, iterations=0, seed=12)
+    vtau = dynlib.rnea(true, val.q, val.v, val.a) + joint_friction_torques(true, val.v) + bias
+    names = column_names(nominal.q_names, nominal.v_names, ("q", "qd", "qdd")) + [f"effort.{n}" for n in nominal.v_names]
+    write_trajectory(folder / "check.csv", names, np.hstack([val.time[:, None], val.q, val.v, val.a, vtau]))
+    return folder / "logged.csv", folder / "check.csv"
+
+
+@pytest.fixture(scope="module")
+def standin(tmp_path_factory):
+    return _standin(tmp_path_factory.mktemp("standin"))
+
+
+@pytest.fixture(scope="module")
+def standin_unbiased(tmp_path_factory):
+    return _standin(tmp_path_factory.mktemp("standin_unbiased"), offsets=(0.0,) * 7)
+
+
+def inverse_error(urdf, recording, folder):
+    """The relative rms torque error of `urdf` on `recording` as `dyn inverse` gives it:
+    sqrt(sum residual^2 / sum effort^2) over its output."""
+    out = folder / "inverse.csv"
+    r = invoke("inverse", urdf, recording, "-o", out)
+    assert r.returncode == 0, r.stderr
+    d = read_trajectory(out)
+    names = dynlib.load(ARM7).v_names
+    res = d.columns([f"residual.{n}" for n in names])
+    eff = d.columns([f"effort.{n}" for n in names])
+    return float(np.sqrt(np.sum(res ** 2) / np.sum(eff ** 2)))
+
+
+def test_offsets_are_never_lost_the_printed_error_is_the_written_files(standin, tmp_path):
+    """--friction ...,offset: a URDF cannot hold the offsets, so the URDF written is refitted without
+    them; the report and the printed line give both fits, and the validation error printed for the
+    written file is what `dyn inverse` measures with it."""
+    train, check = standin
+    out, report = tmp_path / "id.urdf", tmp_path / "r.json"
+    r = invoke("identify", ARM7, train, "--validate", check, "--friction", "viscous,coulomb,offset",
+               "-o", out, "--report", report)
+    assert r.returncode == 0, r.stderr
+    d = json.loads(report.read_text())
+    written = d["relative_rms_error"]["validation"]["identified"]
+    measured = inverse_error(out, check, tmp_path)
+    assert abs(written / measured - 1) < 1e-3, (written, measured)
+    assert f"{100 * written:.3g} %" in r.stderr
+    offsets = d["offsets"]
+    assert offsets["in_urdf"] is False and "refitted without" in r.stderr
+    with_off = offsets["relative_rms_error"]["validation"]
+    assert with_off < written  # the offsets are real here: the fit with them is better
+    assert f"{100 * with_off:.3g} %" in r.stderr
+    assert set(offsets["values"]) == set(dynlib.load(ARM7).v_names)
+    assert abs(offsets["values"]["joint1"] - OFFSETS[0]) < 0.1  # a vertical axis: no gravity term to trade with
+    assert [j["offset"] for j in d["joints"]] == [offsets["values"][j["joint"]] for j in d["joints"]]
+
+
+def test_auto_uses_measured_velocities_and_resamples_jittery_stamps(standin_unbiased, tmp_path):
+    """The default derivatives of a logged recording (jittery stamps, qd.*, no qdd.*): the measured
+    velocities, differentiated once by Savitzky–Golay after resampling, all said on standard error."""
+    train, check = standin_unbiased
+    out, report = tmp_path / "id.urdf", tmp_path / "r.json"
+    r = invoke("identify", ARM7, train, "--validate", check, "-o", out, "--report", report)
+    assert r.returncode == 0, r.stderr
+    assert "no qd.*" not in r.stderr
+    assert "measured velocities (qd.*)" in r.stderr and "Savitzky–Golay" in r.stderr and "resampled" in r.stderr
+    d = json.loads(report.read_text())
+    assert d["recordings"][0]["derivatives"] == "given velocities, savgol accelerations"
+    assert d["relative_rms_error"]["validation"]["urdf"] > 0.1
+    assert d["relative_rms_error"]["validation"]["identified"] < 0.03
+
+
+def test_a_fit_that_explains_nothing_exits_1_and_writes_nothing(standin, tmp_path):
+    """Torques that are not the robot's (another recording's, shuffled in time): one line naming the
+    cause and the fix, exit 1, no URDF."""
+    train, _ = standin
+    traj = read_trajectory(train)
+    data = traj.data.copy()
+    cols = [i for i, n in enumerate(traj.names) if n.startswith("tau.")]
+    data[:, cols] = np.random.default_rng(0).permutation(data[:, cols])
+    bad = tmp_path / "in" / "bad.csv"
+    bad.parent.mkdir()
+    write_trajectory(bad, traj.names, data)
+    out = tmp_path / "out"
+    out.mkdir()
+    r = invoke("identify", ARM7, bad, "-o", out / "id.urdf", "--report", out / "r.json")
+    assert r.returncode == 1, r.stderr
+    last = r.stderr.strip().splitlines()[-1]
+    assert last.startswith("dyn: error:") and "identified" in last and "--max-error" in last, r.stderr
+    assert files(out) == []
+
+
+def test_a_motion_that_does_not_excite_the_model_exits_1(standin, tmp_path):
+    """Joint 7 held still: its parameters are not seen (condition number infinite)."""
+    train, _ = standin
+    traj = read_trajectory(train)
+    data = traj.data.copy()
+    data[:, traj.names.index("q.joint7")] = 0.2
+    data[:, traj.names.index("qd.joint7")] = 0.0
+    bad = tmp_path / "still.csv"
+    write_trajectory(bad, traj.names, data)
+    r = invoke("identify", ARM7, bad, "-o", tmp_path / "id.urdf")
+    assert r.returncode == 1, r.stderr
+    last = r.stderr.strip().splitlines()[-1]
+    assert last.startswith("dyn: error:") and "condition number" in last and "dyn excite" in last
+    assert not (tmp_path / "id.urdf").exists()
+    r = invoke("identify", ARM7, bad, "-o", tmp_path / "id.urdf", "--max-condition", "inf")
+    assert r.returncode == 0, r.stderr
+
+
+def test_given_derivatives_from_a_bags_velocities(standin_unbiased, tmp_path):
+    """A ROS 1 bag with JointState.velocity: --derivatives given uses them and differentiates them
+    once (the bag has no accelerations), as from the CSV of the same values."""
+    from recording_files import EPOCH_NS, messages, write_bag
+
+    train, check = standin_unbiased
+    traj = read_trajectory(train)
+    names = dynlib.load(ARM7).q_names
+    Q, V, T = (traj.columns([f"{p}.{n}" for n in names]) for p in ("q", "qd", "tau"))
+    bag = tmp_path / "run.bag"
+    write_bag(bag, {"/joint_states": messages(names, EPOCH_NS + np.round(traj.time * 1e9).astype(np.int64),
+                                              Q, V=V, E=T)}, "bag")
+    reports = []
+    for source in (bag, train):
+        report = tmp_path / f"{source.stem}.json"
+        r = invoke("identify", ARM7, source, "--derivatives", "given", "--validate", check,
+                   "-o", tmp_path / f"{source.stem}.urdf", "--report", report)
+        assert r.returncode == 0, r.stderr
+        assert "measured velocities (qd.*)" in r.stderr
+        reports.append(json.loads(report.read_text()))
+    a, b = ([x["identified"] for x in d["base_parameters"]] for d in reports)
+    np.testing.assert_allclose(a, b, rtol=1e-3, atol=1e-6)  # stamps rounded to ns in the bag
+    assert reports[0]["relative_rms_error"]["validation"]["identified"] < 0.03
+
+
+def test_static_poses_with_zero_derivatives(tmp_path):
+    """A calibration bag: arm7 held still at 40 poses, 1 s each at 100 Hz (positions only, no
+    velocities), with gaps of seconds between the poses. --derivatives zero: q̇ = q̈ = 0, the
+    torques are gravity's, and the identified model predicts the gravity torques of other poses."""
+    from recording_files import EPOCH_NS, messages, write_bag
+
+    nominal = dynlib.load(ARM7)
+    true = dynlib.load(perturbed_urdf(ARM7, tmp_path / "true.urdf", seed=8))
+    rng = np.random.default_rng(4)
+    names = nominal.q_names
+
+    def poses(n):
+        P = rng.uniform(np.maximum(0.8 * nominal.lower, -2.5), np.minimum(0.8 * nominal.upper, 2.5), (n, nominal.nq))
+        Q = np.repeat(P, 100, axis=0) + rng.normal(scale=1e-5, size=(100 * n, nominal.nq))
+        t = (np.repeat(np.arange(n) * 5.0, 100) + np.tile(np.arange(100) * 0.01, n))
+        tau = dynlib.rnea(true, Q, np.zeros_like(Q), np.zeros_like(Q))
+        return t, Q, tau + 0.01 * np.sqrt(np.mean(tau ** 2, axis=0)) * rng.normal(size=tau.shape)
+
+    t, Q, E = poses(40)
+    bag = tmp_path / "poses.bag"
+    write_bag(bag, {"/joint_states": messages(names, EPOCH_NS + np.round(t * 1e9).astype(np.int64), Q, E=E)}, "bag")
+    t, Q, E = poses(10)
+    check = tmp_path / "check.csv"
+    write_trajectory(check, column_names(names, names, ("q", "qd", "qdd")) + [f"tau.{n}" for n in names],
+                     np.column_stack([t, Q, 0 * Q, 0 * Q, E]))
+    report = tmp_path / "r.json"
+    r = invoke("identify", ARM7, bag, "--derivatives", "zero", "--friction", "none", "--validate", check,
+               "-o", tmp_path / "id.urdf", "--report", report)
+    assert r.returncode == 0, r.stderr
+    assert "still poses" in r.stderr
+    d = json.loads(report.read_text())
+    assert d["recordings"][0]["derivatives"] == "zero"
+    val = d["relative_rms_error"]["validation"]
+    assert val["identified"] < 0.03 < val["urdf"]
+
+
+def test_torque_filter_is_zero_phase_and_said(standin_unbiased, tmp_path):
+    train, check = standin_unbiased
+    for how, words in (("savgol", "Savitzky–Golay smoothing, zero-phase"), ("lowpass:20", "low-pass at 20 Hz")):
+        report = tmp_path / "r.json"
+        r = invoke("identify", ARM7, train, "--torque-filter", how, "--validate", check, "-o", tmp_path / "id.urdf",
+                   "--report", report)
+        assert r.returncode == 0, r.stderr
+        assert words in r.stderr
+        assert json.loads(report.read_text())["relative_rms_error"]["validation"]["identified"] < 0.03
+    r = invoke("identify", ARM7, train, "--torque-filter", "bandpass", "-o", tmp_path / "x.urdf")
+    assert r.returncode == 2 and "savgol or lowpass:HZ" in r.stderr

@@ -336,3 +336,20 @@ def test_effort_excess_counts_the_rows_over_each_joints_limit():
     legged = dynlib.load(ROBOTS_DIR / "quadruped.urdf", floating_base=True)  # no limit on the root's six rows
     over = effort_excess(legged, t[:1], np.full((1, legged.nv), 1e3))
     assert [o.joint for o in over] == list(legged.v_names[6:])
+
+
+def test_keep_columns_writes_the_estimated_velocities_and_accelerations():
+    """Issue 30 item 4: from q alone, --keep-columns also writes the qd.* and qdd.* it used (so a
+    friction law dyn does not have can be fitted on the same values), in SPEC order."""
+    t = np.arange(40) * 1e-3
+    Q, V, A = smooth_motion(ARM, t)
+    names = ["time"] + [f"q.{n}" for n in ARM.q_names] + ["note"]
+    traj = Trajectory(names, np.column_stack([t, Q, np.arange(40.0)]))
+    out_names, data, how = inverse_dynamics_trajectory(ARM, traj, keep_columns=True, derivatives="central")
+    assert how == "central"
+    assert out_names == column_names(ARM.q_names, ARM.v_names) + ["note"]
+    from dynlib.motion.derivatives import central
+
+    v, a = central(ARM, t, Q)
+    assert_close(data[:, [out_names.index(f"qd.{n}") for n in ARM.v_names]], v, 0, "qd used")
+    assert_close(data[:, [out_names.index(f"qdd.{n}") for n in ARM.v_names]], a, 0, "qdd used")

@@ -31,7 +31,15 @@ The steps (each in its module):
 7. `urdf_text.edit`: the URDF's text with those links' ``<inertial>`` and the
    joints' ``<dynamics>`` replaced, every other byte unchanged.
 
-Public: `identify`, `Identification` (with its `ParameterFit`), `read_measurements`, `check_robot_file`;
+Constant offsets (friction term 'offset') are identified and reported, but a URDF
+cannot hold them: the parameters written are refitted without them on the same
+normal equations (`estimate.Stack.restricted`), and the errors reported for the URDF
+(`Identification.report(written)`) are those of the file as dyn reads it back,
+computed by `dynlib.motion.inverse.model_torques`, the function `dyn inverse` uses.
+`Identification.check_fit` refuses a fit whose error or condition number says it
+explains nothing (the command exits 1 and writes nothing).
+
+Public: `identify`, `Identification` (with its `ParameterFit`, `OffsetFit`), `read_measurements`, `check_robot_file`;
 `excite.excitation` (`dynlib.excitation`) makes the motion to record.
 """
 from __future__ import annotations
@@ -83,7 +91,7 @@ class Identification:
     """
 
     def __init__(self, model, lm, links, fit: ParameterFit, training, validation, timings, warnings,
-                 had_inertial=()):
+                 had_inertial=(), offsets=None):
         self.model, self.lm, self.links = model, lm, links
         self.theta, self.theta_star, self.base, self.wls = fit.theta, fit.theta_star, fit.base, fit.wls
         self.method, self.status = fit.method, fit.status
@@ -91,6 +99,7 @@ class Identification:
         self.timings, self.warnings, self.prior_std = timings, list(warnings), fit.prior_std
         self.prior_sd = fit.prior_sd  # (p,) the prior's standard deviation of each parameter
         self.had_inertial = frozenset(had_inertial)  # links with an <inertial> element in the URDF
+        self.offsets = offsets  # the fit with constant offsets (an OffsetFit), when they were identified
         theta, method = fit.theta, fit.method
         self._links = {}
         for j in range(model.nb):
@@ -115,8 +124,9 @@ class Identification:
         """{joint: (damping, friction, offset)} after identification (URDF values where not identified)."""
         a = self.model.arrays
         out = {}
+        offsets = self.offsets.values() if self.offsets else {}
         for n, k in enumerate(self.lm.fdofs):
-            vals = {"viscous": a.damping[k], "coulomb": a.friction[k], "offset": 0.0}
+            vals = {"viscous": a.damping[k], "coulomb": a.friction[k], "offset": offsets.get(self.model.v_names[k], 0.0)}
             for t, s in self.lm.friction_slice.items():
                 vals[t] = self.theta[s][n]
             out[self.model.v_names[k]] = (float(vals["viscous"]), float(vals["coulomb"]), float(vals["offset"]))
@@ -132,33 +142,50 @@ class Identification:
         return out
 
     # -- prediction ----------------------------------------------------------
-    def predict(self, measurements, after=True):
+    def predict(self, measurements, after=True, model=None):
         """The motor torques (N, nv) of the identified (or, after=False, the URDF's) parameters
-        for a recording's `measurements.Measurements`."""
+        for a recording's `measurements.Measurements`; with `model` (the URDF written, as dyn reads
+        it back: `write_urdf`'s return), that model's, as ``dyn inverse`` computes them
+        (`dynlib.motion.inverse.model_torques`)."""
+        if model is not None:
+            from ..inverse import model_torques
+
+            return model_torques(model, measurements.q, measurements.v, measurements.a,
+                                 friction_smoothing=self.lm.smoothing)
         return self.lm.predict(self.theta if after else self.theta0, measurements.q, measurements.v, measurements.a)
 
-    def _errors(self, which, after):
+    def _errors(self, which, after, model=None):
         recs = self.training if which == "training" else self.validation
         if not recs:
             raise InputError(f"no {which} recording")
-        err = np.concatenate([self.predict(r, after) - r.tau for r in recs])
+        err = np.concatenate([self.predict(r, after, model if after else None) - r.tau for r in recs])
         meas = np.concatenate([r.tau for r in recs])
         return err, meas
 
-    def rms_errors(self, which="training"):
-        """[{joint, measured_rms, urdf, identified}] rms torque errors per DoF, or [] without data."""
+    def offset_error(self, which="training"):
+        """The relative rms error of the fit with offsets (`offsets`), which the URDF cannot hold."""
+        recs = self.training if which == "training" else self.validation
+        lm, theta = self.offsets.lm, self.offsets.theta
+        err = np.concatenate([lm.predict(theta, r.q, r.v, r.a) - r.tau for r in recs])
+        meas = np.concatenate([r.tau for r in recs])
+        return float(math.sqrt(np.sum(err ** 2) / max(np.sum(meas ** 2), 1e-300)))
+
+    def rms_errors(self, which="training", model=None):
+        """[{joint, measured_rms, urdf, identified}] rms torque errors per DoF, or [] without data;
+        identified: of `model` when given (see `predict`)."""
         recs = self.training if which == "training" else self.validation
         if not recs:
             return []
         before, meas = self._errors(which, False)
-        after, _ = self._errors(which, True)
+        after, _ = self._errors(which, True, model)
         rms = lambda x: np.sqrt(np.mean(x ** 2, axis=0))  # noqa: E731
         return [{"joint": name, "measured_rms": float(m), "urdf": float(b), "identified": float(a)}
                 for name, m, b, a in zip(self.model.tau_names, rms(meas), rms(before), rms(after))]
 
-    def relative_rms_error(self, which="training", after=True):
-        """sqrt(sum of squared errors / sum of squared measured torques), all DoFs together."""
-        err, meas = self._errors(which, after)
+    def relative_rms_error(self, which="training", after=True, model=None):
+        """sqrt(sum of squared errors / sum of squared measured torques), all DoFs together; of
+        `model` when given (see `predict`)."""
+        err, meas = self._errors(which, after, model)
         return float(math.sqrt(np.sum(err ** 2) / max(np.sum(meas ** 2), 1e-300)))
 
     # -- output ----------------------------------------------------------------
@@ -183,9 +210,11 @@ class Identification:
         text = Path(self.model.source).read_bytes()
         return urdf_text.edit(text, inertials, dynamics, file=self.model.source)
 
-    def write_urdf(self, path, atomic=True) -> None:
+    def write_urdf(self, path, atomic=True):
         """Write `urdf_bytes()` to `path` and check that dyn reads it back; through `atomic_output`
-        unless `atomic` is False (the caller's own temporary file)."""
+        unless `atomic` is False (the caller's own temporary file). Returns the model dyn reads
+        from it, with this model's gravity and armature (what ``dyn inverse`` with the same
+        options evaluates)."""
         import contextlib
 
         from ...files.trajectory import atomic_output
@@ -194,10 +223,37 @@ class Identification:
         data = self.urdf_bytes()
         with (atomic_output(path) if atomic else contextlib.nullcontext(path)) as tmp:
             Path(tmp).write_bytes(data)
-            load(tmp, floating_base=self.model.floating_base)
+            written = load(tmp, floating_base=self.model.floating_base)
+        written = written.with_gravity(self.model.arrays.gravity)
+        return written.with_armature(self.model.arrays.armature) if np.any(self.model.arrays.armature) else written
 
-    def report(self) -> dict:
-        """The report as plain data (what --report writes as JSON)."""
+    def check_fit(self, max_error=0.2, max_condition=1e5):
+        """A CheckFailed naming the cause and the fix when the fit should not be written: the base
+        regressor's condition number on the data above `max_condition` (the motion does not excite
+        the model), or the identified rms torque error on the training data above `max_error`.
+        Still poses (derivatives 'zero') see only the gravity terms by design: no condition check."""
+        cond = self.wls.condition
+        static = all(r.derivatives == "zero" for r in self.training)
+        if not static and not cond <= max_condition:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                rel = np.abs(self.wls.std) / np.abs(self.wls.beta)
+            worst = [self.base.names[i].split(" ")[0] for i in np.argsort(-np.nan_to_num(rel, nan=np.inf))[:3]]
+            raise CheckFailed(f"condition number {cond:.4g} of the base regressor on these data is above "
+                              f"{max_condition:g}: the motion does not excite every identifiable parameter "
+                              f"(least determined: {', '.join(worst)}); record a richer motion (dyn excite "
+                              "writes one), or accept it with --max-condition")
+        err = self.relative_rms_error("training")
+        if err > max_error:
+            how = sorted({r.derivatives for r in self.training})
+            raise CheckFailed(f"{100 * err:.3g} % rms torque error identified on the training data, above "
+                              f"{100 * max_error:g} %: the model does not explain the measured torques; check the "
+                              f"torque columns (units, sign, joint order) and the derivatives ({', '.join(how)} "
+                              "here: measured velocities, --derivatives given, or savgol of q), or accept it "
+                              "with --max-error")
+
+    def report(self, written=None) -> dict:
+        """The report as plain data (what --report writes as JSON); the identified errors are those of
+        `written` (the URDF written, `write_urdf`'s return) when given."""
         model, lm = self.model, self.lm
 
         def link_entry(pi):
@@ -230,7 +286,7 @@ class Identification:
         out = {
             "robot": model.name, "source": model.source, "floating_base": bool(model.has_floating_base),
             "method": "physically consistent" if self.method == "consistent" else "least squares",
-            "friction_terms": list(lm.terms), "friction_smoothing": lm.smoothing, "prior_std": self.prior_std,
+            "friction_terms": list(self.offsets.lm.terms if self.offsets else lm.terms), "friction_smoothing": lm.smoothing, "prior_std": self.prior_std,
             "armature": {model.v_names[k]: float(x) for k, x in enumerate(a.armature) if x},  # known, held
             "recordings": [_info(r) for r in self.training],
             "validation_recordings": [_info(r) for r in self.validation],
@@ -239,16 +295,21 @@ class Identification:
             "condition_number": _finite(self.wls.condition),
             "condition_number_scaled": _finite(self.wls.condition_scaled),
             "relative_rms_error": {"training": {"urdf": self.relative_rms_error("training", False),
-                                                "identified": self.relative_rms_error("training")}},
-            "rms_error": {"training": self.rms_errors("training")},
+                                                "identified": self.relative_rms_error("training", model=written)}},
+            "rms_error": {"training": self.rms_errors("training", written)},
             "base_parameters": base, "links": links, "joints": joints,
             "solver": self.status, "seconds": {k: round(v, 4) for k, v in self.timings.items()},
             "warnings": self.warnings,
         }
         if self.validation:
             out["relative_rms_error"]["validation"] = {"urdf": self.relative_rms_error("validation", False),
-                                                       "identified": self.relative_rms_error("validation")}
-            out["rms_error"]["validation"] = self.rms_errors("validation")
+                                                       "identified": self.relative_rms_error("validation",
+                                                                                             model=written)}
+            out["rms_error"]["validation"] = self.rms_errors("validation", written)
+        if self.offsets:
+            errors = {w: self.offset_error(w) for w in ("training", "validation") if getattr(self, w)}
+            out["offsets"] = {"in_urdf": False, "values": self.offsets.values(), "relative_rms_error": errors,
+                              "note": "a URDF cannot hold constant offsets: the URDF written is refitted without them"}
         return out
 
 
@@ -263,17 +324,23 @@ def _finite(x):
 
 def identify(model, recordings, *, validation=(), derivatives="auto", window=0.1, polyorder=4, columns=None,
              friction=("viscous", "coulomb"), friction_smoothing=1e-3, method="consistent", prior_std=1.0,
-             seed=0, topic=None, time_unit=None, resample=None) -> Identification:
+             seed=0, topic=None, time_unit=None, resample=None, torque_filter=None) -> Identification:
     """Identify `model`'s inertial and friction parameters from `recordings` (paths or Trajectories).
 
     columns, topic, time_unit, resample: how a recording is read (`dynlib.files.recordings.read_recording`:
-    dyn's CSV/Parquet, ROS bags, rostopic and PlotJuggler CSVs); derivatives, window, polyorder: how
-    v and a are estimated (`dynlib.motion.derivatives.motion_from_trajectory`). friction: the friction terms to
+    dyn's CSV/Parquet, ROS bags, rostopic and PlotJuggler CSVs); derivatives, window, polyorder,
+    torque_filter: how v and a are obtained and the torque filtered (`measurements.read_measurements`:
+    'auto' takes measured velocities when the file has them). friction: the friction terms to
     identify, among 'viscous', 'coulomb', 'offset' (the others keep their URDF
     values); friction_smoothing: dyn's ε of tanh(v/ε). method: 'consistent' (the
     default: physically consistent, an SDP) or 'least-squares'. prior_std: the
     width of the prior at the URDF's values, relative to each parameter's scale
     (see `estimate`). validation: recordings to report the fit on, not used to fit.
+
+    With 'offset' among the terms, the fit with the offsets is kept as `offsets` (an `OffsetFit`:
+    their values and errors), and the parameters (what `write_urdf` writes) are refitted without
+    them on the same data: a URDF cannot hold a constant offset, and parameters fitted together
+    with offsets that are then dropped predict worse than parameters fitted without them.
     """
     if method not in METHODS:
         raise InputError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
@@ -290,7 +357,7 @@ def identify(model, recordings, *, validation=(), derivatives="auto", window=0.1
     t0 = time.perf_counter()
     lm = E.LinearModel(model, friction, friction_smoothing)
     opts = dict(derivatives=derivatives, window=window, polyorder=polyorder, columns=columns, topic=topic,
-                time_unit=time_unit, resample=resample)
+                time_unit=time_unit, resample=resample, torque_filter=torque_filter)
     recs = [read_measurements(model, r, **opts) for r in recordings]
     vals = [read_measurements(model, r, **opts) for r in validation]
     timings["read"] = time.perf_counter() - t0
@@ -300,7 +367,35 @@ def identify(model, recordings, *, validation=(), derivatives="auto", window=0.1
     for rec in recs:
         training.add(rec.q, rec.v, rec.a, rec.tau)
     timings["regressor"] = time.perf_counter() - t0
+    inertials = urdf_text.read_inertials(model.source)
+    links = P.body_links(model, inertials)
+    how = dict(method=method, prior_std=prior_std, seed=seed)
+    fit, warnings = _estimate(lm, training, recs, links, timings, **how)
+    offsets = None
+    if "offset" in lm.terms:
+        offsets = OffsetFit(lm, fit.theta, tuple(model.v_names[k] for k in lm.fdofs))
+        lm = E.LinearModel(model, tuple(t for t in lm.terms if t != "offset"), friction_smoothing)
+        fit, warnings = _estimate(lm, training.restricted(lm), recs, links, timings, **how)
+    return Identification(model, lm, links, fit, recs, vals, timings, warnings, had_inertial=inertials,
+                          offsets=offsets)
 
+
+class OffsetFit(NamedTuple):
+    """The fit with constant offsets (`identify` with 'offset' among the friction terms): its
+    `LinearModel`, parameters theta and the joints of the offsets."""
+
+    lm: object
+    theta: np.ndarray
+    joints: tuple
+
+    def values(self):
+        """{joint: offset} (N m or N), the measured torque's constant part the model does not have."""
+        return {j: float(x) for j, x in zip(self.joints, self.theta[self.lm.friction_slice["offset"]])}
+
+
+def _estimate(lm, training, recs, links, timings, *, method, prior_std, seed):
+    """(ParameterFit, warnings) of the data in `training` (an `estimate.Stack` of `lm`)."""
+    model = lm.model
     t0 = time.perf_counter()
     base = E.base_parameters(lm, seed=seed)
     unknowns = base.rank
@@ -311,18 +406,16 @@ def identify(model, recordings, *, validation=(), derivatives="auto", window=0.1
                               f"equations for {unknowns} identifiable parameters; record at least "
                               f"{unknowns // max(model.nv, 1) + 1} samples (many more for a good fit)", file=where)
     wls = E.weighted_least_squares(training, base)
-    timings["base_parameters"] = time.perf_counter() - t0
+    timings["base_parameters"] = timings.get("base_parameters", 0.0) + time.perf_counter() - t0
 
     t0 = time.perf_counter()
     S = E.prior_scales(lm, recs, prior_std)
     theta_star, M = E.regularised(training, wls.sigma, lm.theta0, S)
-    inertials = urdf_text.read_inertials(model.source)
-    links = P.body_links(model, inertials)
     status = "not run (least squares)"
     theta = theta_star
     if method == "consistent":
         theta, status = E.physically_consistent(lm, links, theta_star, M, S)
-    timings["estimate"] = time.perf_counter() - t0
+    timings["estimate"] = timings.get("estimate", 0.0) + time.perf_counter() - t0
 
     warnings = []
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -332,5 +425,4 @@ def identify(model, recordings, *, validation=(), derivatives="auto", window=0.1
         warnings.append(f"{len(poor)} of {base.rank} base parameters have a standard deviation above 100 % "
                         f"(e.g. {', '.join(poor[:3])}): the motion hardly excites them, so they stay near the URDF's "
                         "values; a richer motion (dyn excite) identifies more")
-    fit = ParameterFit(theta, theta_star, base, wls, method, status, prior_std, S)
-    return Identification(model, lm, links, fit, recs, vals, timings, warnings, had_inertial=inertials)
+    return ParameterFit(theta, theta_star, base, wls, method, status, prior_std, S), warnings

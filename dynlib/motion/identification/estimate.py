@@ -221,6 +221,20 @@ class Stack:
         self.rows += len(Q)
         return self
 
+    def restricted(self, lm: LinearModel) -> "Stack":
+        """The same sums for `lm`, whose parameters are some of this stack's (the same model, fewer
+        friction terms among those identified, the held ones unchanged): rows and columns dropped."""
+        if lm.held != self.lm.held:
+            raise InputError("a restricted stack cannot change the friction terms held at the URDF")
+        where = {n: i for i, n in enumerate(self.lm.names)}
+        out = Stack(lm)
+        for k, cols in enumerate(lm.active):
+            pos = {int(c): i for i, c in enumerate(self.lm.active[k])}
+            ix = [pos[where[lm.names[c]]] for c in cols] + [len(self.lm.active[k])]
+            out.G[k] = self.G[k][np.ix_(ix, ix)].copy()
+        out.rows = self.rows
+        return out
+
     def quadratic(self, k, columns):
         """(H, g, c): DoF k's |W_k S z - y_k|^2 = z^T H z - 2 g^T z + c for z on `columns` (indices into theta)."""
         cols = self.lm.active[k]

@@ -3,7 +3,8 @@
 Reads a URDF with lxml (line numbers kept for every error), validates it, and
 builds the kinematic tree of `dynlib.core.model`:
 
-- bodies in depth-first order over the URDF tree, children in document order;
+- bodies in depth-first order over the URDF tree, children in document order (Pinocchio sorts
+  them by joint name: ``model.pinocchio_joints``, `dynlib.core.pinocchio_order`);
   one body per moving joint (revolute, continuous, prismatic, planar, floating);
 - fixed joints merged: the child link's inertia is lumped into the parent body
   and the link is kept as a frame; links fixed to the root of a fixed-base
@@ -34,7 +35,7 @@ import numpy as np
 from ..core import joints as J
 from .columns import joint_coordinates
 from ..errors import URDFError
-from ..core.model import Model, ModelArrays, Shape
+from ..core.model import Model, ModelArrays, Shape, massless_free_flyers
 from ..core.spatial import spatial_inertia, transform_inertia
 
 SUPPORTED = ("revolute", "continuous", "prismatic", "fixed", "floating", "planar")
@@ -361,7 +362,22 @@ def _build(rd: _Reader, robot, floating_base, gravity, source) -> Model:
         lost = [n for n in links if n not in walk.visited]
         raise URDFError(f"links {', '.join(lost[:6])} are not connected to the root '{root}': the joints form a cycle",
                         file=rd.file, line=links[lost[0]].line)
-    return _assemble(rd, order, walk, joints, gravity, source, robot.get("name") or Path(source).stem, floating_base)
+    model = _assemble(rd, order, walk, joints, gravity, source, robot.get("name") or Path(source).stem, floating_base)
+    return dataclasses.replace(model, pinocchio_joints=_pinocchio_joints(children, root, floating_base))
+
+
+def _pinocchio_joints(children, root, floating_base) -> tuple:
+    """The moving joints in Pinocchio's order: depth first from `root` as this reader's walk, but a
+    link's child joints sorted by name, as urdfdom (Pinocchio's URDF parser) keeps them; the free-flyer
+    'root' first (`dynlib.core.pinocchio_order`)."""
+    out = ["root"] if floating_base else []
+    stack = list(reversed(sorted(children[root], key=lambda jt: jt.name)))
+    while stack:
+        jt = stack.pop()
+        if jt.type != "fixed":
+            out.append(jt.name)
+        stack.extend(reversed(sorted(children[jt.child], key=lambda j: j.name)))
+    return tuple(out)
 
 
 def _read_elements(rd: _Reader, robot):
@@ -551,6 +567,10 @@ def _assemble(rd, order, walk: _Walk, joints, gravity, source, name, floating_ba
         frame_R=np.array([f[1] for f in frames]).reshape(-1, 3, 3), frame_p=np.array([f[2] for f in frames]).reshape(-1, 3),
         damping=coords.damping, friction=coords.friction, armature=np.zeros(len(coords.v_names)),
     )
+    for link, joint in massless_free_flyers(arrays, [b.link for b in bodies], jnames):
+        warnings.append(f"the floating link '{link}' has no mass or inertia and carries one joint, '{joint}': the "
+                        "mass matrix is singular, so simulate, energy-check and sweep refuse the robot (inverse "
+                        f"dynamics runs); merge '{link}' into its child or give it an <inertial>")
     frame_names = walk.frame_names
     collisions = tuple((lk.name, kind, params, R, p) for lk in (rd.links[n] for n in frame_names)
                        for kind, params, R, p in lk.collisions)

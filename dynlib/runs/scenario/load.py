@@ -19,6 +19,7 @@ import numpy as np
 import yaml
 from pydantic import ValidationError
 
+from ...core.model import massless_free_flyer_message
 from ...errors import DynError, ScenarioError, closest
 from ...files.columns import TIME, column, coordinate, coordinate_columns, part
 from .messages import Where, as_path, convert, format_path, index_lines, short
@@ -242,6 +243,8 @@ def _check_against_robot(sc, cache=None):
     if sc.duration is not None and sc.steps is not None:
         raise sc.error("duration", "give either 'duration' or 'steps', not both")
     sc._model = model = _build_model(sc, cache)
+    for link, joint in model.massless_free_flyers:  # forward dynamics is undefined: refused before step 0
+        raise sc.error("floating_base" if model.floating_base else "robot", massless_free_flyer_message(model, link, joint))
     _names_check(sc, ("initial", "q"), sc.initial.q, model.q_names, "coordinate", model)
     _names_check(sc, ("initial", "qd"), sc.initial.qd, model.v_names, "velocity coordinate", model)
     c = sc.control

@@ -6,8 +6,8 @@ import math
 import click
 
 from .common import (armature_option, check_outputs, check_value, compile_notice, derivatives_notice,
-                     floating_base_option, gravity_option, load_robot, naming, notice, recording_source_options,
-                     resample_option)
+                     floating_base_option, gravity_option, load_robot, lock_option, naming, notice,
+                     recording_source_options, resample_option)
 
 
 @click.command(epilog="""\b
@@ -48,6 +48,7 @@ carry no information. A .xacro robot must be expanded first (xacro robot.xacro >
               help="Measured and predicted torque per joint (of the first --validate recording, else the first "
                    "RECORDING).")
 @floating_base_option
+@lock_option
 @gravity_option
 @armature_option
 @click.option("--derivatives", type=click.Choice(["auto", "given", "central", "savgol"]), default="auto",
@@ -81,7 +82,7 @@ carry no information. A .xacro robot must be expanded first (xacro robot.xacro >
               help="Width of the prior at the URDF's values, relative to each parameter's scale (a mass, that "
                    "mass times the link's size, times its size squared).")
 @click.pass_context
-def identify(ctx, robot, recordings, output, report_path, validate, plot_path, floating_base, gravity, armature,
+def identify(ctx, robot, recordings, output, report_path, validate, plot_path, floating_base, lock, gravity, armature,
              derivatives, window, polyorder, column_map, topic, time_unit, resample, friction, friction_smoothing,
              method, prior_std):
     """Identify ROBOT's inertial and friction parameters from RECORDING(s) and write them as a URDF."""
@@ -100,7 +101,7 @@ def identify(ctx, robot, recordings, output, report_path, validate, plot_path, f
     with naming("--columns"):
         columns = parse_column_map(column_map) if column_map else None
     check_robot_file(robot)
-    model = load_robot(ctx, robot, floating_base, gravity, armature=armature)
+    model = load_robot(ctx, robot, floating_base, gravity, armature=armature, lock=lock)
     compile_notice(ctx)
     with naming("--friction"):
         result = run(model, list(recordings), validation=list(validate), derivatives=derivatives, window=window,

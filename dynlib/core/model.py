@@ -165,6 +165,7 @@ class Model:
     source: str = ""        # the file it was read from
     floating_base: bool = False
     pinocchio_joints: tuple = ()  # (nb,) the joint names in Pinocchio's order (dynlib.core.pinocchio_order)
+    locked: tuple = ()      # ((joint, value), ...) URDF joints held at a value, merged as fixed (dynlib.files.locks)
 
     # -- sizes (kept once computed: the model never changes) -------------------
     @functools.cached_property
@@ -367,7 +368,8 @@ class Model:
             "nq": self.nq, "nv": self.nv, "bodies": self.nb, "total_mass": self.total_mass,
             "moving_mass": float(a.inertia[:, 0, 0].sum()) if self.nb else 0.0,
             "gravity": [float(g) for g in a.gravity], "q_names": list(self.q_names), "v_names": list(self.v_names),
-            "joints": joints, "frames": frames, "mimic": [list(mm) for mm in self.mimic], "warnings": list(self.warnings),
+            "joints": joints, "frames": frames, "mimic": [list(mm) for mm in self.mimic],
+            "locked": {j: (list(x) if isinstance(x, tuple) else x) for j, x in self.locked}, "warnings": list(self.warnings),
         }
 
     def __repr__(self) -> str:

@@ -22,6 +22,7 @@ from pydantic import ValidationError
 from ...core.model import massless_free_flyer_message
 from ...errors import DynError, ScenarioError, closest
 from ...files.columns import TIME, column, coordinate, coordinate_columns, part
+from ...files.locks import LockError
 from .messages import Where, as_path, convert, format_path, index_lines, short
 from .schema import (CONTROL_TYPES, ComputedTorqueControl, ConstantControl, CsvControl, PDControl, Scenario)
 
@@ -186,10 +187,12 @@ def _build_model(sc, cache=None):
     robot = sc.robot if sc.source is None else str(sc.resolve(sc.robot))
     if robot != "-" and not Path(robot).is_file():
         raise sc.error("robot", f"robot file '{robot}' not found")
-    key = ("robot", robot, sc.floating_base)
+    key = ("robot", robot, sc.floating_base, tuple((j, str(v)) for j, v in sc.lock.items()))
     try:
         model = cache[key] if cache is not None and key in cache and robot != "-" else \
-            load(robot, floating_base=sc.floating_base)
+            load(robot, floating_base=sc.floating_base, lock=sc.lock)
+    except LockError as exc:
+        raise sc.error(("lock", exc.joint), exc.message) from None
     except DynError as exc:
         if sc.source is None:
             raise

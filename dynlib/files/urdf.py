@@ -10,6 +10,7 @@ builds the kinematic tree of `dynlib.core.model`:
   and the link is kept as a frame; links fixed to the root of a fixed-base
   robot belong to the world (body -1);
 - ``floating_base=True`` adds a free-flyer joint named ``root`` above the root link;
+- joints given in ``lock`` are read as fixed joints at their values (`dynlib.files.locks`);
 - a planar joint's ``<axis>`` (the plane normal) becomes the z axis of its body
   frame by the smallest turn from z (so with ``<axis xyz="0 0 1">``, x and y are the joint
   frame's, as in Pinocchio); the link's own frame stays addressable as a frame;

@@ -38,6 +38,29 @@ def armature_values(values) -> dict:
     return given
 
 
+def lock_option(f):
+    return click.option("--lock", multiple=True, metavar="JOINT=VALUE",
+                        help="Hold a joint at VALUE (rad or m; a planar or floating joint: its numbers, "
+                             "comma-separated): the robot without that joint, as Pinocchio's buildReducedModel "
+                             "(e.g. fingers a recording leaves out); repeat for more joints.")(f)
+
+
+def lock_values(values) -> dict:
+    """('panda_finger_joint1=0.02', 'slide=0.1,0,0') -> {'panda_finger_joint1': 0.02, 'slide': [0.1, 0.0, 0.0]}
+    (--lock); the values are checked against the robot when it loads (dynlib.files.locks)."""
+    out = {}
+    for text in values:
+        name, eq, val = text.partition("=")
+        if not eq or not name.strip():
+            raise click.BadParameter(f"{text!r}: expected JOINT=VALUE", param_hint="--lock")
+        try:
+            numbers = [float(x) for x in val.split(",")]
+        except ValueError:
+            raise click.BadParameter(f"{text!r}: {val!r} is not a number", param_hint="--lock") from None
+        out[name.strip()] = numbers[0] if len(numbers) == 1 else numbers
+    return out
+
+
 def output_option(f):
     return click.option("-o", "--output", metavar="PATH", default=None,
                         help="Output file (.csv or .parquet); '-' or absent: standard output.")(f)
@@ -145,14 +168,20 @@ def derivatives_notice(ctx, requested, used):
                     "(for a noisy recording use --derivatives savgol)")
 
 
-def load_robot(ctx, path, floating_base=False, gravity=None, *, warn=True, package_path=(), armature=()):
-    """dynlib.load with the command's options (`armature`: the --armature values); its warnings go to
-    standard error (unless `warn` is False: `dyn info` lists them in its output)."""
+def load_robot(ctx, path, floating_base=False, gravity=None, *, warn=True, package_path=(), armature=(), lock=()):
+    """dynlib.load with the command's options (`armature`, `lock`: the --armature and --lock values); its
+    warnings go to standard error (unless `warn` is False: `dyn info` lists them in its output)."""
     import dynlib
+    from dynlib.files.locks import LockError
 
     g = None if gravity is None else parse_vector(gravity, 3, "--gravity")
     rotors = armature_values(armature) if armature else None
-    model = dynlib.load(path, floating_base=bool(floating_base), package_path=tuple(package_path))
+    locks = lock_values(lock) if lock else None
+    try:
+        model = dynlib.load(path, floating_base=bool(floating_base), package_path=tuple(package_path), lock=locks)
+    except LockError as exc:
+        exc.key = "--lock"
+        raise
     if g is not None:
         model = model.with_gravity(g)
     if rotors:
@@ -335,9 +364,11 @@ class Overrides:
                 for name, v in given.items():
                     self.put(key + (name,), v, label)
 
-    def robot(self, floating_base, gravity, armature=()):
+    def robot(self, floating_base, gravity, armature=(), lock=()):
         if floating_base:
             self.put("floating_base", True, "--floating-base")
+        for joint, value in (lock_values(lock) if lock else {}).items():
+            self.put(("lock", joint), value, "--lock")
         if gravity is not None:
             self.put("gravity", parse_vector(gravity, 3, "--gravity"), "--gravity")
         for joint, value in (armature_values(armature) if armature else {}).items():

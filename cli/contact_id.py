@@ -4,8 +4,8 @@ import math
 import click
 
 from .common import (armature_option, check_outputs, check_value, compile_notice, derivative_options,
-                     derivatives_notice, gravity_option, load_robot, naming, notice, output_option, progress_counter,
-                     progress_option, read_motion, recording_options, robot_argument, write_motion)
+                     derivatives_notice, gravity_option, load_robot, lock_option, naming, notice, output_option,
+                     progress_counter, progress_option, read_motion, recording_options, robot_argument, write_motion)
 
 
 @click.command(epilog="""\b
@@ -70,6 +70,7 @@ effort.* with residual.<joint> = effort - tau.""")
                   v, math.isfinite(v) and v >= 0, "friction coefficient must be a finite number >= 0"),
               help="Normal forces >= 0 and forces in the Coulomb cone of coefficient MU (ground normal +z).")
 @output_option
+@lock_option
 @gravity_option
 @armature_option
 @derivative_options
@@ -78,8 +79,8 @@ effort.* with residual.<joint> = effort - tau.""")
 @progress_option
 @click.pass_context
 def contact_id(ctx, robot, traj, contacts, point_contacts, guesses, over_time, smoothing, min_torque, friction,
-               output, gravity, armature, derivatives, window, polyorder, column_map, no_joint_friction, friction_smoothing,
-               topic, time_unit, resample, absolute_time, floating_base, no_progress):
+               output, lock, gravity, armature, derivatives, window, polyorder, column_map, no_joint_friction,
+               friction_smoothing, topic, time_unit, resample, absolute_time, floating_base, no_progress):
     """Torques and ground-contact wrenches of the floating-base motion in TRAJ ('-': standard input).
 
     The root's six coordinates are unactuated: what holds the body up comes
@@ -105,9 +106,12 @@ def contact_id(ctx, robot, traj, contacts, point_contacts, guesses, over_time, s
     with naming("--columns"):
         columns = parse_column_map(column_map) if column_map else None
     check_outputs((output, "trajectory", "-o/--output"), inputs=(robot, traj))
-    model = load_robot(ctx, robot, False, gravity, armature=armature)
+    model = load_robot(ctx, robot, False, gravity, armature=armature, lock=lock)
     if not model.has_floating_base:  # the same options on the robot with a free-flyer root (warned once)
-        model = load_robot(ctx, robot, True, gravity, warn=False, armature=armature)
+        said = set(model.warnings)
+        model = load_robot(ctx, robot, True, gravity, warn=False, armature=armature, lock=lock)
+        for w in dict.fromkeys(w for w in model.warnings if w not in said):  # what the free-flyer adds
+            notice(ctx, f"warning: {w}")
     with naming("--contact"):  # the options' own mistakes, named by option, before the file is read
         contacts = [parse_contact(text) for text in contacts]
         frames = [model.frame_names[model.frame_id(f)] for f in dict.fromkeys(c.frame for c in contacts)]

@@ -4,7 +4,7 @@ import json
 import click
 
 from .common import (Overrides, armature_option, check_outputs, compile_notice, floating_base_option, gravity_option,
-                     model_warnings, notice, run_options)
+                     lock_option, model_warnings, notice, run_options)
 
 
 @click.command(epilog="""\b
@@ -38,11 +38,12 @@ force the work-energy balance cannot account for).""")
 @click.option("--report", "report_path", metavar="FILE.json", default=None, help="Write the report as JSON.")
 @click.option("--plot", "plot_path", metavar="FILE.png", default=None, help="Figure of the energies and the drift.")
 @floating_base_option
+@lock_option
 @gravity_option
 @armature_option
 @click.pass_context
 def energy_check(ctx, source, duration, dt, integrator, q0, qd0, seed, tolerance, report_path, plot_path,
-                 floating_base, gravity, armature):
+                 floating_base, lock, gravity, armature):
     """Check ROBOT (.urdf/.xacro) or SCENARIO (.yaml): energy drift, FD∘ID, mass matrix, Coriolis skew."""
     from dynlib.runs.checks import energy_check as run_checks
 
@@ -55,7 +56,7 @@ def energy_check(ctx, source, duration, dt, integrator, q0, qd0, seed, tolerance
     o.put_if("dt", dt, "--dt")
     o.put_if("integrator", integrator, "--integrator")
     o.initial_state(q0, qd0)
-    o.robot(floating_base, gravity, armature)
+    o.robot(floating_base, gravity, armature, lock)
     scenario = o.load(source)
     model_warnings(ctx, scenario.model)
     check_outputs((report_path, "report", "--report"), (plot_path, "figure", "--plot"),

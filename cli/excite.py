@@ -3,7 +3,7 @@ import math
 
 import click
 
-from .common import check_value, compile_notice, gravity_option, load_robot, notice, output_option
+from .common import check_value, compile_notice, gravity_option, load_robot, lock_option, notice, output_option
 
 
 @click.command(epilog="""\b
@@ -35,15 +35,16 @@ q and the torques, then run dyn identify.""")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the random start.")
 @output_option
 @gravity_option
+@lock_option
 @click.pass_context
-def excite(ctx, robot, duration, harmonics, period, dt, margin, iterations, seed, output, gravity):
+def excite(ctx, robot, duration, harmonics, period, dt, margin, iterations, seed, output, gravity, lock):
     """An excitation trajectory for ROBOT (time, q.*, qd.*, qdd.*), optimised for identification."""
     import numpy as np
 
     from dynlib.motion.identification.excite import excitation
     from dynlib.files.trajectory import column_names, write_trajectory
 
-    model = load_robot(ctx, robot, False, gravity)
+    model = load_robot(ctx, robot, False, gravity, lock=lock)
     compile_notice(ctx)
     ex = excitation(model, duration, harmonics, dt=dt, period=period, margin=margin, seed=seed,
                     iterations=iterations)

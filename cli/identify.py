@@ -6,8 +6,8 @@ import math
 import click
 
 from .common import (armature_option, check_outputs, check_value, compile_notice,
-                     floating_base_option, gravity_option, load_robot, naming, notice, recording_source_options,
-                     resample_option)
+                     floating_base_option, gravity_option, load_robot, lock_option, naming, notice,
+                     recording_source_options, resample_option)
 
 
 @click.command(epilog="""\b
@@ -56,6 +56,7 @@ torques). A fit above --max-error or --max-condition exits 1 and writes nothing.
               help="Measured and predicted torque per joint (of the first --validate recording, else the first "
                    "RECORDING).")
 @floating_base_option
+@lock_option
 @gravity_option
 @armature_option
 @click.option("--derivatives", type=click.Choice(["auto", "given", "central", "savgol", "zero"]), default="auto",
@@ -103,7 +104,7 @@ torques). A fit above --max-error or --max-condition exits 1 and writes nothing.
               help="Width of the prior at the URDF's values, relative to each parameter's scale (a mass, that "
                    "mass times the link's size, times its size squared).")
 @click.pass_context
-def identify(ctx, robot, recordings, output, report_path, validate, plot_path, floating_base, gravity, armature,
+def identify(ctx, robot, recordings, output, report_path, validate, plot_path, floating_base, lock, gravity, armature,
              derivatives, window, polyorder, column_map, topic, time_unit, resample, friction, torque_filter,
              max_error, max_condition, friction_smoothing, method, prior_std):
     """Identify ROBOT's inertial and friction parameters from RECORDING(s) and write them as a URDF."""
@@ -122,7 +123,7 @@ def identify(ctx, robot, recordings, output, report_path, validate, plot_path, f
     with naming("--columns"):
         columns = parse_column_map(column_map) if column_map else None
     check_robot_file(robot)
-    model = load_robot(ctx, robot, floating_base, gravity, armature=armature)
+    model = load_robot(ctx, robot, floating_base, gravity, armature=armature, lock=lock)
     compile_notice(ctx)
     with naming("--friction"):
         result = run(model, list(recordings), validation=list(validate), derivatives=derivatives, window=window,

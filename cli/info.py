@@ -3,7 +3,7 @@ import json
 
 import click
 
-from .common import floating_base_option, gravity_option, load_robot, robot_argument
+from .common import floating_base_option, gravity_option, load_robot, lock_option, robot_argument
 
 
 @click.command(epilog="""\b
@@ -12,16 +12,17 @@ Examples:
   dyn info robots/quadruped.urdf --floating-base --json > quadruped.json""")
 @robot_argument
 @floating_base_option
+@lock_option
 @gravity_option
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @click.pass_context
-def info(ctx, robot, floating_base, gravity, as_json):
+def info(ctx, robot, floating_base, lock, gravity, as_json):
     """Show ROBOT's tree: joints, types, DoF, q/v/tau layout, masses, frames, warnings.
 
     The q, v and tau names are those of --q0, --qd0, --tau and of the trajectory
     columns q.<name>, qd.<name>, qdd.<name>, tau.<name>.
     """
-    model = load_robot(ctx, robot, floating_base, gravity, warn=False)  # listed below (and in --json)
+    model = load_robot(ctx, robot, floating_base, gravity, warn=False, lock=lock)  # listed below (and in --json)
     s = model.summary()
     s["tau_names"] = list(model.tau_names)  # --tau and tau.*: a free-flyer names its wrench (root.fx), not root.vx
     if as_json:
@@ -43,6 +44,8 @@ def info(ctx, robot, floating_base, gravity, as_json):
     click.echo("tau = " + " ".join(s["tau_names"]))
     click.echo("")
     click.echo("frames (link: moved by joint): " + ", ".join(f"{f['name']}: {f['joint']}" for f in s["frames"]))
+    if s["locked"]:
+        click.echo("locked (held, merged as fixed joints): " + ", ".join(f"{j} = {x}" for j, x in s["locked"].items()))
     if s["warnings"]:
         click.echo("")
         for w in s["warnings"]:

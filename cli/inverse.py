@@ -2,8 +2,8 @@
 import click
 
 from .common import (armature_option, check_outputs, compile_notice, derivative_options, derivatives_notice,
-                     floating_base_option, gravity_option, load_robot, naming, notice, output_option, read_motion,
-                     recording_options, robot_argument, write_motion)
+                     floating_base_option, gravity_option, lock_option, load_robot, naming, notice, output_option,
+                     read_motion, recording_options, robot_argument, write_motion)
 
 
 @click.command(epilog="""\b
@@ -43,6 +43,7 @@ map that contradicts them is an error.""")
 @click.argument("traj", metavar="TRAJ")
 @output_option
 @floating_base_option
+@lock_option
 @gravity_option
 @armature_option
 @derivative_options
@@ -50,7 +51,7 @@ map that contradicts them is an error.""")
 @click.option("--keep-columns", is_flag=True, help="Also write the input's columns (its tau.* are replaced) and the qd.* and qdd.* used "
                    "(given, or estimated from q).")
 @click.pass_context
-def inverse(ctx, robot, traj, output, floating_base, gravity, armature, derivatives, window, polyorder,
+def inverse(ctx, robot, traj, output, floating_base, lock, gravity, armature, derivatives, window, polyorder,
             no_joint_friction, friction_smoothing, column_map, topic, time_unit, resample, absolute_time,
             keep_columns):
     """The motor torques tau.* that produce the motion in TRAJ ('-': standard input).
@@ -70,7 +71,7 @@ def inverse(ctx, robot, traj, output, floating_base, gravity, armature, derivati
     with naming("--columns"):
         columns = parse_column_map(column_map) if column_map else None
     check_outputs((output, "trajectory", "-o/--output"), inputs=(robot, traj))
-    model = load_robot(ctx, robot, floating_base, gravity, armature=armature)
+    model = load_robot(ctx, robot, floating_base, gravity, armature=armature, lock=lock)
     rec = read_motion(ctx, model, traj, columns, topic, time_unit, resample)
     compile_notice(ctx)
     result = inverse_dynamics_trajectory(

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import click
 
-from .common import (Overrides, armature_option, check_outputs, compile_notice, compile_progress, floating_base_option,
-                     gravity_option, model_warnings, notice, output_option, progress_counter, progress_option,
-                     run_options, vector_option)
+from .common import (Overrides, armature_option, check_outputs, compile_notice, compile_progress,
+                     floating_base_option, gravity_option, lock_option, model_warnings, notice, output_option,
+                     progress_counter, progress_option, run_options, vector_option)
 
 PARTS = ("q", "qd", "qdd", "tau", "energy", "contact")
 
@@ -43,6 +43,7 @@ zero (the root at the identity). Options override the scenario's fields.""")
 @click.option("--columns", metavar="LIST", default=None,
               help="Columns to write, among q,qd,qdd,tau,energy,contact [default: q,qd,qdd,tau].")
 @floating_base_option
+@lock_option
 @gravity_option
 @armature_option
 @click.option("--no-joint-friction", is_flag=True, default=None, help="Ignore the URDF <dynamics> damping and friction.")
@@ -52,7 +53,7 @@ zero (the root at the identity). Options override the scenario's fields.""")
 @progress_option
 @click.pass_context
 def simulate(ctx, source, steps, duration, dt, integrator, q0, qd0, tau, tau_csv, every, columns, floating_base,
-             gravity, armature, no_joint_friction, output, view, no_progress):
+             lock, gravity, armature, no_joint_friction, output, view, no_progress):
     """Integrate the forward dynamics of ROBOT (.urdf/.xacro) or SCENARIO (.yaml) and write the trajectory.
 
     Rows at t = 0, dt, ..., steps*dt (one in K with --every): time, q.*, qd.*, qdd.*, tau.*
@@ -76,7 +77,7 @@ def simulate(ctx, source, steps, duration, dt, integrator, q0, qd0, tau, tau_csv
         o.put("control", {"type": "constant", "tau": vector_option(tau, "--tau")}, "--tau")
     if tau_csv:
         o.put("control", {"type": "csv", "file": str(Path(tau_csv).resolve())}, "--tau-csv")
-    o.robot(floating_base, gravity, armature)
+    o.robot(floating_base, gravity, armature, lock)
     if no_joint_friction:
         o.put("joint_friction", "none", "--no-joint-friction")
     if columns is not None:

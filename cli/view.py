@@ -3,7 +3,7 @@ import time
 
 import click
 
-from .common import (check_outputs, floating_base_option, load_robot, model_warnings, naming, notice,
+from .common import (check_outputs, floating_base_option, load_robot, lock_option, model_warnings, naming, notice,
                      package_path_option, recording_source_options, robot_argument)
 
 
@@ -32,6 +32,7 @@ mesh that cannot be found is a warning, not an error.""")
 @click.option("-o", "--output", metavar="PAGE.html", default=None,
               help="The page to write; '-' or absent: standard output.")
 @floating_base_option
+@lock_option
 @package_path_option
 @click.option("--columns", "column_map", metavar="MAP", default=None,
               help="Read q from columns with other names, as in 'dyn inverse --help' (e.g. 'q=pos_{joint}').")
@@ -44,7 +45,7 @@ mesh that cannot be found is a warning, not an error.""")
               help="Length of the contact-force arrows, metres per newton [default: the robot's weight is "
                    "half its size].")
 @click.pass_context
-def view(ctx, robot, trajectory, output, floating_base, package_path, column_map, topic, time_unit, fps, traces,
+def view(ctx, robot, trajectory, output, floating_base, lock, package_path, column_map, topic, time_unit, fps, traces,
          force_scale):
     """A self-contained web page that plays TRAJECTORY ('-': standard input) on ROBOT.
 
@@ -67,13 +68,13 @@ def view(ctx, robot, trajectory, output, floating_base, package_path, column_map
         from .common import Overrides
 
         overrides = Overrides()
-        overrides.robot(floating_base, None)
+        overrides.robot(floating_base, None, lock=lock)
         scenario = overrides.load(robot)
         model = scenario.model
         model_warnings(ctx, model)
         contacts = scenario_contacts(scenario)
     else:
-        model = load_robot(ctx, robot, floating_base, package_path=package_path)
+        model = load_robot(ctx, robot, floating_base, package_path=package_path, lock=lock)
     page = write_view(output, model, trajectory, columns=columns, topic=topic, time_unit=time_unit, fps=fps, traces=traces, contacts=contacts,
                       force_scale=force_scale, package_path=package_path)
     page_notice(ctx, output, page, time.perf_counter() - start)

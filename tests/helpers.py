@@ -224,7 +224,7 @@ class PinMap:
 
     Joints are matched by name (dynlib's free-flyer 'root' is Pinocchio's joint 1 when
     built with JointModelFreeFlyer()). Pinocchio may order joints differently and gives
-    a continuous joint nq = 2 (cos, sin) where dynlib has one angle.
+    a continuous joint nq = 2 (cos, sin) where dynlib has one angle, a planar joint (x, y, cos, sin).
     """
 
     def __init__(self, model, pm):
@@ -245,13 +245,15 @@ class PinMap:
                 raise ValueError(f"joint '{name}': nv {nvk} in dynlib, {j.nv} in Pinocchio")
             self.jid.append(jid)
             self.perm[ar.idx_v[k]:ar.idx_v[k] + nvk] = np.arange(j.idx_v, j.idx_v + nvk)
-            continuous = j.nq == 2 and j.nv == 1
+            continuous = (j.nq == 2 and j.nv == 1) or (j.nq == 4 and j.nv == 3)  # (cos, sin); planar (x, y, cos, sin)
             self._q.append((int(ar.idx_q[k]), j.idx_q, j.nq, continuous))
         self.pin = pin
 
     def q(self, q_dyn) -> np.ndarray:
         out = self.pin.neutral(self.pm)
         for iq, pq, n, cont in self._q:
+            if cont and n == 4:
+                out[pq:pq + 2], iq, pq = q_dyn[iq:iq + 2], iq + 2, pq + 2
             if cont:
                 out[pq], out[pq + 1] = math.cos(q_dyn[iq]), math.sin(q_dyn[iq])
             else:
@@ -261,6 +263,8 @@ class PinMap:
     def q_back(self, q_pin) -> np.ndarray:
         out = np.zeros(self.model.nq)
         for iq, pq, n, cont in self._q:
+            if cont and n == 4:
+                out[iq:iq + 2], iq, pq = q_pin[pq:pq + 2], iq + 2, pq + 2
             if cont:
                 out[iq] = math.atan2(q_pin[pq + 1], q_pin[pq])
             else:

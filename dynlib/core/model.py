@@ -86,6 +86,43 @@ def _armature_value(value, what) -> float:
     return x
 
 
+def massless_free_flyers(arrays: ModelArrays, body_links, joint_names) -> tuple:
+    """((link, joint), ...): each free-flyer body (the --floating-base root, or a URDF floating joint)
+    whose own spatial inertia is zero, fixed joints merged, and which carries exactly one moving
+    joint: a dummy base link jointed to the real body. Its six coordinates already give every motion of
+    that joint (root velocity -S y with joint velocity y moves no body), so M is singular and forward
+    dynamics undefined; inverse dynamics stays defined. (With no moving child the subtree is massless,
+    `Model.massless_joints`; with several, their motions differ and M is regular in general.)"""
+    from .joints import FREEFLYER
+
+    out = []
+    for i in range(len(joint_names)):
+        if arrays.jtype[i] != FREEFLYER or np.any(arrays.inertia[i]):
+            continue
+        children = [k for k in range(i + 1, len(joint_names)) if arrays.parent[k] == i]
+        if len(children) == 1:
+            out.append((body_links[i], joint_names[children[0]]))
+    return tuple(out)
+
+
+def massless_free_flyer_message(model, link, joint) -> str:
+    """What is wrong with a massless free-flyer (`massless_free_flyers`), and the fixes."""
+    return (f"robot '{model.name}': the floating link '{link}' has no mass or inertia (fixed joints merged) and "
+            f"carries one joint, '{joint}', whose every motion the free-flyer already gives: the mass matrix is "
+            f"singular, so forward dynamics is undefined. Merge '{link}' into its child: delete link '{link}' and "
+            f"joint '{joint}' from the URDF (the free-flyer then carries the body), make '{joint}' fixed "
+            f"(or --lock {joint}=VALUE, a scenario's lock:), or give '{link}' an <inertial>")
+
+
+def check_forward_dynamics(model) -> None:
+    """Raise ModelError when a massless free-flyer (`massless_free_flyers`) makes M singular: forward
+    dynamics (simulate, energy-check, sweep) refuse such a model at load, before step 0."""
+    from ..errors import ModelError
+
+    for link, joint in model.massless_free_flyers:
+        raise ModelError(massless_free_flyer_message(model, link, joint), file=model.source or None)
+
+
 class Shape(NamedTuple):
     """One URDF <visual> or <collision> geometry, in its link's frame (what `dyn view` draws)."""
 
@@ -127,6 +164,8 @@ class Model:
     collision_shapes: tuple = ()  # (Shape, ...) every URDF <collision> (meshes too), for drawing
     source: str = ""        # the file it was read from
     floating_base: bool = False
+    pinocchio_joints: tuple = ()  # (nb,) the joint names in Pinocchio's order (dynlib.core.pinocchio_order)
+    locked: tuple = ()      # ((joint, value), ...) URDF joints held at a value, merged as fixed (dynlib.files.locks)
 
     # -- sizes (kept once computed: the model never changes) -------------------
     @functools.cached_property
@@ -198,6 +237,38 @@ class Model:
         z = np.zeros(self.nv)
         return dataclasses.replace(self, arrays=self.arrays._replace(damping=z, friction=z.copy()))
 
+    # -- Pinocchio's order (dynlib.core.pinocchio_order) ----------------------
+    def pinocchio_order(self):
+        """`PinocchioOrder`: the moving joints in Pinocchio's order (dyn's is the URDF document's) and
+        the permutation of the DoFs (``v_pin = v[..., v_index]``); see `dynlib.core.pinocchio_order`."""
+        return self._pinocchio
+
+    def to_pinocchio_q(self, q) -> np.ndarray:
+        """q (nq,) or (N, nq) as Pinocchio's model of the same URDF takes it (its order; a continuous
+        joint (cos, sin), a planar one (x, y, cos, sin))."""
+        from .pinocchio_order import q_to_pinocchio
+        return q_to_pinocchio(self._pinocchio, self.nq, q)
+
+    def from_pinocchio_q(self, q_pin) -> np.ndarray:
+        """Pinocchio's q of the same URDF -> q (nq,) or (N, nq) in dyn's order."""
+        from .pinocchio_order import q_from_pinocchio
+        return q_from_pinocchio(self._pinocchio, self.nq, q_pin)
+
+    def to_pinocchio_v(self, v) -> np.ndarray:
+        """A per-DoF vector (v, a, tau; (nv,) or (N, nv)) in Pinocchio's order."""
+        from .pinocchio_order import v_to_pinocchio
+        return v_to_pinocchio(self._pinocchio, v)
+
+    def from_pinocchio_v(self, v_pin) -> np.ndarray:
+        """A per-DoF vector in Pinocchio's order -> dyn's order."""
+        from .pinocchio_order import v_from_pinocchio
+        return v_from_pinocchio(self._pinocchio, v_pin)
+
+    @functools.cached_property
+    def _pinocchio(self):
+        from .pinocchio_order import build
+        return build(self)
+
     # -- names ---------------------------------------------------------------
     def frame_id(self, name: str) -> int:
         """Index of a frame (a URDF link) by name; InputError with the closest names."""
@@ -222,6 +293,12 @@ class Model:
         except AttributeError:
             local.data = self.create_data()
             return local.data
+
+    @functools.cached_property
+    def massless_free_flyers(self) -> tuple:
+        """((link, joint), ...): each free-flyer body with neither mass nor inertia of its own (fixed joints
+        merged) that carries exactly one moving joint (see `massless_free_flyers`)."""
+        return massless_free_flyers(self.arrays, self.body_links, self.joint_names)
 
     @functools.cached_property
     def quaternions(self) -> tuple:
@@ -291,7 +368,8 @@ class Model:
             "nq": self.nq, "nv": self.nv, "bodies": self.nb, "total_mass": self.total_mass,
             "moving_mass": float(a.inertia[:, 0, 0].sum()) if self.nb else 0.0,
             "gravity": [float(g) for g in a.gravity], "q_names": list(self.q_names), "v_names": list(self.v_names),
-            "joints": joints, "frames": frames, "mimic": [list(mm) for mm in self.mimic], "warnings": list(self.warnings),
+            "joints": joints, "frames": frames, "mimic": [list(mm) for mm in self.mimic],
+            "locked": {j: (list(x) if isinstance(x, tuple) else x) for j, x in self.locked}, "warnings": list(self.warnings),
         }
 
     def __repr__(self) -> str:

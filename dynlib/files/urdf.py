@@ -3,12 +3,14 @@
 Reads a URDF with lxml (line numbers kept for every error), validates it, and
 builds the kinematic tree of `dynlib.core.model`:
 
-- bodies in depth-first order over the URDF tree, children in document order;
+- bodies in depth-first order over the URDF tree, children in document order (Pinocchio sorts
+  them by joint name: ``model.pinocchio_joints``, `dynlib.core.pinocchio_order`);
   one body per moving joint (revolute, continuous, prismatic, planar, floating);
 - fixed joints merged: the child link's inertia is lumped into the parent body
   and the link is kept as a frame; links fixed to the root of a fixed-base
   robot belong to the world (body -1);
 - ``floating_base=True`` adds a free-flyer joint named ``root`` above the root link;
+- joints given in ``lock`` are read as fixed joints at their values (`dynlib.files.locks`);
 - a planar joint's ``<axis>`` (the plane normal) becomes the z axis of its body
   frame by the smallest turn from z (so with ``<axis xyz="0 0 1">``, x and y are the joint
   frame's, as in Pinocchio); the link's own frame stays addressable as a frame;
@@ -33,8 +35,9 @@ import numpy as np
 
 from ..core import joints as J
 from .columns import joint_coordinates
+from .locks import lock_transforms
 from ..errors import URDFError
-from ..core.model import Model, ModelArrays, Shape
+from ..core.model import Model, ModelArrays, Shape, massless_free_flyers
 from ..core.spatial import spatial_inertia, transform_inertia
 
 SUPPORTED = ("revolute", "continuous", "prismatic", "fixed", "floating", "planar")
@@ -67,6 +70,7 @@ class _Reader:
         self.file = file
         self.warnings = []
         self.materials = {}  # material name -> rgba, robot-level and named in earlier visuals
+        self.locked = {}     # locked joints: name -> ((R, p), values) (dynlib.files.locks)
 
     def error(self, el, msg):
         return URDFError(msg, file=self.file, line=None if el is None else el.sourceline)
@@ -333,24 +337,27 @@ def _plane_basis(n):
     return np.eye(3) + w + w @ w / (1.0 + c)
 
 
-def load(path, floating_base: bool = False, gravity=GRAVITY, package_path=()) -> Model:
+def load(path, floating_base: bool = False, gravity=GRAVITY, package_path=(), lock=None) -> Model:
     """Read a .urdf or .xacro file into a Model (see the module docstring). `package_path`:
     folders where a xacro's ``$(find pkg)`` looks first (then ROS_PACKAGE_PATH, AMENT_PREFIX_PATH
-    and the workspace above the file: `dynlib.files.packages`)."""
+    and the workspace above the file: `dynlib.files.packages`). `lock`: {joint: value}, joints held
+    at a value, read as fixed joints there (Pinocchio's buildReducedModel; `dynlib.files.locks`)."""
     path = Path(os.fspath(path))
     rd = _Reader(str(path))
     robot = _parse_document(path, package_path)
-    return _build(rd, robot, floating_base, gravity, source=str(path))
+    return _build(rd, robot, floating_base, gravity, source=str(path), lock=lock)
 
 
-def _build(rd: _Reader, robot, floating_base, gravity, source) -> Model:
+def _build(rd: _Reader, robot, floating_base, gravity, source, lock=None) -> Model:
     links, joints, lines = _read_elements(rd, robot)
     root, children = _tree(rd, links, joints, lines)
     has_floating = [jt.name for jt in joints if jt.type == "floating"]
+    locked = lock_transforms(rd, robot.get("name") or Path(source).stem, joints, lock, floating_base, _plane_basis)
     if floating_base and has_floating:
         rd.warnings.append(f"the URDF has a floating joint ('{has_floating[0]}'): no second free-flyer root added")
         floating_base = False
-    walk = _walk(links, children, root, floating_base)
+    rd.locked = locked
+    walk = _walk(links, children, root, floating_base, {name: X for name, (X, _) in locked.items()})
     # the walk numbers a body when its joint is seen, which is breadth-first among siblings;
     # renumber into depth-first pre-order so that every subtree is a contiguous range
     _check_unique_names(rd, [b.joint for b in walk.bodies], [b.type for b in walk.bodies], lines,
@@ -361,7 +368,23 @@ def _build(rd: _Reader, robot, floating_base, gravity, source) -> Model:
         lost = [n for n in links if n not in walk.visited]
         raise URDFError(f"links {', '.join(lost[:6])} are not connected to the root '{root}': the joints form a cycle",
                         file=rd.file, line=links[lost[0]].line)
-    return _assemble(rd, order, walk, joints, gravity, source, robot.get("name") or Path(source).stem, floating_base)
+    model = _assemble(rd, order, walk, joints, gravity, source, robot.get("name") or Path(source).stem, floating_base)
+    return dataclasses.replace(model, pinocchio_joints=_pinocchio_joints(children, root, floating_base, locked),
+                               locked=tuple((name, v[0] if len(v) == 1 else v) for name, (_, v) in locked.items()))
+
+
+def _pinocchio_joints(children, root, floating_base, locked) -> tuple:
+    """The moving joints in Pinocchio's order: depth first from `root` as this reader's walk, but a
+    link's child joints sorted by name, as urdfdom (Pinocchio's URDF parser) keeps them; the free-flyer
+    'root' first; `locked` joints are fixed ones (`dynlib.core.pinocchio_order`)."""
+    out = ["root"] if floating_base else []
+    stack = list(reversed(sorted(children[root], key=lambda jt: jt.name)))
+    while stack:
+        jt = stack.pop()
+        if jt.type != "fixed" and jt.name not in locked:
+            out.append(jt.name)
+        stack.extend(reversed(sorted(children[jt.child], key=lambda j: j.name)))
+    return tuple(out)
 
 
 def _read_elements(rd: _Reader, robot):
@@ -446,9 +469,10 @@ class _Walk:
     visited: set
 
 
-def _walk(links, children, root, floating_base) -> _Walk:
+def _walk(links, children, root, floating_base, locked) -> _Walk:
     """The depth-first walk from `root`, children in document order: a body per moving joint,
-    fixed joints merged into their parent body (with a free-flyer body first under floating_base)."""
+    fixed joints merged into their parent body (with a free-flyer body first under floating_base);
+    `locked`: {joint: (R, p)}, joints merged as fixed ones, their child frame at (R, p) in the joint frame."""
     walk = _Walk([], [], [], [], 0.0, set())
     top_body = -1
     if floating_base:
@@ -472,7 +496,10 @@ def _walk(links, children, root, floating_base) -> _Walk:
         pushes = []
         for jt in children[name]:
             Rj, pj = R @ jt.R, R @ jt.p + p
-            if jt.type == "fixed":
+            if jt.name in locked:
+                Rl, pl = locked[jt.name]
+                Rj, pj = Rj @ Rl, pj + Rj @ pl
+            if jt.type == "fixed" or jt.name in locked:
                 pushes.append((jt.child, body, Rj, pj))
                 continue
             nb = len(walk.bodies)
@@ -551,6 +578,10 @@ def _assemble(rd, order, walk: _Walk, joints, gravity, source, name, floating_ba
         frame_R=np.array([f[1] for f in frames]).reshape(-1, 3, 3), frame_p=np.array([f[2] for f in frames]).reshape(-1, 3),
         damping=coords.damping, friction=coords.friction, armature=np.zeros(len(coords.v_names)),
     )
+    for link, joint in massless_free_flyers(arrays, [b.link for b in bodies], jnames):
+        warnings.append(f"the floating link '{link}' has no mass or inertia and carries one joint, '{joint}': the "
+                        "mass matrix is singular, so simulate, energy-check and sweep refuse the robot (inverse "
+                        f"dynamics runs); merge '{link}' into its child or give it an <inertial>")
     frame_names = walk.frame_names
     collisions = tuple((lk.name, kind, params, R, p) for lk in (rd.links[n] for n in frame_names)
                        for kind, params, R, p in lk.collisions)
@@ -640,7 +671,8 @@ def _model_warnings(rd, joints, inertia, subtree_end, jnames):
     """(warnings, mimics, massless joints): the reader's warnings, then mimic joints (treated as
     independent) and the joints whose moving subtree has no mass."""
     warnings = list(rd.warnings)
-    mimics = tuple((jt.name, jt.mimic[0], jt.mimic[1], jt.mimic[2]) for jt in joints if jt.mimic is not None)
+    mimics = tuple((jt.name, jt.mimic[0], jt.mimic[1], jt.mimic[2]) for jt in joints
+                   if jt.mimic is not None and jt.name not in rd.locked)
     if mimics:
         warnings.append("mimic joints are treated as independent joints: " + ", ".join(m[0] for m in mimics))
     massless = []

@@ -79,6 +79,7 @@ from .._numba.decorators import compiled_entry, inline_kernel, kernel
 from . import controllers as C
 from . import integrators as I
 from ..algorithms.aba import check_dynamics
+from ..core.model import check_forward_dynamics
 from ..algorithms.energy import kinetic_kernel, potential_after_placements
 from .contact import RELAXED, UNILATERAL, ContactModel, build as build_contact, contact_record
 from .controllers import Control, ControlWork, control_record, control_work
@@ -426,6 +427,7 @@ def _checked(model, dt, steps, o) -> tuple:
     """(dt, steps, options) with every scalar input checked and converted (InputError naming the one that is
     not right)."""
     check_dynamics(model)
+    check_forward_dynamics(model)
     if model.nv == 0:
         raise InputError(f"robot '{model.name}' has no moving joint: there is nothing to simulate")
     if o.integrator not in I.SCHEMES:

@@ -113,3 +113,11 @@ def test_no_help_sends_the_reader_to_itself():
     for name in COMMANDS:
         text = " ".join(invoke(name, "--help").output.split())
         assert f"see 'dyn {name} --help'" not in text, name
+
+
+def test_info_shows_the_locked_joints():
+    r = invoke("info", ROBOTS_DIR / "arm6.urdf", "--lock", "elbow=0.5", "--json")
+    d = json.loads(r.stdout)
+    assert d["locked"] == {"elbow": 0.5} and d["nv"] == 5 and "elbow" not in d["q_names"]
+    r = invoke("info", ROBOTS_DIR / "arm6.urdf", "--lock", "elbow=0.5")
+    assert "locked (held, merged as fixed joints): elbow = 0.5" in r.stdout

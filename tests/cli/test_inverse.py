@@ -377,3 +377,27 @@ def test_the_robot_is_checked_before_the_trajectory_read_ahead(tmp_path):
     r = invoke("inverse", ARM6, tmp_path / "t.csv", "-o", tmp_path / "tau.csv")
     assert r.returncode == 2 and r.stderr == f"dyn: error: {tmp_path / 't.csv'}:3: 3 values, but the header has 2 columns\n"
     assert only_files(tmp_path) == ["t.csv"]
+
+
+def test_a_panda_recording_without_its_fingers_runs_with_the_fingers_locked(tmp_path, erd_path):
+    """A Panda /joint_states of the arm alone: the fingers have no columns; held by --lock, the inverse
+    dynamics is that of the arm carrying the hand with its fingers at 0.02 m."""
+    path = erd_path("panda_description/urdf/panda.urdf")
+    lock = {"panda_finger_joint1": 0.02, "panda_finger_joint2": 0.02}
+    arm = dynlib.load(path, lock=lock)
+    assert arm.nv == 7
+    motion = tmp_path / "arm.csv"
+    traj = write_motion(motion, arm)
+    without = invoke("inverse", path, motion, "-o", tmp_path / "never.csv")
+    assert without.returncode == 2 and "panda_finger_joint1" in without.stderr
+    out = tmp_path / "tau.csv"
+    p = invoke("inverse", path, motion, "--lock", "panda_finger_joint1=0.02", "--lock", "panda_finger_joint2=0.02",
+               "--no-joint-friction", "-o", out)
+    assert p.returncode == 0, p.stderr
+    assert "mimic" not in p.stderr  # the mimic joint is locked
+    result = read_trajectory(out)
+    assert [n for n in result.names if n.startswith("tau.")] == [f"tau.panda_joint{k}" for k in range(1, 8)]
+    Q, V, A = (traj.data[:, 1 + k * 7:8 + k * 7] for k in range(3))
+    expected = dynlib.rnea(arm, Q, V, A)
+    got = result.data[:, [result.names.index(f"tau.panda_joint{k}") for k in range(1, 8)]]
+    assert_close(got, expected, 1e-9, "locked panda inverse dynamics")

@@ -181,3 +181,76 @@ def test_help_lists_the_options_with_examples():
     for word in ("--steps", "--duration", "--dt", "--integrator", "--q0", "--qd0", "--tau", "--tau-csv", "--every",
                  "--gravity", "--floating-base", "--no-joint-friction", "--output", "--no-progress", "Examples:"):
         assert word in r.output
+
+
+DUMMY_ROOT = """<robot name="dummy_root">
+  <link name="world"/>
+  <link name="body"><inertial><mass value="2"/><inertia ixx="0.1" iyy="0.1" izz="0.1" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <joint name="hinge" type="revolute"><parent link="world"/><child link="body"/><axis xyz="0 0 1"/>
+    <limit lower="-1" upper="1" effort="10" velocity="1"/></joint>
+</robot>"""
+
+
+def test_a_massless_floating_root_is_refused_at_load_naming_the_link_and_the_fix(tmp_path):
+    """A dummy root link jointed to the real body, under --floating-base: M is singular. simulate,
+    energy-check and a scenario refuse it before step 0 (it used to diverge with 'try a smaller dt');
+    inverse dynamics runs it with one warning."""
+    robot = tmp_path / "dummy.urdf"
+    robot.write_text(DUMMY_ROOT)
+    out = tmp_path / "never.csv"
+    for args in (("simulate", robot, "--floating-base", "--steps", "10", "-o", out),
+                 ("energy-check", robot, "--floating-base", "--duration", "0.01")):
+        p = invoke(*args)
+        assert p.returncode == 2, p.stderr
+        line = one_line_error(p.stderr)
+        assert "--floating-base" in line and "floating link 'world' has no mass or inertia" in line, line
+        assert "delete link 'world' and joint 'hinge'" in line and "give 'world' an <inertial>" in line
+        assert "smaller dt" not in p.stderr and not out.exists()
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(f"dyn: 1\nrobot: {robot}\nfloating_base: true\nsteps: 10\n")
+    p = invoke("simulate", scenario, "-o", out)
+    assert p.returncode == 2 and one_line_error(p.stderr).startswith(f"dyn: error: {scenario}:3: floating_base: ")
+    assert not out.exists()
+    motion = tmp_path / "m.csv"
+    motion.write_text("time,q.root.x,q.root.y,q.root.z,q.root.qx,q.root.qy,q.root.qz,q.root.qw,q.hinge\n" + "".join(
+        f"{k / 100},0,0,0,0,0,0,1,{(k / 10) ** 2}\n" for k in range(6)))
+    p = invoke("inverse", robot, motion, "--floating-base", "-o", tmp_path / "tau.csv")
+    assert p.returncode == 0, p.stderr
+    assert p.stderr.count("floating link 'world' has no mass or inertia") == 1
+    p = invoke("contact-id", robot, motion, "--contact", "body", "-o", tmp_path / "wrench.csv")
+    assert p.returncode == 0, p.stderr
+    assert p.stderr.count("floating link 'world' has no mass or inertia") == 1
+
+
+def test_lock_holds_joints_and_leaves_their_columns_out(tmp_path):
+    """--lock JOINT=VALUE (repeatable) and a scenario's lock: simulate the robot without those joints."""
+    out = tmp_path / "locked.csv"
+    p = invoke("simulate", ARM6, "--steps", "20", "--lock", "elbow=0.5", "--lock", "wrist_2=-0.3", "-o", out)
+    assert p.returncode == 0, p.stderr
+    columns = list(read_trajectory(out).names)
+    assert "q.shoulder_lift" in columns and not [c for c in columns if "elbow" in c or "wrist_2" in c]
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(f"dyn: 1\nrobot: {ARM6}\nsteps: 20\nlock:\n  elbow: 0.5\n  wrist_2: -0.3\n")
+    again = tmp_path / "again.csv"
+    assert invoke("simulate", scenario, "-o", again).returncode == 0
+    assert again.read_bytes() == out.read_bytes()
+    scenario.write_text(f"dyn: 1\nrobot: {ARM6}\nsteps: 20\nlock:\n  elbw: 0.5\n")
+    p = invoke("simulate", scenario, "-o", tmp_path / "never.csv")
+    assert p.returncode == 2
+    assert one_line_error(p.stderr) == (f"dyn: error: {scenario}:5: lock.elbw: cannot lock joint 'elbw': robot "
+                                        "'arm6' has no joint 'elbw'; did you mean 'elbow'?")
+
+
+@pytest.mark.parametrize("lock, message", [
+    ("elbw=0.5", "dyn: error: --lock: cannot lock joint 'elbw': robot 'arm6' has no joint 'elbw'; "
+                 "did you mean 'elbow'?"),
+    ("elbow=9", "dyn: error: --lock: cannot lock joint 'elbow' at 9: outside its limits [-3.14159, 3.14159] ("),
+    ("elbow", "dyn: error: Invalid value for --lock: 'elbow': expected JOINT=VALUE"),
+])
+def test_a_bad_lock_exits_2_with_one_line(tmp_path, lock, message):
+    for command in (("simulate", ARM6, "--steps", "5"), ("energy-check", ARM6, "--duration", "0.01"), ("info", ARM6)):
+        p = invoke(*command, "--lock", lock, "-o", tmp_path / "never.csv") if command[0] == "simulate" else \
+            invoke(*command, "--lock", lock)
+        assert p.returncode == 2, (command, p.stderr)
+        assert one_line_error(p.stderr).startswith(message), (command, p.stderr)
+    assert list(tmp_path.iterdir()) == []

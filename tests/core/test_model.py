@@ -239,3 +239,42 @@ def test_with_armature_sets_the_rotor_inertias_only():
 def test_bad_armature_is_an_input_error(armature, message):
     with pytest.raises(InputError, match=re.escape(message)):
         sample("arm6").with_armature(armature)
+
+
+# a dummy root link (no <inertial>) jointed to the real body, as many URDFs have it
+DUMMY_ROOT = """<robot name="dummy_root">
+  <link name="{root}"/>
+  <link name="body"><inertial><mass value="2"/><inertia ixx="0.1" iyy="0.1" izz="0.1" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <joint name="{joint}" type="{kind}"><parent link="{root}"/><child link="body"/><axis xyz="0 0 1"/>
+    <limit lower="-1" upper="1" effort="10" velocity="1"/></joint>
+</robot>"""
+
+
+@pytest.mark.parametrize("root, joint, kind, floating, flagged", [
+    ("world", "hinge", "revolute", True, (("world", "hinge"),)),    # --floating-base on world --revolute--> body
+    ("dummy", "slide", "prismatic", True, (("dummy", "slide"),)),
+    ("base_link", "base_fixed", "fixed", True, ()),                 # merged: the root body has the mass
+    ("world", "hinge", "revolute", False, ()),                      # a fixed base: the dummy is the world
+    ("world", "free", "floating", False, ()),                       # the URDF's own free-flyer carries the body
+])
+def test_a_massless_free_flyer_carrying_one_joint_is_found(tmp_path, root, joint, kind, floating, flagged):
+    path = tmp_path / "dummy.urdf"
+    path.write_text(DUMMY_ROOT.format(root=root, joint=joint, kind=kind))
+    model = dynlib.load(path, floating_base=floating)
+    assert model.massless_free_flyers == flagged
+    assert any(f"link '{root}'" in w and "no mass or inertia" in w for w in model.warnings) == bool(flagged)
+
+
+def test_a_massless_trunk_with_several_legs_is_not_flagged(tmp_path):
+    """Two joints under a massless free-flyer with different axes: M stays positive definite."""
+    path = tmp_path / "legs.urdf"
+    inertial = '<inertial><mass value="1"/><inertia ixx="0.1" iyy="0.1" izz="0.1" ixy="0" ixz="0" iyz="0"/></inertial>'
+    path.write_text(f"""<robot name="legs"><link name="trunk"/>
+      <link name="a">{inertial}</link><link name="b">{inertial}</link>
+      <joint name="ja" type="continuous"><parent link="trunk"/><child link="a"/><axis xyz="1 0 0"/></joint>
+      <joint name="jb" type="continuous"><parent link="trunk"/><child link="b"/><axis xyz="0 1 0"/></joint>
+    </robot>""")
+    model = dynlib.load(path, floating_base=True)
+    assert model.massless_free_flyers == ()
+    M = dynlib.crba(model, model.q_neutral)
+    assert np.linalg.eigvalsh(M)[0] > 1e-6

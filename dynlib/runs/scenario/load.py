@@ -19,8 +19,10 @@ import numpy as np
 import yaml
 from pydantic import ValidationError
 
+from ...core.model import massless_free_flyer_message
 from ...errors import DynError, ScenarioError, closest
 from ...files.columns import TIME, column, coordinate, coordinate_columns, part
+from ...files.locks import LockError
 from .messages import Where, as_path, convert, format_path, index_lines, short
 from .schema import (CONTROL_TYPES, ComputedTorqueControl, ConstantControl, CsvControl, PDControl, Scenario)
 
@@ -185,10 +187,12 @@ def _build_model(sc, cache=None):
     robot = sc.robot if sc.source is None else str(sc.resolve(sc.robot))
     if robot != "-" and not Path(robot).is_file():
         raise sc.error("robot", f"robot file '{robot}' not found")
-    key = ("robot", robot, sc.floating_base)
+    key = ("robot", robot, sc.floating_base, tuple((j, str(v)) for j, v in sc.lock.items()))
     try:
         model = cache[key] if cache is not None and key in cache and robot != "-" else \
-            load(robot, floating_base=sc.floating_base)
+            load(robot, floating_base=sc.floating_base, lock=sc.lock)
+    except LockError as exc:
+        raise sc.error(("lock", exc.joint), exc.message) from None
     except DynError as exc:
         if sc.source is None:
             raise
@@ -242,6 +246,8 @@ def _check_against_robot(sc, cache=None):
     if sc.duration is not None and sc.steps is not None:
         raise sc.error("duration", "give either 'duration' or 'steps', not both")
     sc._model = model = _build_model(sc, cache)
+    for link, joint in model.massless_free_flyers:  # forward dynamics is undefined: refused before step 0
+        raise sc.error("floating_base" if model.floating_base else "robot", massless_free_flyer_message(model, link, joint))
     _names_check(sc, ("initial", "q"), sc.initial.q, model.q_names, "coordinate", model)
     _names_check(sc, ("initial", "qd"), sc.initial.qd, model.v_names, "velocity coordinate", model)
     c = sc.control

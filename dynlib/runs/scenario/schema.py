@@ -317,6 +317,10 @@ class Scenario(_Block):
     """The URDF or xacro file, relative to the scenario."""
     floating_base: bool = False
     """Add a free-flyer root joint (named root) above the URDF's root link."""
+    lock: dict[str, Union[Finite, list[Finite]]] = {}
+    """{joint: value}: joints held at a value (rad or m; a planar or floating joint: the list of its
+    coordinates), the robot built without them, as Pinocchio's buildReducedModel (e.g. fingers a
+    recording leaves out). A value must be within the joint's URDF limits."""
     gravity: Optional[Vector3] = None
     """m/s² (default: (0, 0, -9.81))."""
     dt: PositiveFloat = 1e-3

@@ -374,16 +374,20 @@ resample_option = click.option(
 recording_options = _compose(
     recording_source_options,
     resample_option,
+    click.option("--clock", type=click.Choice(["header", "log"]), default=None,
+                 help="A ROS bag's time (a rostopic echo -p file's too): 'header' (header.stamp, checked for samples "
+                      "stamped out of the rhythm) or 'log' (when the bag logged each message) [default: header]."),
     click.option("--absolute-time", is_flag=True,
                  help="Also write time.absolute: the recording's own clock (epoch seconds for ROS)."),
 )
 
 
-def read_motion(ctx, model, source, columns, topic, time_unit, resample):
+def read_motion(ctx, model, source, columns, topic, time_unit, resample, clock=None):
     """The `dynlib.files.recordings.Recording` of TRAJ; what the reader decided goes to standard error."""
     from dynlib.files.recordings import read_recording
 
-    rec = read_recording(model, source, topic=topic, columns=columns, time_unit=time_unit, resample=resample)
+    rec = read_recording(model, source, topic=topic, columns=columns, time_unit=time_unit, resample=resample,
+                         clock=clock)
     for line in rec.notes:
         notice(ctx, line)
     return rec

@@ -8,6 +8,7 @@ same motion: equal to dynlib's inverse of that motion in dyn's own CSV (exactly 
 the format keeps the doubles), and to Pinocchio's RNEA of the exact motion to the
 accuracy of central differences. Bad input is one line, exit code 2, no output file.
 """
+import re
 from decimal import Decimal
 
 import numpy as np
@@ -344,3 +345,80 @@ def test_a_bag_cannot_come_from_standard_input(recorded):
     folder, paths, _ = recorded
     r = run_process("inverse", ARM6, "-", input=paths["ros1-bag"].read_bytes(), text=False)  # a real standard input
     assert r.returncode == 2 and b"give its path" in r.stderr and r.stdout == b""
+
+
+# ------------------------------------------------------------------ a stamp that breaks the rhythm
+
+def jittery(n=N, seed=5):
+    """A driver's stamps: 1 kHz with ±20 µs of jitter; the exact motion at those times."""
+    t_ns, _, _, _, _, _ = motion(n)
+    jitter = np.random.default_rng(seed).integers(-20_000, 20_000, size=n)
+    jitter[0] = 0
+    t_ns = t_ns + jitter
+    t = (t_ns - t_ns[0]) * 1e-9
+    Q, V, A = swing(ARM.nq, t)
+    E = np.random.default_rng(seed + 1).normal(size=Q.shape)
+    return t_ns, t, Q, V, A, E
+
+
+def early_stamp(folder, kind, early_ns, *, logged_at_stamp, k=300):
+    """A bag whose message `k` is stamped `early_ns` early: (path, the stray's index in the bag's log
+    order, its stamp). `logged_at_stamp`: the bag's log time is the header stamp (a re-recorded or
+    sim-time bag: the stray sample is logged where its stamp puts it), else the time it arrived."""
+    t_ns, t, Q, V, A, E = jittery()
+    msgs = messages(ARM.q_names, t_ns, Q, V, E, order=ORDER)
+    msgs[k] = msgs[k]._replace(stamp=msgs[k].stamp - early_ns)
+    if logged_at_stamp:
+        msgs = [m._replace(logtime=m.stamp) for m in msgs]
+    folder.mkdir()
+    path = write_bag(folder / ("run.bag" if kind == "bag" else "run"), {"/joint_states": msgs}, kind)
+    index = sorted(range(len(msgs)), key=lambda j: msgs[j].logtime).index(k)
+    return path, index, msgs[k].stamp
+
+
+@pytest.mark.parametrize("early_ms", [49.0, 49.5, 0.7])
+@pytest.mark.parametrize("kind", ["db3", "mcap", "bag"])
+def test_a_stamp_that_breaks_the_rhythm_is_one_error_naming_the_message(tmp_path, kind, early_ms):
+    """One message stamped 49 ms early in a bag logged at its stamps lands among samples 49 ms earlier
+    (at 1 kHz: next to one of them, or, 49.5 ms, between two): read in stamp order, its position
+    49 ms away made the torques spike to 1.2e6 N·m, exit 0. Stamped 0.7 ms early it stays in place
+    with a gap of 0.3 ms before it and 1.7 ms after. Either is one error naming the message, its stamp
+    and the fixes."""
+    path, index, stamp = early_stamp(tmp_path / "b", kind, int(early_ms * 1e6), logged_at_stamp=early_ms > 1)
+    out = tmp_path / "tau.csv"
+    r = invoke("inverse", ARM6, path, "-o", out)
+    assert r.returncode == 2, r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("dyn: error:"), r.stderr
+    assert f"message {index + 1} of /joint_states" in lines[0], (index, lines[0])
+    assert f"stamp {stamp // 10**9}.{stamp % 10**9:09d}" in lines[0]
+    assert "--clock log" in lines[0] and "--resample" in lines[0] and "median step 1 ms" in lines[0]
+    assert not out.exists()
+
+
+def test_clock_log_reads_a_bag_logged_in_order_whose_stamp_is_wrong(tmp_path):
+    path, _, _ = early_stamp(tmp_path / "b", "db3", 700_000, logged_at_stamp=False)
+    t_ns, t, Q, V, A, E = jittery()
+    with pytest.raises(DynError, match="--clock log"):
+        read_recording(ARM, path)
+    rec = read_recording(ARM, path, clock="log")
+    assert np.allclose(rec.trajectory.time, t, rtol=0, atol=1e-15)
+    assert np.array_equal(rec.trajectory.columns([f"q.{n}" for n in ARM.q_names]), Q)
+    assert any("log time" in note for note in rec.notes)
+    # header (the default) on a bag without the stray: the stamps, as before
+    t_ns, t, Q, V, A, E = jittery()
+    good = write_bag(tmp_path / "good", {"/joint_states": messages(ARM.q_names, t_ns, Q, V, E, order=ORDER)}, "db3")
+    assert np.array_equal(read_recording(ARM, good, clock="header").trajectory.time, read_recording(ARM, good).trajectory.time)
+    with pytest.raises(DynError, match="clock"):
+        read_recording(ARM, good, clock="wall")
+
+
+def test_clock_log_is_for_recordings_with_two_clocks(recorded, tmp_path):
+    folder, paths, _ = recorded
+    assert read_recording(ARM, paths["rostopic"], clock="log").format == "rostopic-csv"
+    for fmt in ("plotjuggler",):
+        r = invoke("inverse", ARM6, paths[fmt], "--clock", "log", "-o", tmp_path / "tau.csv")
+        assert r.returncode == 2 and "--clock" in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    r = invoke("inverse", "--help")
+    text = re.sub(r"\s+", " ", r.stdout)
+    assert "--clock [header|log]" in text and "[default: header]" in text

@@ -53,6 +53,7 @@ from .kinds import is_rostopic
 
 __all__ = ["FORMATS", "Recording", "read_ahead", "read_recording", "resample"]
 
+CLOCKS = ("header", "log")  # a ROS recording's time: its header stamps, or when each message was logged
 FORMATS = ("ros1-bag", "ros2-bag", "rostopic-csv", "plotjuggler-csv", "csv", "parquet")
 
 
@@ -82,7 +83,8 @@ class Recording(NamedTuple):
     unit: str
 
 
-def read_recording(model, source, *, topic=None, columns=None, time_unit=None, resample=None) -> Recording:
+def read_recording(model, source, *, topic=None, columns=None, time_unit=None, resample=None,
+                   clock=None) -> Recording:
     """The recorded motion in `source` (a path, ``'-'`` for standard input, or a
     `dynlib.files.trajectory.Trajectory`) for robot `model`.
 
@@ -90,14 +92,24 @@ def read_recording(model, source, *, topic=None, columns=None, time_unit=None, r
     only when there are several). columns: a column map ({'q': 'pos_{joint}', 'time':
     'stamp', …}, see `dynlib.files.column_map.parse_column_map`). time_unit: 's', 'ms',
     'us' or 'ns' for the time column (default: the format's; a plain column's is
-    recognised from its magnitude). resample: a rate in Hz to interpolate onto.
+    recognised from its magnitude). resample: a rate in Hz to interpolate onto. clock:
+    ``header`` (the default: ``header.stamp``) or ``log`` (the bag's log time; rostopic's
+    ``%time``), for the recordings that have both.
+
+    A ROS recording's stamps must keep the driver's rhythm (`clock.rhythm_break`): a sample
+    stamped at another time than its neighbours allow is a TrajectoryError naming it, unless
+    `resample` is given (the stamps are then taken as they are) or the time is the log time.
     Raises `TrajectoryError` (file, line or message, column) or `InputError`.
     """
     from ..trajectory import Trajectory, open_source
 
     columns = dict(columns or {})
     notes = []
+    clock_name = "header" if clock is None else clock
+    if clock_name not in CLOCKS:
+        raise InputError(f"unknown clock {clock!r}; expected one of {', '.join(CLOCKS)}", key="--clock")
     if isinstance(source, Trajectory):
+        _one_clock(clock, "a Trajectory")
         traj = _own(source)
         name = columns.get(TIME, TIME)
         from .dyn_files import canonical, clock_readings
@@ -113,13 +125,7 @@ def read_recording(model, source, *, topic=None, columns=None, time_unit=None, r
 
     path = None if source is None else str(source)
     if path is not None and path != "-" and bags.bag_kind(path) is not None:
-        kind = bags.bag_kind(path)
-        if topic is not None and not isinstance(topic, str):
-            raise InputError(f"topic must be a string, got {topic!r}")
-        traj, first, offsets, chosen = bags.read_bag(path, model, topic=topic, columns=columns, notes=notes)
-        rec = _finish(traj, first, offsets, "ns", time_unit, notes, "ros1-bag" if kind == ".bag" else "ros2-bag",
-                      chosen, path, column="header.stamp")
-        return _resampled(rec, model, resample)
+        return _read_bag(model, path, topic, columns, time_unit, resample, clock_name, notes)
     display, buf, fmt = open_source(path)
     if buf is not None and bags.is_bag_magic(buf[:16]):
         raise TrajectoryError("a ROS bag cannot be read from standard input or a pipe; give its path", file=display)
@@ -131,22 +137,44 @@ def read_recording(model, source, *, topic=None, columns=None, time_unit=None, r
         names = header(display, buf, path)
         if is_rostopic(names):
             _no_topic(topic, notes, "a rostopic echo -p file holds one topic")
-            traj, name, first, offsets = rostopic.read_rostopic(display, buf, path, names, model, columns, notes)
-            return _resampled(_finish(traj, first, offsets, "ns", time_unit, notes, "rostopic-csv", None,
-                                      display, column=name), model, resample)
+            traj, name, first, offsets = rostopic.read_rostopic(display, buf, path, names, model, columns, notes,
+                                                                clock_name)
+            rec = _finish(traj, first, offsets, "ns", time_unit, notes, "rostopic-csv", None, display, column=name)
+            if name == rostopic.STAMP and resample is None:
+                _check_rhythm(rec, model, first, offsets, lambda k: "this message", traj.locate)
+            return _resampled(rec, model, resample)
         if plotjuggler.is_plotjuggler(names):
+            _one_clock(clock, "a PlotJuggler export")
             traj, name, rows = plotjuggler.read_plotjuggler(display, buf, path, model, columns, topic, notes)
             first, offsets = dyn_files.clock_readings(traj.column(name), name, source_info, rows)
-            return _resampled(_finish(traj, first, offsets, "s", time_unit, notes, "plotjuggler-csv",
-                                      _pj_topic(names, model, topic), display, column=name, source_name=name),
-                              model, resample)
+            rec = _finish(traj, first, offsets, "s", time_unit, notes, "plotjuggler-csv",
+                          _pj_topic(names, model, topic), display, column=name, source_name=name)
+            if TIME not in columns and resample is None:
+                _check_rhythm(rec, model, first, offsets, lambda k: "this sample", traj.locate)
+            return _resampled(rec, model, resample)
     from . import dyn_files
 
+    _one_clock(clock, "a CSV or Parquet file of dyn's")
     _no_topic(topic, notes, "a CSV or Parquet file of dyn's holds one motion")
     traj, name = dyn_files.read_table(display, buf, fmt, path, model, columns)
     first, offsets = dyn_files.clock_readings(traj.column(name), name, source_info)
     return _resampled(_finish(traj, first, offsets, "s", time_unit, notes, fmt, None, display, column=name,
                               source_name=name), model, resample)
+
+
+def _read_bag(model, path, topic, columns, time_unit, resample, clock_name, notes):
+    from . import bags
+
+    kind = bags.bag_kind(path)
+    if topic is not None and not isinstance(topic, str):
+        raise InputError(f"topic must be a string, got {topic!r}")
+    traj, first, offsets, chosen, stamped = bags.read_bag(path, model, topic=topic, columns=columns,
+                                                          notes=notes, clock_name=clock_name)
+    rec = _finish(traj, first, offsets, "ns", time_unit, notes, "ros1-bag" if kind == ".bag" else "ros2-bag",
+                  chosen, path, column="header.stamp" if stamped else "log time")
+    if stamped and resample is None:
+        _check_rhythm(rec, model, first, offsets, lambda k: f"message {k + 1} of {chosen}", None)
+    return _resampled(rec, model, resample)
 
 
 def _pj_topic(names, model, topic):
@@ -156,6 +184,45 @@ def _pj_topic(names, model, topic):
         return topic
     mine = [t for t, js in plotjuggler_topics(names).items() if js & set(model.q_names)]
     return mine[0] if len(mine) == 1 else None
+
+
+def _one_clock(clock, what):
+    if clock not in (None, "header"):
+        raise InputError(f"--clock {clock}: {what} has one time column (a bag has its header stamps and its log "
+                         "time, a rostopic echo -p file its field.header.stamp and %time); leave --clock out",
+                         key="--clock")
+
+
+def _check_rhythm(rec, model, first, offsets, where, locate):
+    """TrajectoryError at the first sample whose stamp breaks the rhythm of the others
+    (`clock.rhythm_break`): `where(k)` names sample k (a bag's message), `locate(k)` its line."""
+    from . import clock
+
+    traj = rec.trajectory
+    brk = clock.rhythm_break(traj.time, traj.columns(coordinate_columns("q", model.q_names)))
+    if brk is None:
+        return
+    k = brk.k
+    stamp = ((first + Decimal(float(offsets[k]))) * clock.UNITS[rec.unit]).quantize(Decimal("1e-9"))
+    steps = []
+    if brk.before is not None:
+        b = brk.before
+        steps.append(f"{clock.duration(b)} after the previous sample" if b > 0 else
+                     f"{'at the same time as' if b == 0 else clock.duration(-b) + ' before'} the previous sample "
+                     "(time does not increase)")
+    if brk.after is not None:
+        a = brk.after
+        steps.append(f"{clock.duration(a)} before the next" if a > 0 else
+                     f"{'at the same time as' if a == 0 else clock.duration(-a) + ' after'} the next "
+                     "(time does not increase)")
+    fixes = ("if the stamps are true (an irregular rate), --resample HZ reads them as they are"
+             if rec.format == "plotjuggler-csv" else
+             "if the bag logged its messages in order, --clock log takes its log time instead; if the stamps "
+             "are true (an irregular rate), --resample HZ reads them as they are")
+    raise TrajectoryError(f"{where(k)}, stamp {stamp:f} s, breaks the rhythm of the stamps: {' and '.join(steps)} "
+                          f"(median step {clock.duration(brk.median)}); a sample read at a time that is not "
+                          f"its own makes the torques spike: {fixes}", file=traj.path,
+                          **(locate(k) if locate else {}))
 
 
 def _no_topic(topic, notes, why):

@@ -374,6 +374,9 @@ resample_option = click.option(
 recording_options = _compose(
     recording_source_options,
     resample_option,
+    click.option("--joint-order", metavar="A,B,...", default=None,
+                 help="The joints of a file without joint names, in the file's order: what {index} in --columns "
+                      "counts in (needed by {index} on such a file; the mapping made is printed)."),
     click.option("--clock", type=click.Choice(["header", "log"]), default=None,
                  help="A ROS bag's time (a rostopic echo -p file's too): 'header' (header.stamp, checked for samples "
                       "stamped out of the rhythm) or 'log' (when the bag logged each message) [default: header]."),
@@ -382,12 +385,12 @@ recording_options = _compose(
 )
 
 
-def read_motion(ctx, model, source, columns, topic, time_unit, resample, clock=None):
+def read_motion(ctx, model, source, columns, topic, time_unit, resample, clock=None, joint_order=None):
     """The `dynlib.files.recordings.Recording` of TRAJ; what the reader decided goes to standard error."""
     from dynlib.files.recordings import read_recording
 
     rec = read_recording(model, source, topic=topic, columns=columns, time_unit=time_unit, resample=resample,
-                         clock=clock)
+                         clock=clock, joint_order=joint_order)
     for line in rec.notes:
         notice(ctx, line)
     return rec

@@ -79,7 +79,7 @@ effort.* with residual.<joint> = effort - tau.""")
 @click.pass_context
 def contact_id(ctx, robot, traj, contacts, point_contacts, guesses, over_time, smoothing, min_torque, friction,
                output, gravity, armature, derivatives, window, polyorder, column_map, no_joint_friction, friction_smoothing,
-               topic, time_unit, resample, clock, absolute_time, floating_base, no_progress):
+               topic, time_unit, resample, joint_order, clock, absolute_time, floating_base, no_progress):
     """Torques and ground-contact wrenches of the floating-base motion in TRAJ ('-': standard input).
 
     The root's six coordinates are unactuated: what holds the body up comes
@@ -115,7 +115,7 @@ def contact_id(ctx, robot, traj, contacts, point_contacts, guesses, over_time, s
     if unknown:
         raise click.BadParameter(f"guess for '{unknown[0]}', which is not a contact; contacts: {', '.join(frames)}",
                                  param_hint="--guess")
-    rec = read_motion(ctx, model, traj, columns, topic, time_unit, resample, clock)
+    rec = read_motion(ctx, model, traj, columns, topic, time_unit, resample, clock, joint_order)
     compile_notice(ctx)
     with progress_counter(ctx, no_progress, "friction cones", "rows") as progress:
         result = contact_inverse_dynamics(

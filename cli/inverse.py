@@ -50,7 +50,7 @@ map that contradicts them is an error.""")
 @click.option("--keep-columns", is_flag=True, help="Also write the input's columns (its tau.* are replaced).")
 @click.pass_context
 def inverse(ctx, robot, traj, output, floating_base, gravity, armature, derivatives, window, polyorder,
-            no_joint_friction, friction_smoothing, column_map, topic, time_unit, resample, clock, absolute_time,
+            no_joint_friction, friction_smoothing, column_map, topic, time_unit, resample, joint_order, clock, absolute_time,
             keep_columns):
     """The motor torques tau.* that produce the motion in TRAJ ('-': standard input).
 
@@ -70,7 +70,7 @@ def inverse(ctx, robot, traj, output, floating_base, gravity, armature, derivati
         columns = parse_column_map(column_map) if column_map else None
     check_outputs((output, "trajectory", "-o/--output"), inputs=(robot, traj))
     model = load_robot(ctx, robot, floating_base, gravity, armature=armature)
-    rec = read_motion(ctx, model, traj, columns, topic, time_unit, resample, clock)
+    rec = read_motion(ctx, model, traj, columns, topic, time_unit, resample, clock, joint_order)
     compile_notice(ctx)
     result = inverse_dynamics_trajectory(
         model, rec.trajectory, derivatives=derivatives, window=window, polyorder=polyorder,

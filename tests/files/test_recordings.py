@@ -422,3 +422,105 @@ def test_clock_log_is_for_recordings_with_two_clocks(recorded, tmp_path):
     r = invoke("inverse", "--help")
     text = re.sub(r"\s+", " ", r.stdout)
     assert "--clock [header|log]" in text and "[default: header]" in text
+
+
+def counted_from_zero(folder, unit="ms", seconds=6.0, hz=1000):
+    """A logger's CSV: a time column counting `unit` from zero, positions named pos_<joint>; (path, t, Q)."""
+    t = np.arange(int(seconds * hz)) / hz
+    Q, V, A = swing(ARM.nq, t)
+    factor = {"s": 1, "ms": 1e3, "us": 1e6, "ns": 1e9}[unit]
+    path = folder / f"log_{unit}.csv"
+    path.write_text(f"t_{unit}," + ",".join(f"pos_{n}" for n in ARM.q_names) + "\n" + "".join(
+        f"{repr(float(x)) if unit == 's' else round(x * factor)}," + ",".join(repr(float(v)) for v in q) + "\n" for x, q in zip(t, Q)))
+    return path, t, Q
+
+
+@pytest.mark.parametrize("unit", ["ms", "us"])
+def test_a_time_column_counting_milliseconds_from_zero_asks_for_its_unit(tmp_path, unit):
+    """A 6 s recording with its time in milliseconds from zero was read as 6000 s: the torques were gravity
+    alone (rms error 101 %), exit 0. A median step over 0.5 s in a joint recording is an error asking
+    for --time-unit; given, it is read in that unit."""
+    path, t, Q = counted_from_zero(tmp_path, unit)
+    cols = {"time": f"t_{unit}", "q": "pos_{joint}"}
+    r = invoke("inverse", ARM6, path, "--columns", f"time=t_{unit},q=pos_{{joint}}", "-o", tmp_path / "tau.csv")
+    assert r.returncode == 2, r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("dyn: error:") and "--time-unit" in lines[0], r.stderr
+    assert f"t_{unit}" in lines[0] and "median step" in lines[0] and not (tmp_path / "tau.csv").exists()
+    rec = read_recording(ARM, path, columns=cols, time_unit=unit)
+    assert np.allclose(rec.trajectory.time, t, rtol=0, atol=1e-12)
+    # seconds, said so: read as they are
+    slow = read_recording(ARM, path, columns=cols, time_unit="s")
+    assert np.allclose(slow.trajectory.time, np.arange(len(t)) * {"ms": 1.0, "us": 1000.0}[unit], rtol=1e-12, atol=0)
+
+
+def test_a_time_column_in_seconds_reads_as_before(tmp_path):
+    path, t, Q = counted_from_zero(tmp_path, "s", seconds=2.0, hz=1000)
+    path.write_text(path.read_text().replace("t_s,", "time,", 1))
+    path2 = tmp_path / "slow.csv"
+    rec = read_recording(ARM, path, columns={"q": "pos_{joint}"})
+    assert rec.unit == "s" and rec.trajectory.time[-1] == t[-1]
+    # a slow recording in seconds (1 Hz) needs its unit said
+    lines = path.read_text().splitlines()
+    path2.write_text("\n".join([lines[0]] + [f"{1.0 * k}," + line.split(",", 1)[1] for k, line in enumerate(lines[1:20])]) + "\n")
+    with pytest.raises(DynError, match="--time-unit"):
+        read_recording(ARM, path2, columns={"q": "pos_{joint}"})
+    assert read_recording(ARM, path2, columns={"q": "pos_{joint}"}, time_unit="s").trajectory.time[1] == 1.0
+
+
+# ------------------------------------------------------------------ {index}: the file's joint order
+
+def by_position(folder, order):
+    """A driver's CSV without joint names: time, then pos0..pos5 in the joint order `order` (the
+    driver's), vel0..vel5 alike; (path, t, Q)."""
+    t = np.arange(300) * 1e-3
+    Q, V, A = swing(ARM.nq, t)
+    path = folder / "driver.csv"
+    head = ["time"] + [f"pos{i}" for i in range(ARM.nq)] + [f"vel{i}" for i in range(ARM.nv)]
+    rows = np.hstack([t[:, None], Q[:, order], V[:, order]])
+    path.write_text(",".join(head) + "\n" + "".join(",".join(repr(float(x)) for x in r) + "\n" for r in rows))
+    return path, t, Q
+
+
+def test_index_maps_by_the_joint_order_given_and_says_the_mapping(tmp_path):
+    """--columns q=pos{index} on a file in the driver's order mapped positions by dyn's order, silently
+    (36 N·m wrong). {index} now counts in --joint-order, which a file without names needs."""
+    path, t, Q = by_position(tmp_path, ORDER)
+    driver = [ARM.q_names[j] for j in ORDER]
+    cols = {"q": "pos{index}", "qd": "vel{index}"}
+    with pytest.raises(DynError, match="--joint-order") as err:
+        read_recording(ARM, path, columns=cols)
+    assert "\n" not in str(err.value)
+    rec = read_recording(ARM, path, columns=cols, joint_order=driver)
+    assert np.array_equal(rec.trajectory.columns([f"q.{n}" for n in ARM.q_names]), Q)
+    said = [n for n in rec.notes if "--joint-order" in n]
+    assert len(said) == 1 and f"q.{driver[0]}=pos0" in said[0] and f"q.{driver[1]}=pos1" in said[0]
+    # on the command line: one notice line with the mapping, the torques of the motion
+    out = tmp_path / "tau.csv"
+    r = invoke("inverse", ARM6, path, "--columns", "q=pos{index},qd=vel{index}", "--joint-order", ",".join(driver),
+               "-o", out)
+    assert r.returncode == 0, r.stderr
+    assert sum("--joint-order" in line for line in r.stderr.splitlines()) == 1
+    r = invoke("inverse", ARM6, path, "--columns", "q=pos{index}", "-o", tmp_path / "no.csv")
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and "--joint-order" in r.stderr, r.stderr
+    assert not (tmp_path / "no.csv").exists()
+
+
+@pytest.mark.parametrize("order, says", [
+    ("shoulder_pan,elbow", "no 'shoulder_lift'"),
+    ("shoulder_pan,shoulder_pan,shoulder_lift,elbow,wrist_1,wrist_2,wrist_3", "twice"),
+])
+def test_a_joint_order_that_does_not_fit_is_one_line(tmp_path, order, says):
+    path, t, Q = by_position(tmp_path, ORDER)
+    r = invoke("inverse", ARM6, path, "--columns", "q=pos{index}", "--joint-order", order, "-o", tmp_path / "tau.csv")
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and says in r.stderr, r.stderr
+
+
+def test_a_joint_order_is_for_index_on_a_file_without_names(recorded, tmp_path):
+    folder, paths, _ = recorded
+    order = ",".join(ARM.q_names)
+    r = invoke("inverse", ARM6, paths["ros1-bag"], "--joint-order", order, "-o", tmp_path / "tau.csv")
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and "names its joints" in r.stderr, r.stderr
+    path, t, Q = by_position(tmp_path, ORDER)
+    r = invoke("inverse", ARM6, path, "--columns", "q=pos_{joint}", "--joint-order", order, "-o", tmp_path / "t.csv")
+    assert r.returncode == 2 and "{index}" in r.stderr, r.stderr

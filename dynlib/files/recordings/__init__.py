@@ -29,9 +29,10 @@ Joints: a recording that names its joints (bags, rostopic, PlotJuggler) is read 
 those names, in whatever order each message lists them; a message without one of
 the robot's joints is an error naming the joint and the message (or line). dyn's
 files name their columns, or a column map (``--columns``) says which column is
-which: ``q=pos_{joint}``, ``q=position{index}`` (the coordinate's position in
-``dyn info``), ``q.elbow=elbow``, ``effort=…``, ``time=stamp``. On a file that
-names its joints, a column map that contradicts the names is an error.
+which: ``q=pos_{joint}``, ``q=position{index}`` (the joint's position in the file's
+joint order, ``joint_order``, which a file without names must be given: the mapping
+made is said in the notes), ``q.elbow=elbow``, ``effort=…``, ``time=stamp``. On a file
+that names its joints, a column map that contradicts the names is an error.
 
 Time: `dynlib.files.recordings.clock`: the unit from the format (ns for ROS), from
 ``time_unit``, or for a plain time column from its magnitude (epoch ns, µs, ms are
@@ -53,6 +54,7 @@ from .kinds import is_rostopic
 
 __all__ = ["FORMATS", "Recording", "read_ahead", "read_recording", "resample"]
 
+SLOWEST_STEP = 0.5  # s: a joint recording with a larger median step has its time in another unit, or says it
 CLOCKS = ("header", "log")  # a ROS recording's time: its header stamps, or when each message was logged
 FORMATS = ("ros1-bag", "ros2-bag", "rostopic-csv", "plotjuggler-csv", "csv", "parquet")
 
@@ -84,7 +86,7 @@ class Recording(NamedTuple):
 
 
 def read_recording(model, source, *, topic=None, columns=None, time_unit=None, resample=None,
-                   clock=None) -> Recording:
+                   clock=None, joint_order=None) -> Recording:
     """The recorded motion in `source` (a path, ``'-'`` for standard input, or a
     `dynlib.files.trajectory.Trajectory`) for robot `model`.
 
@@ -94,7 +96,10 @@ def read_recording(model, source, *, topic=None, columns=None, time_unit=None, r
     'us' or 'ns' for the time column (default: the format's; a plain column's is
     recognised from its magnitude). resample: a rate in Hz to interpolate onto. clock:
     ``header`` (the default: ``header.stamp``) or ``log`` (the bag's log time; rostopic's
-    ``%time``), for the recordings that have both.
+    ``%time``), for the recordings that have both. joint_order: the joints of a file without
+    joint names in the file's order (names, or 'a,b,c'), which ``{index}`` in `columns` counts
+    in: needed by ``{index}`` there (the mapping made is said in the notes), refused by a
+    recording that names its joints.
 
     A ROS recording's stamps must keep the driver's rhythm (`clock.rhythm_break`): a sample
     stamped at another time than its neighbours allow is a TrajectoryError naming it, unless
@@ -112,11 +117,11 @@ def read_recording(model, source, *, topic=None, columns=None, time_unit=None, r
         _one_clock(clock, "a Trajectory")
         traj = _own(source)
         name = columns.get(TIME, TIME)
-        from .dyn_files import canonical, clock_readings
+        from .dyn_files import canonical, clock_readings, index_order
 
         if not traj.has(name):
             raise TrajectoryError(f"no time column {name!r}", file=traj.path)
-        traj = canonical(traj, model, columns)
+        traj = canonical(traj, model, columns, order=index_order(model, columns, joint_order, notes))
         first, offsets = clock_readings(traj.column(name), name, None)
         rec = _finish(traj, first, offsets, "s", time_unit, notes, "csv", None, traj.path, column=name,
                       source_name=name)
@@ -125,6 +130,7 @@ def read_recording(model, source, *, topic=None, columns=None, time_unit=None, r
 
     path = None if source is None else str(source)
     if path is not None and path != "-" and bags.bag_kind(path) is not None:
+        _named_joints(joint_order, "a bag")
         return _read_bag(model, path, topic, columns, time_unit, resample, clock_name, notes)
     display, buf, fmt = open_source(path)
     if buf is not None and bags.is_bag_magic(buf[:16]):
@@ -136,6 +142,7 @@ def read_recording(model, source, *, topic=None, columns=None, time_unit=None, r
 
         names = header(display, buf, path)
         if is_rostopic(names):
+            _named_joints(joint_order, "a rostopic echo -p file")
             _no_topic(topic, notes, "a rostopic echo -p file holds one topic")
             traj, name, first, offsets = rostopic.read_rostopic(display, buf, path, names, model, columns, notes,
                                                                 clock_name)
@@ -145,6 +152,7 @@ def read_recording(model, source, *, topic=None, columns=None, time_unit=None, r
             return _resampled(rec, model, resample)
         if plotjuggler.is_plotjuggler(names):
             _one_clock(clock, "a PlotJuggler export")
+            _named_joints(joint_order, "a PlotJuggler export")
             traj, name, rows = plotjuggler.read_plotjuggler(display, buf, path, model, columns, topic, notes)
             first, offsets = dyn_files.clock_readings(traj.column(name), name, source_info, rows)
             rec = _finish(traj, first, offsets, "s", time_unit, notes, "plotjuggler-csv",
@@ -156,7 +164,8 @@ def read_recording(model, source, *, topic=None, columns=None, time_unit=None, r
 
     _one_clock(clock, "a CSV or Parquet file of dyn's")
     _no_topic(topic, notes, "a CSV or Parquet file of dyn's holds one motion")
-    traj, name = dyn_files.read_table(display, buf, fmt, path, model, columns)
+    order = dyn_files.index_order(model, columns, joint_order, notes)
+    traj, name = dyn_files.read_table(display, buf, fmt, path, model, columns, order)
     first, offsets = dyn_files.clock_readings(traj.column(name), name, source_info)
     return _resampled(_finish(traj, first, offsets, "s", time_unit, notes, fmt, None, display, column=name,
                               source_name=name), model, resample)
@@ -184,6 +193,12 @@ def _pj_topic(names, model, topic):
         return topic
     mine = [t for t, js in plotjuggler_topics(names).items() if js & set(model.q_names)]
     return mine[0] if len(mine) == 1 else None
+
+
+def _named_joints(joint_order, what):
+    if joint_order is not None:
+        raise InputError(f"--joint-order: {what} names its joints (in every message) and is read by those names; "
+                         "leave --joint-order out", key="--joint-order")
 
 
 def _one_clock(clock, what):
@@ -248,6 +263,13 @@ def _finish(traj, first, offsets, default_unit, time_unit, notes, fmt, topic, di
         raise TrajectoryError("no samples", file=display)
     t, start, unit = clock.to_seconds(first, offsets, unit=time_unit, default=default_unit,
                                       column=column, file=display, notes=notes)
+    if time_unit is None and unit == "s" and len(t) > 1:
+        step = float(np.median(np.diff(t)))
+        if step > SLOWEST_STEP:
+            raise TrajectoryError(
+                f"the median step of the time column is {step:.6g}: read as seconds, this joint recording is "
+                f"{len(t)} samples over {t[-1] - t[0]:.6g} s; say its unit with --time-unit (ms, us or ns when it "
+                f"counts from zero in those; s when it is seconds)", file=display, column=column, key="--time-unit")
     if source_name is not None and source_name != TIME:
         drop = [TIME] if traj.has(TIME) else []
         traj = traj.renamed({source_name: TIME}, drop)

@@ -79,15 +79,16 @@ def clock_readings(values, name, source, rows=None):
 
 # ------------------------------------------------------------------ dyn's names
 
-def canonical(traj, model, columns, parts=("q", "qd", "qdd", "effort")):
+def canonical(traj, model, columns, parts=("q", "qd", "qdd", "effort"), order=None):
     """`traj` with the columns that `columns` maps renamed to dyn's (``q.<name>``, …): the
     parts it maps must be all there (TrajectoryError naming the missing ones); a
-    column of the file that already has one of those names is replaced."""
+    column of the file that already has one of those names is replaced. `order`: the
+    file's joint order, that ``{index}`` counts in (`source_columns`)."""
     rename, used = {}, {}
     for part in parts:
         if not mapped(columns, part):
             continue
-        src = source_columns(model, part, columns)
+        src = source_columns(model, part, columns, order)
         require_columns(traj, src)
         for s, c in zip(src, coordinate_columns(part, coordinate_names(model, part))):
             if s in used and used[s] != c:
@@ -108,8 +109,9 @@ def coordinate_names(model, part):
     return model.q_names if part == "q" else model.v_names
 
 
-def read_table(display, buf, fmt, path, model, columns):
-    """(traj, time column name) of a dyn CSV or Parquet file, its mapped columns renamed."""
+def read_table(display, buf, fmt, path, model, columns, order=None):
+    """(traj, time column name) of a dyn CSV or Parquet file, its mapped columns renamed
+    (`order`: the file's joint order, for ``{index}``)."""
     traj = read_opened(display, buf, fmt, path)
     name = columns.get(TIME, TIME)
     if not traj.has(name):
@@ -117,4 +119,28 @@ def read_table(display, buf, fmt, path, model, columns):
         near = closest(name, traj.file_names)
         raise TrajectoryError(f"no time column {name!r}{hint} ({near}); found {len(traj.file_names)}: "
                               f"{listing(traj.file_names)}", file=display)
-    return canonical(traj, model, columns), name
+    return canonical(traj, model, columns, order=order), name
+
+
+def index_order(model, columns, order, notes):
+    """The file's joint order for the column map's ``{index}`` (None when it has none): `order`,
+    which a map with ``{index}`` needs (a file without joint names does not give its order) and a map
+    without it does not take; the mapping it makes goes to `notes`, one line."""
+    from ..column_map import joint_order, uses_index
+
+    if not uses_index(columns):
+        if order is not None:
+            raise InputError("--joint-order is the order that {index} in --columns counts in, and --columns has "
+                             "no {index}; leave --joint-order out", key="--joint-order")
+        return None
+    if order is None:
+        templates = ",".join(f"{k}={v}" for k, v in columns.items() if "{index" in str(v))
+        raise InputError(f"--columns {templates}: {{index}} counts the joints in the file's order, and a file "
+                         "without joint names does not give it: give --joint-order a,b,... (the joints in the "
+                         "file's order), or map columns by name ({joint}, q.<name>=COLUMN)", key="--joint-order")
+    order = joint_order(order)
+    pairs = [f"{c}={s}" for part in ("q", "qd", "qdd", "effort") if part in columns and "{index" in columns[part]
+             for s, c in zip(source_columns(model, part, columns, order),
+                             coordinate_columns(part, coordinate_names(model, part)))]
+    notes.append(f"columns by --joint-order: {', '.join(pairs)}")
+    return order

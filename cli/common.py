@@ -396,6 +396,42 @@ def read_motion(ctx, model, source, columns, topic, time_unit, resample, clock=N
     return rec
 
 
+def floating_base_of_run(ctx, source, floating_base):
+    """--floating-base, or the floating base of the dyn run that wrote the Parquet file TRAJ when it is
+    not given (said on standard error); a contradicting one is an error."""
+    from dynlib.errors import InputError
+    from dynlib.files.recordings import run_settings
+
+    run = run_settings(source).get("floating_base")
+    if run is None or floating_base is None and not run:
+        return floating_base
+    if floating_base is None:
+        notice(ctx, f"floating base: the run's ({source}'s metadata, dyn.floating_base); the root is 'root'")
+        return True
+    if bool(floating_base) != run:
+        raise InputError(f"--floating-base: the motion in {source} was simulated with a fixed base "
+                         "(its metadata, dyn.floating_base); leave --floating-base out", key="--floating-base")
+    return floating_base
+
+
+def model_of_run(ctx, model, rec, gravity, no_joint_friction, friction_smoothing):
+    """(model, friction smoothing) under the settings of the dyn run that wrote the recording
+    (its Parquet metadata: gravity, joint friction) where the options do not choose them."""
+    from click.core import ParameterSource
+
+    from dynlib.files.recordings.dyn_files import model_of_run as under
+
+    if not rec.settings:
+        return model, friction_smoothing
+    given = ctx.get_parameter_source("friction_smoothing") not in (ParameterSource.DEFAULT, None)
+    g = None if gravity is None else parse_vector(gravity, 3, "--gravity")
+    model, eps, notes = under(model, rec.settings, gravity=g, joint_friction=not no_joint_friction,
+                              friction_smoothing=friction_smoothing if given else None, file=rec.trajectory.path)
+    for line in notes:
+        notice(ctx, line)
+    return model, eps
+
+
 def write_motion(ctx, output, names, data, source, rec, absolute_time):
     """Write a command's table, ``time`` in seconds from the first sample: the first sample's
     time on the recording's clock goes to a Parquet output's metadata, and with

@@ -4,8 +4,8 @@ import math
 import click
 
 from .common import (armature_option, check_outputs, check_value, compile_notice, derivative_options,
-                     derivatives_notice, gravity_option, load_robot, naming, notice, output_option, progress_counter,
-                     progress_option, read_motion, recording_options, robot_argument, write_motion)
+                     derivatives_notice, gravity_option, load_robot, model_of_run, naming, notice, output_option,
+                     progress_counter, progress_option, read_motion, recording_options, robot_argument, write_motion)
 
 
 @click.command(epilog="""\b
@@ -116,6 +116,7 @@ def contact_id(ctx, robot, traj, contacts, point_contacts, guesses, over_time, s
         raise click.BadParameter(f"guess for '{unknown[0]}', which is not a contact; contacts: {', '.join(frames)}",
                                  param_hint="--guess")
     rec = read_motion(ctx, model, traj, columns, topic, time_unit, resample, clock, joint_order)
+    model, friction_smoothing = model_of_run(ctx, model, rec, gravity, no_joint_friction, friction_smoothing)
     compile_notice(ctx)
     with progress_counter(ctx, no_progress, "friction cones", "rows") as progress:
         result = contact_inverse_dynamics(

@@ -2,8 +2,8 @@
 import click
 
 from .common import (armature_option, check_outputs, compile_notice, derivative_options, derivatives_notice,
-                     floating_base_option, gravity_option, load_robot, naming, output_option, read_motion,
-                     recording_options, robot_argument, write_motion)
+                     floating_base_of_run, floating_base_option, gravity_option, load_robot, model_of_run, naming,
+                     output_option, read_motion, recording_options, robot_argument, write_motion)
 
 
 @click.command(epilog="""\b
@@ -69,8 +69,10 @@ def inverse(ctx, robot, traj, output, floating_base, gravity, armature, derivati
     with naming("--columns"):
         columns = parse_column_map(column_map) if column_map else None
     check_outputs((output, "trajectory", "-o/--output"), inputs=(robot, traj))
+    floating_base = floating_base_of_run(ctx, traj, floating_base)
     model = load_robot(ctx, robot, floating_base, gravity, armature=armature)
     rec = read_motion(ctx, model, traj, columns, topic, time_unit, resample, clock, joint_order)
+    model, friction_smoothing = model_of_run(ctx, model, rec, gravity, no_joint_friction, friction_smoothing)
     compile_notice(ctx)
     result = inverse_dynamics_trajectory(
         model, rec.trajectory, derivatives=derivatives, window=window, polyorder=polyorder,

@@ -52,7 +52,7 @@ from ...errors import InputError, TrajectoryError
 from ..output import memory_shortfall
 from .kinds import is_rostopic
 
-__all__ = ["FORMATS", "Recording", "read_ahead", "read_recording", "resample"]
+__all__ = ["FORMATS", "Recording", "read_ahead", "read_recording", "resample", "run_settings"]
 
 SLOWEST_STEP = 0.5  # s: a joint recording with a larger median step has its time in another unit, or says it
 CLOCKS = ("header", "log")  # a ROS recording's time: its header stamps, or when each message was logged
@@ -75,7 +75,9 @@ class Recording(NamedTuple):
     names), `start` (the first sample's time on the recording's clock, seconds, exact;
     None when the source had no clock, e.g. a Trajectory given as is), `format` (one of
     `FORMATS`), `topic` (the JointState topic read, or None), `notes` (what a user should
-    be told: one line each), `unit` (the unit the time column was read in)."""
+    be told: one line each), `unit` (the unit the time column was read in), `settings` (the
+    settings of the dyn run that wrote the file, `dynlib.files.columns.run_settings`; {} when
+    the file has none)."""
 
     trajectory: object
     start: Decimal | None
@@ -83,6 +85,7 @@ class Recording(NamedTuple):
     topic: str | None
     notes: tuple
     unit: str
+    settings: dict = {}
 
 
 def read_recording(model, source, *, topic=None, columns=None, time_unit=None, resample=None,
@@ -167,8 +170,8 @@ def read_recording(model, source, *, topic=None, columns=None, time_unit=None, r
     order = dyn_files.index_order(model, columns, joint_order, notes)
     traj, name = dyn_files.read_table(display, buf, fmt, path, model, columns, order)
     first, offsets = dyn_files.clock_readings(traj.column(name), name, source_info)
-    return _resampled(_finish(traj, first, offsets, "s", time_unit, notes, fmt, None, display, column=name,
-                              source_name=name), model, resample)
+    rec = _finish(traj, first, offsets, "s", time_unit, notes, fmt, None, display, column=name, source_name=name)
+    return _resampled(rec._replace(settings=dyn_files.run_settings_of(*source_info)), model, resample)
 
 
 def _read_bag(model, path, topic, columns, time_unit, resample, clock_name, notes):
@@ -193,6 +196,27 @@ def _pj_topic(names, model, topic):
         return topic
     mine = [t for t, js in plotjuggler_topics(names).items() if js & set(model.q_names)]
     return mine[0] if len(mine) == 1 else None
+
+
+def run_settings(source) -> dict:
+    """The settings of the dyn run that wrote the Parquet file `source` (a path; {} for anything
+    else: a CSV, a bag, standard input), read from its footer alone: what a command needs before it
+    loads the robot (`dynlib.files.columns.run_settings`)."""
+    from ..trajectory import FORMATS, open_source
+    from .dyn_files import run_settings_of
+
+    if source is None or str(source) == "-" or not isinstance(source, (str, bytes)) and not hasattr(source, "__fspath__"):
+        return {}
+    path = str(source)
+    from . import bags
+
+    if bags.bag_kind(path) is not None or FORMATS.get(path.lower()[path.rfind("."):]) == "csv":
+        return {}
+    try:
+        display, buf, fmt = open_source(path)
+    except TrajectoryError:
+        return {}  # (reported when the file is read)
+    return run_settings_of(display, buf, fmt, path) if buf is None else {}
 
 
 def _named_joints(joint_order, what):

@@ -77,6 +77,62 @@ def clock_readings(values, name, source, rows=None):
     return clock.float_offsets(values)
 
 
+def run_settings_of(display, buf, fmt, path) -> dict:
+    """The settings of the run that wrote a Parquet file (`dynlib.files.columns.run_settings`: its
+    gravity, floating base, joint friction), {} for a CSV (which has no place for them) or a file
+    without them."""
+    if fmt != "parquet":
+        return {}
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from ..columns import run_settings
+
+    try:
+        meta = pq.read_schema(pa.BufferReader(buf) if buf is not None else str(path)).metadata
+    except (pa.ArrowException, OSError):
+        return {}  # (the table's reader reports a damaged file)
+    return run_settings(meta, display)
+
+
+def model_of_run(model, settings, *, gravity=None, joint_friction=True, friction_smoothing=None, file=None):
+    """(model, friction smoothing, notes): `model` under the settings of the run that wrote a file
+    (`settings`, `dynlib.files.columns.run_settings`), for a command that did not choose them: its
+    gravity unless `gravity` (the one given) is given, which must then be the same (InputError
+    otherwise); its joint damping and friction where they differ from the model's, unless
+    `joint_friction` is False (rigid-body torques asked for); its friction smoothing unless
+    `friction_smoothing` (given) is. `notes`: what was taken from the file, one line each."""
+    import dataclasses
+
+    notes = []
+    where = f"{file}'s metadata" if file else "the file's metadata"
+    g = settings.get("gravity")
+    if g is not None:
+        text = ",".join(f"{x:g}" for x in g)
+        if gravity is not None:
+            if not np.allclose(np.asarray(gravity, dtype=float), g, rtol=1e-12, atol=1e-12):
+                raise InputError(f"--gravity {','.join(f'{x:g}' for x in gravity)} contradicts the gravity {text} the "
+                                 f"motion was simulated under ({where}, dyn.gravity); leave --gravity out",
+                                 key="--gravity")
+        elif not np.array_equal(model.gravity, g):
+            model = model.with_gravity(g)
+            notes.append(f"gravity {text} m/s^2, the run's ({where}); --gravity must agree with it")
+    jf = settings.get("joint_friction")
+    if jf is not None and joint_friction and all(n in jf["damping"] and n in jf["friction"] for n in model.v_names):
+        damping = np.array([jf["damping"][n] for n in model.v_names])
+        friction = np.array([jf["friction"][n] for n in model.v_names])
+        a = model.arrays
+        if not (np.array_equal(damping, a.damping) and np.array_equal(friction, a.friction)):
+            model = dataclasses.replace(model, arrays=a._replace(damping=damping, friction=friction))
+            notes.append(f"joint friction of the run ({where}): " + (
+                "none" if not (damping.any() or friction.any()) else "damping and friction other than the URDF's")
+                + "; --no-joint-friction leaves it out")
+    smoothing = friction_smoothing
+    if smoothing is None:
+        smoothing = jf["smoothing"] if jf is not None else 1e-3
+    return model, smoothing, notes
+
+
 # ------------------------------------------------------------------ dyn's names
 
 def canonical(traj, model, columns, parts=("q", "qd", "qdd", "effort"), order=None):

@@ -117,18 +117,7 @@ def read_recording(model, source, *, topic=None, columns=None, time_unit=None, r
     if clock_name not in CLOCKS:
         raise InputError(f"unknown clock {clock!r}; expected one of {', '.join(CLOCKS)}", key="--clock")
     if isinstance(source, Trajectory):
-        _one_clock(clock, "a Trajectory")
-        traj = _own(source)
-        name = columns.get(TIME, TIME)
-        from .dyn_files import canonical, clock_readings, index_order
-
-        if not traj.has(name):
-            raise TrajectoryError(f"no time column {name!r}", file=traj.path)
-        traj = canonical(traj, model, columns, order=index_order(model, columns, joint_order, notes))
-        first, offsets = clock_readings(traj.column(name), name, None)
-        rec = _finish(traj, first, offsets, "s", time_unit, notes, "csv", None, traj.path, column=name,
-                      source_name=name)
-        return _resampled(rec, model, resample)
+        return _read_given(model, source, columns, time_unit, resample, clock, joint_order, notes)
     from . import bags
 
     path = None if source is None else str(source)
@@ -172,6 +161,22 @@ def read_recording(model, source, *, topic=None, columns=None, time_unit=None, r
     first, offsets = dyn_files.clock_readings(traj.column(name), name, source_info)
     rec = _finish(traj, first, offsets, "s", time_unit, notes, fmt, None, display, column=name, source_name=name)
     return _resampled(rec._replace(settings=dyn_files.run_settings_of(*source_info)), model, resample)
+
+
+def _read_given(model, source, columns, time_unit, resample, clock, joint_order, notes):
+    """The Recording of a Trajectory given as it is (time in seconds)."""
+    _one_clock(clock, "a Trajectory")
+    traj = _own(source)
+    name = columns.get(TIME, TIME)
+    from .dyn_files import canonical, clock_readings, index_order
+
+    if not traj.has(name):
+        raise TrajectoryError(f"no time column {name!r}", file=traj.path)
+    traj = canonical(traj, model, columns, order=index_order(model, columns, joint_order, notes))
+    first, offsets = clock_readings(traj.column(name), name, None)
+    rec = _finish(traj, first, offsets, "s", time_unit, notes, "csv", None, traj.path, column=name,
+                  source_name=name)
+    return _resampled(rec, model, resample)
 
 
 def _read_bag(model, path, topic, columns, time_unit, resample, clock_name, notes):

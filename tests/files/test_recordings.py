@@ -19,7 +19,7 @@ from dynlib.files.columns import TIME_START_KEY, tau_columns
 from dynlib.errors import DynError
 from dynlib.motion.inverse import inverse_dynamics_trajectory
 from dynlib.files.recordings import read_recording
-from dynlib.files.trajectory import Trajectory, column_names, read_trajectory, write_trajectory
+from dynlib.files.trajectory import column_names, read_trajectory, write_trajectory
 from helpers import ROBOTS_DIR, invoke, run_process, sample
 from recording_files import (EPOCH_NS, messages, swing, write_bag, write_plotjuggler_csv, write_rostopic_csv)
 
@@ -456,16 +456,19 @@ def test_a_time_column_counting_milliseconds_from_zero_asks_for_its_unit(tmp_pat
 
 def test_a_time_column_in_seconds_reads_as_before(tmp_path):
     path, t, Q = counted_from_zero(tmp_path, "s", seconds=2.0, hz=1000)
-    path.write_text(path.read_text().replace("t_s,", "time,", 1))
-    path2 = tmp_path / "slow.csv"
-    rec = read_recording(ARM, path, columns={"q": "pos_{joint}"})
+    cols = {"q": "pos_{joint}", "time": "t_s"}
+    rec = read_recording(ARM, path, columns=cols)
     assert rec.unit == "s" and rec.trajectory.time[-1] == t[-1]
-    # a slow recording in seconds (1 Hz) needs its unit said
+    # a slow recording in seconds (1 Hz) needs its unit said; dyn's own `time` column is seconds (SPEC §5,
+    # as dyn view plays a file of key frames)
     lines = path.read_text().splitlines()
-    path2.write_text("\n".join([lines[0]] + [f"{1.0 * k}," + line.split(",", 1)[1] for k, line in enumerate(lines[1:20])]) + "\n")
+    slow = [f"{1.0 * k}," + line.split(",", 1)[1] for k, line in enumerate(lines[1:20])]
+    path.write_text("\n".join([lines[0]] + slow) + "\n")
     with pytest.raises(DynError, match="--time-unit"):
-        read_recording(ARM, path2, columns={"q": "pos_{joint}"})
-    assert read_recording(ARM, path2, columns={"q": "pos_{joint}"}, time_unit="s").trajectory.time[1] == 1.0
+        read_recording(ARM, path, columns=cols)
+    assert read_recording(ARM, path, columns=cols, time_unit="s").trajectory.time[1] == 1.0
+    path.write_text("\n".join([lines[0].replace("t_s,", "time,", 1)] + slow) + "\n")
+    assert read_recording(ARM, path, columns={"q": "pos_{joint}"}).trajectory.time[1] == 1.0
 
 
 # ------------------------------------------------------------------ {index}: the file's joint order

@@ -54,7 +54,8 @@ from .kinds import is_rostopic
 
 __all__ = ["FORMATS", "Recording", "read_ahead", "read_recording", "resample", "run_settings"]
 
-SLOWEST_STEP = 0.5  # s: a joint recording with a larger median step has its time in another unit, or says it
+SLOWEST_STEP = 0.5  # s: a time column other than dyn's `time` (seconds by definition) with a larger median
+# step between samples is in another unit (ms counted from zero, say), or --time-unit s says it is not
 CLOCKS = ("header", "log")  # a ROS recording's time: its header stamps, or when each message was logged
 FORMATS = ("ros1-bag", "ros2-bag", "rostopic-csv", "plotjuggler-csv", "csv", "parquet")
 
@@ -292,7 +293,7 @@ def _finish(traj, first, offsets, default_unit, time_unit, notes, fmt, topic, di
         raise TrajectoryError("no samples", file=display)
     t, start, unit = clock.to_seconds(first, offsets, unit=time_unit, default=default_unit,
                                       column=column, file=display, notes=notes)
-    if time_unit is None and unit == "s" and len(t) > 1:
+    if time_unit is None and unit == "s" and len(t) > 1 and source_name not in (None, TIME):
         step = float(np.median(np.diff(t)))
         if step > SLOWEST_STEP:
             raise TrajectoryError(

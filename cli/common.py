@@ -81,7 +81,8 @@ derivative_options = _compose(
                  help="Savitzky–Golay polynomial order (at least 2)."),
     click.option("--columns", "column_map", metavar="MAP", default=None,
                  help=("Columns with other names: comma-separated KEY=VALUE, KEY time, q, qd, qdd or effort and VALUE "
-                      "a template with {joint} (the name 'dyn info' gives) or {index}, e.g. 'q=pos_{joint},qd=vel_{joint}'; "
+                      "a template with {joint} (the name 'dyn info' gives) or {index} (the position in --joint-order), "
+                      "e.g. 'q=pos_{joint},qd=vel_{joint}'; "
                       "or one coordinate, q.<name>=COLUMN.")),
     click.option("--no-joint-friction", is_flag=True,
                  help="Leave out the URDF damping and Coulomb friction (rigid-body torques only)."),

@@ -63,8 +63,11 @@ carry no information. A .xacro robot must be expanded first (xacro robot.xacro >
               help="Savitzky–Golay polynomial order (at least 2).")
 @click.option("--columns", "column_map", metavar="MAP", default=None,
               help=("Columns with other names: comma-separated KEY=VALUE, KEY time, q, qd, qdd or effort and VALUE "
-                      "a template with {joint} (the name 'dyn info' gives) or {index}, e.g. 'q=pos_{joint},qd=vel_{joint}'; "
-                      "or one coordinate, q.<name>=COLUMN."))
+                      "a template with {joint} (the name 'dyn info' gives) or {index} (the position in --joint-order), "
+                      "e.g. 'q=pos_{joint},qd=vel_{joint}'; or one coordinate, q.<name>=COLUMN."))
+@click.option("--joint-order", metavar="A,B,...", default=None,
+              help="The joints of a file without joint names, in the file's order: what {index} in --columns "
+                   "counts in (needed by {index} on such a file).")
 @recording_source_options
 @resample_option
 @click.option("--friction", default="viscous,coulomb", show_default=True, metavar="TERMS",
@@ -82,8 +85,8 @@ carry no information. A .xacro robot must be expanded first (xacro robot.xacro >
                    "mass times the link's size, times its size squared).")
 @click.pass_context
 def identify(ctx, robot, recordings, output, report_path, validate, plot_path, floating_base, gravity, armature,
-             derivatives, window, polyorder, column_map, topic, time_unit, resample, friction, friction_smoothing,
-             method, prior_std):
+             derivatives, window, polyorder, column_map, joint_order, topic, time_unit, resample, friction,
+             friction_smoothing, method, prior_std):
     """Identify ROBOT's inertial and friction parameters from RECORDING(s) and write them as a URDF."""
     from dynlib.files.column_map import parse_column_map
     from dynlib.motion.identification import check_robot_file, identify as run
@@ -105,7 +108,8 @@ def identify(ctx, robot, recordings, output, report_path, validate, plot_path, f
     with naming("--friction"):
         result = run(model, list(recordings), validation=list(validate), derivatives=derivatives, window=window,
                      polyorder=polyorder, columns=columns, friction=terms, friction_smoothing=friction_smoothing,
-                     method=method, prior_std=prior_std, topic=topic, time_unit=time_unit, resample=resample)
+                     method=method, prior_std=prior_std, topic=topic, time_unit=time_unit, resample=resample,
+                     joint_order=joint_order)
     result.urdf_bytes()  # before any work on the outputs: a link that cannot be written stops here
     for rec in (*result.training, *result.validation):
         for line in rec.notes:  # what the recording reader decided (a topic, a time unit)

@@ -263,10 +263,10 @@ def _finite(x):
 
 def identify(model, recordings, *, validation=(), derivatives="auto", window=0.1, polyorder=4, columns=None,
              friction=("viscous", "coulomb"), friction_smoothing=1e-3, method="consistent", prior_std=1.0,
-             seed=0, topic=None, time_unit=None, resample=None) -> Identification:
+             seed=0, topic=None, time_unit=None, resample=None, joint_order=None) -> Identification:
     """Identify `model`'s inertial and friction parameters from `recordings` (paths or Trajectories).
 
-    columns, topic, time_unit, resample: how a recording is read (`dynlib.files.recordings.read_recording`:
+    columns, topic, time_unit, resample, joint_order: how a recording is read (`dynlib.files.recordings.read_recording`:
     dyn's CSV/Parquet, ROS bags, rostopic and PlotJuggler CSVs); derivatives, window, polyorder: how
     v and a are estimated (`dynlib.motion.derivatives.motion_from_trajectory`). friction: the friction terms to
     identify, among 'viscous', 'coulomb', 'offset' (the others keep their URDF
@@ -290,7 +290,7 @@ def identify(model, recordings, *, validation=(), derivatives="auto", window=0.1
     t0 = time.perf_counter()
     lm = E.LinearModel(model, friction, friction_smoothing)
     opts = dict(derivatives=derivatives, window=window, polyorder=polyorder, columns=columns, topic=topic,
-                time_unit=time_unit, resample=resample)
+                time_unit=time_unit, resample=resample, joint_order=joint_order)
     recs = [read_measurements(model, r, **opts) for r in recordings]
     vals = [read_measurements(model, r, **opts) for r in validation]
     timings["read"] = time.perf_counter() - t0

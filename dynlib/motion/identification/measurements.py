@@ -95,13 +95,14 @@ def contact_frames(model, traj):
 
 
 def read_measurements(model, source, *, derivatives="auto", window=0.1, polyorder=4, columns=None, topic=None,
-                      time_unit=None, resample=None) -> Measurements:
+                      time_unit=None, resample=None, joint_order=None) -> Measurements:
     """The `Measurements` of `source` (a path, '-', or a `dynlib.files.trajectory.Trajectory`) for `model`;
-    columns, topic, time_unit and resample as `dynlib.files.recordings.read_recording` takes them."""
+    columns, topic, time_unit, resample and joint_order as `dynlib.files.recordings.read_recording` takes them."""
     from ...algorithms.jacobians import frame_jacobian
     from ...files.recordings import read_recording
 
-    read = read_recording(model, source, topic=topic, columns=columns, time_unit=time_unit, resample=resample)
+    read = read_recording(model, source, topic=topic, columns=columns, time_unit=time_unit, resample=resample,
+                          joint_order=joint_order)
     traj = read.trajectory  # the columns by dyn's names (the map applied), time in s from the first sample
     tcols = torque_columns(model, traj)
     frames = contact_frames(model, traj)

@@ -393,6 +393,8 @@ def test_a_stamp_that_breaks_the_rhythm_is_one_error_naming_the_message(tmp_path
     assert f"message {index + 1} of /joint_states" in lines[0], (index, lines[0])
     assert f"stamp {stamp // 10**9}.{stamp % 10**9:09d}" in lines[0]
     assert "--clock log" in lines[0] and "--resample" in lines[0] and "median step 1 ms" in lines[0]
+    # logged at its stamps, the log time is no way out: the message says so
+    assert ("drop or re-stamp that message" in lines[0]) == (early_ms > 1)
     assert not out.exists()
 
 

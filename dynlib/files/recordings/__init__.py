@@ -191,7 +191,8 @@ def _read_bag(model, path, topic, columns, time_unit, resample, clock_name, note
     rec = _finish(traj, first, offsets, "ns", time_unit, notes, "ros1-bag" if kind == ".bag" else "ros2-bag",
                   chosen, path, column="header.stamp" if stamped else "log time")
     if stamped and resample is None:
-        _check_rhythm(rec, model, first, offsets, lambda k: f"message {k + 1} of {chosen}", None)
+        _check_rhythm(rec, model, first, offsets, lambda k: f"message {k + 1} of {chosen}", None,
+                      logged_at_stamps=stamped == "header=log")
     return _resampled(rec, model, resample)
 
 
@@ -238,9 +239,10 @@ def _one_clock(clock, what):
                          key="--clock")
 
 
-def _check_rhythm(rec, model, first, offsets, where, locate):
+def _check_rhythm(rec, model, first, offsets, where, locate, logged_at_stamps=False):
     """TrajectoryError at the first sample whose stamp breaks the rhythm of the others
-    (`clock.rhythm_break`): `where(k)` names sample k (a bag's message), `locate(k)` its line."""
+    (`clock.rhythm_break`): `where(k)` names sample k (a bag's message), `locate(k)` its line;
+    `logged_at_stamps`: a bag whose log time is its header stamps (--clock log cannot help)."""
     from . import clock
 
     traj = rec.trajectory
@@ -262,6 +264,9 @@ def _check_rhythm(rec, model, first, offsets, where, locate):
                      "(time does not increase)")
     fixes = ("if the stamps are true (an irregular rate), --resample HZ reads them as they are"
              if rec.format == "plotjuggler-csv" else
+             "this bag's log time is its header stamps (re-recorded, or recorded on sim time), so --clock log "
+             "reads the same: drop or re-stamp that message; if the stamps are true (an irregular rate), "
+             "--resample HZ reads them as they are" if logged_at_stamps else
              "if the bag logged its messages in order, --clock log takes its log time instead; if the stamps "
              "are true (an irregular rate), --resample HZ reads them as they are")
     raise TrajectoryError(f"{where(k)}, stamp {stamp:f} s, breaks the rhythm of the stamps: {' and '.join(steps)} "

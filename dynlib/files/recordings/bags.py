@@ -198,7 +198,8 @@ def read_bag(path, model, *, topic=None, columns=None, notes=None, clock_name="h
     messages carry them, ``qd.<joint>`` and ``effort.<joint>``, one row per message, in the
     bag's log order. `clock_name`: ``header`` (``header.stamp``; the log time when every
     stamp is zero) or ``log`` (the bag's log time, when each message was recorded).
-    `stamped`: whether the time is the header stamps.
+    `stamped`: whether the time is the header stamps: 'header', 'header=log' when the bag's log
+    time is the header stamp of every message (a re-recorded or sim-time bag), or '' (the log time).
     """
     from rosbags.highlevel import AnyReader
 
@@ -304,8 +305,8 @@ def _read(reader, display, model, joints, topic, notes, clock_name):
 
 
 def _clock(stamps, logged, clock_name, topic, notes):
-    """(the time of each message, whether it is the header stamps): the header stamps, or the log
-    time for --clock log or when every stamp is zero (said in `notes`)."""
+    """(the time of each message, which: 'header', 'header=log' or ''): the header stamps, or the
+    log time for --clock log or when every stamp is zero (said in `notes`)."""
     stamped = clock_name == "header" and bool(stamps.any())
     if clock_name == "log":
         notes.append(f"{topic}: time from the bag's log time (when each message was recorded; --clock log), "
@@ -313,7 +314,9 @@ def _clock(stamps, logged, clock_name, topic, notes):
     elif not stamped:
         notes.append(f"{topic}: every header.stamp is zero (the driver does not stamp): time from the bag's "
                      "log time (when each message was recorded)")
-    return (stamps, True) if stamped else (logged, False)
+    if not stamped:
+        return logged, ""
+    return stamps, "header=log" if np.array_equal(stamps, logged) else "header"
 
 
 def _check_parts_everywhere(layouts, describe):

@@ -256,10 +256,11 @@ def run_settings(metadata, file=None) -> dict:
     does not read."""
     import json
 
-    text = {(k.decode() if isinstance(k, bytes) else k): (v.decode() if isinstance(v, bytes) else v)
-            for k, v in (metadata or {}).items()}
     out = {}
     try:
+        text = {(k.decode("utf-8", "replace") if isinstance(k, bytes) else k):
+                (v.decode("utf-8", "replace") if isinstance(v, bytes) else v)
+                for k, v in (metadata or {}).items()}
         if GRAVITY_KEY in text:
             g = tuple(float(x) for x in text[GRAVITY_KEY].split(","))
             if len(g) != 3:
@@ -272,7 +273,7 @@ def run_settings(metadata, file=None) -> dict:
             out["joint_friction"] = {"damping": {str(k): float(v) for k, v in jf["damping"].items()},
                                      "friction": {str(k): float(v) for k, v in jf["friction"].items()},
                                      "smoothing": float(jf["smoothing"])}
-    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:  # UnicodeDecodeError is a ValueError
         raise InputError(f"{file + ': ' if file else ''}its metadata does not read as dyn's run settings ({exc})") from None
     return out
 

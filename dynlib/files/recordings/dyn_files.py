@@ -90,7 +90,7 @@ def run_settings_of(display, buf, fmt, path) -> dict:
 
     try:
         meta = pq.read_schema(pa.BufferReader(buf) if buf is not None else str(path)).metadata
-    except (pa.ArrowException, OSError):
+    except (pa.ArrowException, OSError, UnicodeDecodeError):
         return {}  # (the table's reader reports a damaged file)
     return run_settings(meta, display)
 

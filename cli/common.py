@@ -104,7 +104,8 @@ derivative_options = _compose(
                  help="Savitzky–Golay polynomial order (at least 2)."),
     click.option("--columns", "column_map", metavar="MAP", default=None,
                  help=("Columns with other names: comma-separated KEY=VALUE, KEY time, q, qd, qdd or effort and VALUE "
-                      "a template with {joint} (the name 'dyn info' gives) or {index}, e.g. 'q=pos_{joint},qd=vel_{joint}'; "
+                      "a template with {joint} (the name 'dyn info' gives) or {index} (the position in --joint-order), "
+                      "e.g. 'q=pos_{joint},qd=vel_{joint}'; "
                       "or one coordinate, q.<name>=COLUMN.")),
     click.option("--no-joint-friction", is_flag=True,
                  help="Leave out the URDF damping and Coulomb friction (rigid-body torques only)."),
@@ -405,19 +406,62 @@ resample_option = click.option(
 recording_options = _compose(
     recording_source_options,
     resample_option,
+    click.option("--joint-order", metavar="A,B,...", default=None,
+                 help="The joints of a file without joint names, in the file's order: what {index} in --columns "
+                      "counts in (needed by {index} on such a file; the mapping made is printed)."),
+    click.option("--clock", type=click.Choice(["header", "log"]), default=None,
+                 help="A ROS bag's time (a rostopic echo -p file's too): 'header' (header.stamp, checked for samples "
+                      "stamped out of the rhythm) or 'log' (when the bag logged each message) [default: header]."),
     click.option("--absolute-time", is_flag=True,
                  help="Also write time.absolute: the recording's own clock (epoch seconds for ROS)."),
 )
 
 
-def read_motion(ctx, model, source, columns, topic, time_unit, resample):
+def read_motion(ctx, model, source, columns, topic, time_unit, resample, clock=None, joint_order=None):
     """The `dynlib.files.recordings.Recording` of TRAJ; what the reader decided goes to standard error."""
     from dynlib.files.recordings import read_recording
 
-    rec = read_recording(model, source, topic=topic, columns=columns, time_unit=time_unit, resample=resample)
+    rec = read_recording(model, source, topic=topic, columns=columns, time_unit=time_unit, resample=resample,
+                         clock=clock, joint_order=joint_order)
     for line in rec.notes:
         notice(ctx, line)
     return rec
+
+
+def floating_base_of_run(ctx, source, floating_base):
+    """--floating-base, or the floating base of the dyn run that wrote the Parquet file TRAJ when it is
+    not given (said on standard error); a contradicting one is an error."""
+    from dynlib.errors import InputError
+    from dynlib.files.recordings import run_settings
+
+    run = run_settings(source).get("floating_base")
+    if run is None or floating_base is None and not run:
+        return floating_base
+    if floating_base is None:
+        notice(ctx, f"floating base: the run's ({source}'s metadata, dyn.floating_base); the root is 'root'")
+        return True
+    if bool(floating_base) != run:
+        raise InputError(f"--floating-base: the motion in {source} was simulated with a fixed base "
+                         "(its metadata, dyn.floating_base); leave --floating-base out", key="--floating-base")
+    return floating_base
+
+
+def model_of_run(ctx, model, rec, gravity, no_joint_friction, friction_smoothing):
+    """(model, friction smoothing) under the settings of the dyn run that wrote the recording
+    (its Parquet metadata: gravity, joint friction) where the options do not choose them."""
+    from click.core import ParameterSource
+
+    from dynlib.files.recordings.dyn_files import model_of_run as under
+
+    if not rec.settings:
+        return model, friction_smoothing
+    given = ctx.get_parameter_source("friction_smoothing") not in (ParameterSource.DEFAULT, None)
+    g = None if gravity is None else parse_vector(gravity, 3, "--gravity")
+    model, eps, notes = under(model, rec.settings, gravity=g, joint_friction=not no_joint_friction,
+                              friction_smoothing=friction_smoothing if given else None, file=rec.trajectory.path)
+    for line in notes:
+        notice(ctx, line)
+    return model, eps
 
 
 def write_motion(ctx, output, names, data, source, rec, absolute_time):

@@ -4,7 +4,8 @@ import math
 import click
 
 from .common import (armature_option, check_outputs, check_value, compile_notice, derivative_options,
-                     derivatives_notice, gravity_option, load_robot, lock_option, naming, notice, output_option,
+                     derivatives_notice, gravity_option, load_robot, lock_option, model_of_run, naming, notice,
+                     output_option,
                      progress_counter, progress_option, read_motion, recording_options, robot_argument, write_motion)
 
 
@@ -80,7 +81,8 @@ effort.* with residual.<joint> = effort - tau.""")
 @click.pass_context
 def contact_id(ctx, robot, traj, contacts, point_contacts, guesses, over_time, smoothing, min_torque, friction,
                output, lock, gravity, armature, derivatives, window, polyorder, column_map, no_joint_friction,
-               friction_smoothing, topic, time_unit, resample, absolute_time, floating_base, no_progress):
+               friction_smoothing, topic, time_unit, resample, joint_order, clock, absolute_time, floating_base,
+               no_progress):
     """Torques and ground-contact wrenches of the floating-base motion in TRAJ ('-': standard input).
 
     The root's six coordinates are unactuated: what holds the body up comes
@@ -119,7 +121,8 @@ def contact_id(ctx, robot, traj, contacts, point_contacts, guesses, over_time, s
     if unknown:
         raise click.BadParameter(f"guess for '{unknown[0]}', which is not a contact; contacts: {', '.join(frames)}",
                                  param_hint="--guess")
-    rec = read_motion(ctx, model, traj, columns, topic, time_unit, resample)
+    rec = read_motion(ctx, model, traj, columns, topic, time_unit, resample, clock, joint_order)
+    model, friction_smoothing = model_of_run(ctx, model, rec, gravity, no_joint_friction, friction_smoothing)
     compile_notice(ctx)
     with progress_counter(ctx, no_progress, "friction cones", "rows") as progress:
         result = contact_inverse_dynamics(

@@ -75,8 +75,11 @@ torques). A fit above --max-error or --max-condition exits 1 and writes nothing.
               help="Savitzky–Golay polynomial order (at least 2).")
 @click.option("--columns", "column_map", metavar="MAP", default=None,
               help=("Columns with other names: comma-separated KEY=VALUE, KEY time, q, qd, qdd or effort and VALUE "
-                      "a template with {joint} (the name 'dyn info' gives) or {index}, e.g. 'q=pos_{joint},qd=vel_{joint}'; "
-                      "or one coordinate, q.<name>=COLUMN."))
+                      "a template with {joint} (the name 'dyn info' gives) or {index} (the position in --joint-order), "
+                      "e.g. 'q=pos_{joint},qd=vel_{joint}'; or one coordinate, q.<name>=COLUMN."))
+@click.option("--joint-order", metavar="A,B,...", default=None,
+              help="The joints of a file without joint names, in the file's order: what {index} in --columns "
+                   "counts in (needed by {index} on such a file).")
 @recording_source_options
 @resample_option
 @click.option("--friction", default="viscous,coulomb", show_default=True, metavar="TERMS",
@@ -105,8 +108,8 @@ torques). A fit above --max-error or --max-condition exits 1 and writes nothing.
                    "mass times the link's size, times its size squared).")
 @click.pass_context
 def identify(ctx, robot, recordings, output, report_path, validate, plot_path, floating_base, lock, gravity, armature,
-             derivatives, window, polyorder, column_map, topic, time_unit, resample, friction, torque_filter,
-             max_error, max_condition, friction_smoothing, method, prior_std):
+             derivatives, window, polyorder, column_map, joint_order, topic, time_unit, resample, friction,
+             torque_filter, max_error, max_condition, friction_smoothing, method, prior_std):
     """Identify ROBOT's inertial and friction parameters from RECORDING(s) and write them as a URDF."""
     from dynlib.files.column_map import parse_column_map
     from dynlib.motion.identification import check_robot_file, identify as run
@@ -129,7 +132,8 @@ def identify(ctx, robot, recordings, output, report_path, validate, plot_path, f
         result = run(model, list(recordings), validation=list(validate), derivatives=derivatives, window=window,
                      polyorder=polyorder, columns=columns, friction=terms, friction_smoothing=friction_smoothing,
                      method=method, prior_std=prior_std, topic=topic, time_unit=time_unit, resample=resample,
-                     torque_filter=torque_filter)
+                     torque_filter=torque_filter, joint_order=joint_order)
+    result.urdf_bytes()  # before any work on the outputs: a link that cannot be written stops here
     for rec in (*result.training, *result.validation):
         for line in rec.notes:  # what the recording reader decided (a topic, a time unit, the derivatives)
             notice(ctx, f"{rec.path}: {line}" if len(recordings) + len(validate) > 1 else line)

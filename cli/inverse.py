@@ -2,8 +2,8 @@
 import click
 
 from .common import (armature_option, check_outputs, compile_notice, derivative_options, derivatives_notice,
-                     floating_base_option, gravity_option, lock_option, load_robot, naming, notice, output_option,
-                     read_motion, recording_options, robot_argument, write_motion)
+                     floating_base_of_run, floating_base_option, gravity_option, load_robot, lock_option, model_of_run,
+                     naming, notice, output_option, read_motion, recording_options, robot_argument, write_motion)
 
 
 @click.command(epilog="""\b
@@ -18,7 +18,11 @@ Examples:
 Recordings: ROS 1 bags, ROS 2 bags (a folder, .db3 or .mcap), rostopic echo -p
 CSV and PlotJuggler CSV exports are recognised by their content. Joints are
 matched by the names in each JointState message (any order; a message without
-one of the robot's joints is an error); time is header.stamp. The output's time
+one of the robot's joints is an error); time is header.stamp (--clock log: the
+bag's log time), and a sample stamped out of the driver's rhythm is an error
+naming it. A Parquet file written by dyn simulate carries the run's gravity,
+floating base and joint friction, used where no option chooses (a CSV cannot
+carry them: give --gravity). The output's time
 is in seconds from the first sample (the recording's clock: Parquet metadata
 dyn.time.start, or --absolute-time). Measured efforts are written as effort.*
 with residual.* = effort - tau.
@@ -33,10 +37,11 @@ uniform samples: --resample HZ first for jittery stamps.
 \b
 Column map (--columns, for CSV and Parquet): comma-separated KEY=VALUE; KEY q,
 qd, qdd or effort with a template using {joint} (the coordinate name from 'dyn
-info') or {index} (its 0-based position there), one coordinate as
-q.<name>=COLUMN, or time=COLUMN, e.g.
+info') or {index} (the joint's 0-based position in --joint-order, the file's
+order, which {index} needs), one coordinate as q.<name>=COLUMN, or time=COLUMN
+(with a median step over 0.5 s it needs --time-unit), e.g.
   --columns 'q=pos_{joint},qd=vel_{joint},qdd=acc_{joint}'
-  --columns 'q=position{index},q.elbow=elbow_angle,time=t'
+  --columns 'q=position{index},time=t_ms' --time-unit ms --joint-order b,a,c
 A file that names its joints (rostopic, PlotJuggler) is read by those names; a
 map that contradicts them is an error.""")
 @robot_argument
@@ -52,8 +57,8 @@ map that contradicts them is an error.""")
                    "(given, or estimated from q).")
 @click.pass_context
 def inverse(ctx, robot, traj, output, floating_base, lock, gravity, armature, derivatives, window, polyorder,
-            no_joint_friction, friction_smoothing, column_map, topic, time_unit, resample, absolute_time,
-            keep_columns):
+            no_joint_friction, friction_smoothing, column_map, topic, time_unit, resample, joint_order, clock,
+            absolute_time, keep_columns):
     """The motor torques tau.* that produce the motion in TRAJ ('-': standard input).
 
     Reads a recording (a ROS bag, a rostopic or PlotJuggler CSV, or dyn's CSV or
@@ -71,8 +76,10 @@ def inverse(ctx, robot, traj, output, floating_base, lock, gravity, armature, de
     with naming("--columns"):
         columns = parse_column_map(column_map) if column_map else None
     check_outputs((output, "trajectory", "-o/--output"), inputs=(robot, traj))
+    floating_base = floating_base_of_run(ctx, traj, floating_base)
     model = load_robot(ctx, robot, floating_base, gravity, armature=armature, lock=lock)
-    rec = read_motion(ctx, model, traj, columns, topic, time_unit, resample)
+    rec = read_motion(ctx, model, traj, columns, topic, time_unit, resample, clock, joint_order)
+    model, friction_smoothing = model_of_run(ctx, model, rec, gravity, no_joint_friction, friction_smoothing)
     compile_notice(ctx)
     result = inverse_dynamics_trajectory(
         model, rec.trajectory, derivatives=derivatives, window=window, polyorder=polyorder,

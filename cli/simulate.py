@@ -104,7 +104,10 @@ def simulate(ctx, source, steps, duration, dt, integrator, q0, qd0, tau, tau_csv
         compile_notice(ctx)
     with progress_counter(ctx, no_progress, "simulating", "steps", delay=1.0) as progress:  # a short run: none
         result = run(scenario, progress=progress)
-    result.write(scenario.output_path, scenario.output.columns, source=scenario.source or scenario.robot)
+    from dynlib.files.columns import run_metadata
+
+    result.write(scenario.output_path, scenario.output.columns, source=scenario.source or scenario.robot,
+                 metadata=run_metadata(scenario.model, scenario.friction_smoothing))
     if view is not None:
         from dynlib.runs.view.runs import write_result_view
 

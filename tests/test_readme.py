@@ -206,6 +206,39 @@ def test_block_runs_as_written(scratch, where, lang, text, doc):
     assert r.returncode == 0, f"{where} exited {r.returncode}:\n{text}\n--- stderr:\n{r.stderr[-3000:]}"
 
 
+def set_up_outputs():
+    """The files the README's Set up block writes (`-o NAME`), and the README's other sh blocks."""
+    readme = [(where, text) for where, lang, text, doc in BLOCKS if doc.name == "README.md" and lang == "sh"]
+    setup = next(text for _, text in readme if "pip install -e . &&" in text)
+    return re.findall(r"-o\s+(\S+)", setup), [(w, t) for w, t in readme if t is not setup]
+
+
+def mentions(name, text):
+    return re.search(rf"(?<![\w./-]){re.escape(name)}(?![\w./-])", text) is not None
+
+
+def test_no_tour_block_reads_what_only_the_set_up_wrote():
+    """A reader who skips the Set up's run (an empty folder) can still run every block: a block that
+    reads the Set up's traj.csv writes it first (#29: the tour's `dyn inverse … traj.csv` needed it)."""
+    made, blocks = set_up_outputs()
+    assert made == ["traj.csv"]
+    needs = [where for where, text in blocks for name in made
+             if mentions(name, text) and not re.search(rf"(-o|>)\s*{re.escape(name)}(?![\w./-])", text)]
+    assert needs == []
+
+
+def test_the_blocks_that_use_the_set_up_outputs_run_in_an_empty_folder(tmp_path):
+    made, blocks = set_up_outputs()
+    using = [(where, text) for where, text in blocks if any(mentions(name, text) for name in made)]
+    assert using
+    for k, (where, text) in enumerate(using):
+        folder = tmp_path / f"b{k}"
+        for sub in ("robots", "scenarios"):
+            shutil.copytree(REPO / sub, folder / sub)
+        r = shell(text, folder)
+        assert r.returncode == 0, f"{where} in an empty folder exited {r.returncode}:\n{r.stderr[-2000:]}"
+
+
 def help_examples():
     """(command name, example line) of every `dyn … --help` epilog."""
     from click.testing import CliRunner

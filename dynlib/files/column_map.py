@@ -46,14 +46,15 @@ def parse_column_map(text):
     return out
 
 
-def source_columns(model, part, columns=None):
+def source_columns(model, part, columns=None, order=None):
     """The file columns that hold `part` ('q', 'qd', 'qdd' or 'effort') of every coordinate, in model order.
 
     `columns` maps a part to a template with ``{joint}`` (the coordinate's name, as in
-    `model.q_names` / `model.v_names`) and ``{index}`` (its 0-based position there),
-    and ``part.<name>`` to one column; what is not mapped keeps its SPEC name
-    ``part.<name>``. A ``time`` key is left alone. Raises InputError for an unknown
-    key, field or coordinate name.
+    `model.q_names` / `model.v_names`) and ``{index}`` (its 0-based position in `order`,
+    the file's joint order as a sequence of coordinate names; without `order`, its
+    position in the model), and ``part.<name>`` to one column; what is not mapped keeps
+    its SPEC name ``part.<name>``. A ``time`` key is left alone. Raises InputError for an
+    unknown key, field or coordinate name, or a coordinate that `order` does not name.
     """
     names = getattr(model, _MAPPED[part])
     columns = dict(columns or {})
@@ -72,7 +73,38 @@ def source_columns(model, part, columns=None):
     if fields - _FIELDS or not fields:
         raise InputError(f"column template {part}={template!r}: use {{joint}} (the coordinate name) "
                          f"and/or {{index}} (its position); {'found ' + ', '.join(sorted(fields - _FIELDS)) if fields - _FIELDS else 'found neither'}")
-    return [columns.get(column(part, n), template.format(joint=n, index=k)) for k, n in enumerate(names)]
+    where = None if order is None or "index" not in fields else {n: k for k, n in enumerate(order)}
+    out = []
+    for k, n in enumerate(names):
+        if column(part, n) in columns:
+            out.append(columns[column(part, n)])
+            continue
+        if where is not None:
+            if n not in where:
+                raise InputError(f"--joint-order names no {n!r}: {{index}} in {part}={template} needs the position of "
+                                 f"every coordinate in the file ({closest(n, list(order))})", key="--joint-order")
+            k = where[n]
+        out.append(template.format(joint=n, index=k))
+    return out
+
+
+def uses_index(columns) -> bool:
+    """Whether a column map has a template with ``{index}`` (a position in the file's joint order)."""
+    return any("index" in {f for _, f, _, _ in string.Formatter().parse(str(v)) if f is not None}
+               for key, v in (columns or {}).items() if key in _MAPPED)
+
+
+def joint_order(order):
+    """The file's joint order (``--joint-order a,b,c`` or a sequence of names) as a tuple of names;
+    InputError when it is empty or names a joint twice."""
+    names = [n.strip() for n in order.split(",")] if isinstance(order, str) else [str(n) for n in order]
+    if not names or not all(names):
+        raise InputError(f"--joint-order {order!r}: expected the joints' names in the file's order, a,b,c",
+                         key="--joint-order")
+    twice = next((n for k, n in enumerate(names) if n in names[:k]), None)
+    if twice is not None:
+        raise InputError(f"--joint-order names {twice!r} twice", key="--joint-order")
+    return tuple(names)
 
 
 def mapped(columns, part) -> bool:

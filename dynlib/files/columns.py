@@ -56,6 +56,10 @@ from ..errors import InputError
 TIME = "time"
 TIME_ABSOLUTE = "time.absolute"  # seconds on the recording's own clock (--absolute-time)
 TIME_START_KEY = "dyn.time.start"  # Parquet metadata: the first sample's time, decimal seconds
+# Parquet metadata of a simulated run (`run_metadata`): what `dyn inverse` and `dyn contact-id` must agree with
+GRAVITY_KEY = "dyn.gravity"  # 'x,y,z', m/s^2, world frame
+FLOATING_BASE_KEY = "dyn.floating_base"  # 'true' or 'false'
+JOINT_FRICTION_KEY = "dyn.joint_friction"  # JSON: {"damping": {v_name: x}, "friction": {v_name: x}, "smoothing": eps}
 EFFORT = "effort"  # measured joint torques (ROS JointState.effort), one per v coordinate
 RESIDUAL = "residual"  # effort − computed torque, per v coordinate
 PARTS = ("q", "qd", "qdd", "tau")  # the coordinate parts, one column per coordinate
@@ -229,3 +233,47 @@ def penetration_columns(names) -> list:
 def active_frames(names) -> dict:
     """{frame: column} for the ``active.<frame>`` columns among `names`, in order."""
     return {n[len(ACTIVE) + 1:]: n for n in names if n.startswith(ACTIVE + ".")}
+
+
+def run_metadata(model, friction_smoothing) -> dict:
+    """The Parquet metadata of a run simulated on `model` (its gravity, floating base, joint damping
+    and Coulomb friction per v coordinate, the friction's tanh smoothing): {key: text}."""
+    import json
+
+    a = model.arrays
+    friction = {"damping": {n: float(x) for n, x in zip(model.v_names, a.damping)},
+                "friction": {n: float(x) for n, x in zip(model.v_names, a.friction)},
+                "smoothing": float(friction_smoothing)}
+    return {GRAVITY_KEY: ",".join(repr(float(g)).removesuffix(".0") for g in a.gravity),
+            FLOATING_BASE_KEY: "true" if model.has_floating_base else "false",
+            JOINT_FRICTION_KEY: json.dumps(friction)}
+
+
+def run_settings(metadata, file=None) -> dict:
+    """The settings `run_metadata` wrote, from a file's metadata ({key: text} or bytes): a dict with
+    ``gravity`` (3 floats), ``floating_base`` (bool), ``joint_friction`` ({"damping", "friction",
+    "smoothing"}), each only when the file has it. InputError naming `file` and the key when a value
+    does not read."""
+    import json
+
+    out = {}
+    try:
+        text = {(k.decode("utf-8", "replace") if isinstance(k, bytes) else k):
+                (v.decode("utf-8", "replace") if isinstance(v, bytes) else v)
+                for k, v in (metadata or {}).items()}
+        if GRAVITY_KEY in text:
+            g = tuple(float(x) for x in text[GRAVITY_KEY].split(","))
+            if len(g) != 3:
+                raise ValueError("expected x,y,z")
+            out["gravity"] = g
+        if FLOATING_BASE_KEY in text:
+            out["floating_base"] = {"true": True, "false": False}[text[FLOATING_BASE_KEY]]
+        if JOINT_FRICTION_KEY in text:
+            jf = json.loads(text[JOINT_FRICTION_KEY])
+            out["joint_friction"] = {"damping": {str(k): float(v) for k, v in jf["damping"].items()},
+                                     "friction": {str(k): float(v) for k, v in jf["friction"].items()},
+                                     "smoothing": float(jf["smoothing"])}
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:  # UnicodeDecodeError is a ValueError
+        raise InputError(f"{file + ': ' if file else ''}its metadata does not read as dyn's run settings ({exc})") from None
+    return out
+

@@ -316,12 +316,13 @@ class SimulationResult:
         names, data = self.table(parts)
         return pd.DataFrame(data, columns=names)
 
-    def write(self, path, parts=("q", "qd", "qdd", "tau"), *, source=None) -> None:
-        """Write the rows to `path` (.csv, .parquet; None or '-': CSV on standard output), atomically."""
+    def write(self, path, parts=("q", "qd", "qdd", "tau"), *, source=None, metadata=None) -> None:
+        """Write the rows to `path` (.csv, .parquet; None or '-': CSV on standard output), atomically;
+        `metadata` ({key: text}, e.g. `dynlib.files.columns.run_metadata`) goes to a Parquet file's."""
         from ..files.trajectory import write_trajectory
 
         names, data = self.table(parts)
-        write_trajectory(path, names, data, source=source)
+        write_trajectory(path, names, data, source=source, metadata=metadata)
 
     def error(self) -> NumericalError | None:
         """The NumericalError to raise for a diverged run (None otherwise)."""

@@ -209,3 +209,20 @@ def test_missing_columns_and_wrong_robot(tmp_path):
     r = invoke("contact-id", BIPED, SAMPLE, "--contact", "left_foot", "-o", tmp_path / "o.csv")
     assert r.returncode == 2 and "lf_haa" in r.stderr and r.stderr.count("\n") == 1
     assert only_files(tmp_path) == ["bad.csv"]
+
+
+def test_contact_id_uses_the_gravity_of_a_parquet_run_and_refuses_another(tmp_path):
+    """A free fall simulated on the Moon: with the run's gravity the root needs no wrench (no contact
+    rows: residual.root is the whole root wrench); a contradicting --gravity is one line."""
+    drop = tmp_path / "drop.parquet"
+    r = invoke("simulate", QUADRUPED, "--floating-base", "--gravity", "0,0,-1.62", "--q0", "root.z=1",
+               "--steps", "50", "--no-joint-friction", "-o", drop)
+    assert r.returncode == 0, r.stderr
+    out = tmp_path / "out.csv"
+    r = invoke("contact-id", QUADRUPED, drop, "--contact", "lf_foot@5:6", "-o", out)
+    assert r.returncode == 0, r.stderr
+    table = read_trajectory(out)
+    root = table.columns([n for n in table.names if n.startswith("residual.root")])
+    assert np.abs(root[2:-2]).max() <= 1e-6, np.abs(root).max()
+    r = invoke("contact-id", QUADRUPED, drop, "--contact", "lf_foot@5:6", "--gravity", "0,0,-9.81", "-o", tmp_path / "e.csv")
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and "0,0,-1.62" in r.stderr, r.stderr

@@ -469,3 +469,16 @@ def test_torque_filter_is_zero_phase_and_said(standin_unbiased, tmp_path):
         assert json.loads(report.read_text())["relative_rms_error"]["validation"]["identified"] < 0.03
     r = invoke("identify", ARM7, train, "--torque-filter", "bandpass", "-o", tmp_path / "x.urdf")
     assert r.returncode == 2 and "savgol or lowpass:HZ" in r.stderr
+
+
+def test_index_in_columns_needs_the_files_joint_order(tmp_path):
+    """{index} counts in --joint-order (issue 29): without it on a file without joint names, one line."""
+    path = tmp_path / "log.csv"
+    path.write_text("t,p0,p1,p2,p3,p4,p5,e0,e1,e2,e3,e4,e5\n" + "".join(
+        f"{k * 1e-3}," + ",".join(["0.1"] * 12) + "\n" for k in range(50)))
+    r = invoke("identify", ROBOTS_DIR / "arm6.urdf", path, "--columns", "time=t,q=p{index},effort=e{index}",
+               "-o", tmp_path / "id.urdf")
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and "--joint-order" in r.stderr, r.stderr
+    assert not (tmp_path / "id.urdf").exists()
+    r = invoke("identify", "--help")
+    assert "--joint-order" in r.stdout

@@ -401,3 +401,60 @@ def test_a_panda_recording_without_its_fingers_runs_with_the_fingers_locked(tmp_
     expected = dynlib.rnea(arm, Q, V, A)
     got = result.data[:, [result.names.index(f"tau.panda_joint{k}") for k in range(1, 8)]]
     assert_close(got, expected, 1e-9, "locked panda inverse dynamics")
+
+
+# ------------------------------------------------------------------ the run's settings travel with its Parquet file
+
+def moon_run(folder, *extra, suffix="parquet"):
+    out = folder / f"moon.{suffix}"
+    r = invoke("simulate", ROBOTS_DIR / "arm6.urdf", "--steps", "300", "--tau", "5,-20,8,0.5,-0.2,0.1",
+               "--gravity", "0,0,-1.62", *extra, "-o", out)
+    assert r.returncode == 0, r.stderr
+    return out
+
+
+def tau_error(run, tau_file):
+    sim, inv = read_trajectory(run), read_trajectory(tau_file)
+    cols = tau_columns(sample("arm6"))
+    return np.abs(sim.columns(cols) - inv.columns(cols)).max()
+
+
+def test_inverse_uses_the_gravity_a_parquet_run_was_simulated_under(tmp_path):
+    """dyn inverse on a Parquet written by dyn simulate --gravity 0,0,-1.62 used Earth's gravity (41.6 N·m
+    that is not there), exit 0. The file carries its gravity (and floating base, joint friction); a
+    --gravity that contradicts it is one line."""
+    import pyarrow.parquet as pq
+
+    run = moon_run(tmp_path)
+    meta = pq.read_schema(run).metadata
+    assert meta[b"dyn.gravity"] == b"0,0,-1.62" and meta[b"dyn.floating_base"] == b"false"
+    r = invoke("inverse", ROBOTS_DIR / "arm6.urdf", run, "-o", tmp_path / "tau.csv")
+    assert r.returncode == 0, r.stderr
+    assert "gravity 0,0,-1.62" in r.stderr and tau_error(run, tmp_path / "tau.csv") <= 1e-9
+    r = invoke("inverse", ROBOTS_DIR / "arm6.urdf", run, "--gravity", "0,0,-1.62", "-o", tmp_path / "same.csv")
+    assert r.returncode == 0 and tau_error(run, tmp_path / "same.csv") <= 1e-9, r.stderr
+    r = invoke("inverse", ROBOTS_DIR / "arm6.urdf", run, "--gravity", "0,0,-9.81", "-o", tmp_path / "earth.csv")
+    assert r.returncode == 2, r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and "--gravity" in lines[0] and "0,0,-1.62" in lines[0], r.stderr
+    assert not (tmp_path / "earth.csv").exists()
+
+
+def test_a_csv_run_has_no_place_for_its_gravity(tmp_path):
+    run = moon_run(tmp_path, suffix="csv")
+    r = invoke("inverse", ROBOTS_DIR / "arm6.urdf", run, "--gravity", "0,0,-1.62", "-o", tmp_path / "tau.csv")
+    assert r.returncode == 0 and tau_error(run, tmp_path / "tau.csv") <= 1e-9, r.stderr
+
+
+def test_inverse_uses_the_joint_friction_and_floating_base_of_the_run(tmp_path):
+    run = moon_run(tmp_path, "--no-joint-friction")
+    r = invoke("inverse", ROBOTS_DIR / "arm6.urdf", run, "-o", tmp_path / "tau.csv")
+    assert r.returncode == 0 and tau_error(run, tmp_path / "tau.csv") <= 1e-9, r.stderr
+    assert "joint friction" in r.stderr
+    drop = tmp_path / "drop.parquet"
+    r = invoke("simulate", ROBOTS_DIR / "quadruped.urdf", "--floating-base", "--q0", "root.z=1", "--steps", "50",
+               "-o", drop)
+    assert r.returncode == 0, r.stderr
+    r = invoke("inverse", ROBOTS_DIR / "quadruped.urdf", drop, "-o", tmp_path / "root.csv")
+    assert r.returncode == 0 and "floating base" in r.stderr, r.stderr
+    assert "tau.root.fx" in read_trajectory(tmp_path / "root.csv").names

@@ -8,6 +8,7 @@ same motion: equal to dynlib's inverse of that motion in dyn's own CSV (exactly 
 the format keeps the doubles), and to Pinocchio's RNEA of the exact motion to the
 accuracy of central differences. Bad input is one line, exit code 2, no output file.
 """
+import re
 from decimal import Decimal
 
 import numpy as np
@@ -18,7 +19,7 @@ from dynlib.files.columns import TIME_START_KEY, tau_columns
 from dynlib.errors import DynError
 from dynlib.motion.inverse import inverse_dynamics_trajectory
 from dynlib.files.recordings import read_recording
-from dynlib.files.trajectory import Trajectory, column_names, read_trajectory, write_trajectory
+from dynlib.files.trajectory import column_names, read_trajectory, write_trajectory
 from helpers import ROBOTS_DIR, invoke, run_process, sample
 from recording_files import (EPOCH_NS, messages, swing, write_bag, write_plotjuggler_csv, write_rostopic_csv)
 
@@ -344,3 +345,187 @@ def test_a_bag_cannot_come_from_standard_input(recorded):
     folder, paths, _ = recorded
     r = run_process("inverse", ARM6, "-", input=paths["ros1-bag"].read_bytes(), text=False)  # a real standard input
     assert r.returncode == 2 and b"give its path" in r.stderr and r.stdout == b""
+
+
+# ------------------------------------------------------------------ a stamp that breaks the rhythm
+
+def jittery(n=N, seed=5):
+    """A driver's stamps: 1 kHz with ±20 µs of jitter; the exact motion at those times."""
+    t_ns, _, _, _, _, _ = motion(n)
+    jitter = np.random.default_rng(seed).integers(-20_000, 20_000, size=n)
+    jitter[0] = 0
+    t_ns = t_ns + jitter
+    t = (t_ns - t_ns[0]) * 1e-9
+    Q, V, A = swing(ARM.nq, t)
+    E = np.random.default_rng(seed + 1).normal(size=Q.shape)
+    return t_ns, t, Q, V, A, E
+
+
+def early_stamp(folder, kind, early_ns, *, logged_at_stamp, k=300):
+    """A bag whose message `k` is stamped `early_ns` early: (path, the stray's index in the bag's log
+    order, its stamp). `logged_at_stamp`: the bag's log time is the header stamp (a re-recorded or
+    sim-time bag: the stray sample is logged where its stamp puts it), else the time it arrived."""
+    t_ns, t, Q, V, A, E = jittery()
+    msgs = messages(ARM.q_names, t_ns, Q, V, E, order=ORDER)
+    msgs[k] = msgs[k]._replace(stamp=msgs[k].stamp - early_ns)
+    if logged_at_stamp:
+        msgs = [m._replace(logtime=m.stamp) for m in msgs]
+    folder.mkdir()
+    path = write_bag(folder / ("run.bag" if kind == "bag" else "run"), {"/joint_states": msgs}, kind)
+    index = sorted(range(len(msgs)), key=lambda j: msgs[j].logtime).index(k)
+    return path, index, msgs[k].stamp
+
+
+@pytest.mark.parametrize("early_ms", [49.0, 49.5, 0.7])
+@pytest.mark.parametrize("kind", ["db3", "mcap", "bag"])
+def test_a_stamp_that_breaks_the_rhythm_is_one_error_naming_the_message(tmp_path, kind, early_ms):
+    """One message stamped 49 ms early in a bag logged at its stamps lands among samples 49 ms earlier
+    (at 1 kHz: next to one of them, or, 49.5 ms, between two): read in stamp order, its position
+    49 ms away made the torques spike to 1.2e6 N·m, exit 0. Stamped 0.7 ms early it stays in place
+    with a gap of 0.3 ms before it and 1.7 ms after. Either is one error naming the message, its stamp
+    and the fixes."""
+    path, index, stamp = early_stamp(tmp_path / "b", kind, int(early_ms * 1e6), logged_at_stamp=early_ms > 1)
+    out = tmp_path / "tau.csv"
+    r = invoke("inverse", ARM6, path, "-o", out)
+    assert r.returncode == 2, r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("dyn: error:"), r.stderr
+    assert f"message {index + 1} of /joint_states" in lines[0], (index, lines[0])
+    assert f"stamp {stamp // 10**9}.{stamp % 10**9:09d}" in lines[0]
+    assert "--clock log" in lines[0] and "--resample" in lines[0] and "median step 1 ms" in lines[0]
+    # logged at its stamps, the log time is no way out: the message says so
+    assert ("drop or re-stamp that message" in lines[0]) == (early_ms > 1)
+    assert not out.exists()
+
+
+def test_clock_log_reads_a_bag_logged_in_order_whose_stamp_is_wrong(tmp_path):
+    path, _, _ = early_stamp(tmp_path / "b", "db3", 700_000, logged_at_stamp=False)
+    t_ns, t, Q, V, A, E = jittery()
+    with pytest.raises(DynError, match="--clock log"):
+        read_recording(ARM, path)
+    rec = read_recording(ARM, path, clock="log")
+    assert np.allclose(rec.trajectory.time, t, rtol=0, atol=1e-15)
+    assert np.array_equal(rec.trajectory.columns([f"q.{n}" for n in ARM.q_names]), Q)
+    assert any("log time" in note for note in rec.notes)
+    # header (the default) on a bag without the stray: the stamps, as before
+    t_ns, t, Q, V, A, E = jittery()
+    good = write_bag(tmp_path / "good", {"/joint_states": messages(ARM.q_names, t_ns, Q, V, E, order=ORDER)}, "db3")
+    assert np.array_equal(read_recording(ARM, good, clock="header").trajectory.time, read_recording(ARM, good).trajectory.time)
+    with pytest.raises(DynError, match="clock"):
+        read_recording(ARM, good, clock="wall")
+
+
+def test_clock_log_is_for_recordings_with_two_clocks(recorded, tmp_path):
+    folder, paths, _ = recorded
+    assert read_recording(ARM, paths["rostopic"], clock="log").format == "rostopic-csv"
+    for fmt in ("plotjuggler",):
+        r = invoke("inverse", ARM6, paths[fmt], "--clock", "log", "-o", tmp_path / "tau.csv")
+        assert r.returncode == 2 and "--clock" in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    r = invoke("inverse", "--help")
+    text = re.sub(r"\s+", " ", r.stdout)
+    assert "--clock [header|log]" in text and "[default: header]" in text
+
+
+def counted_from_zero(folder, unit="ms", seconds=6.0, hz=1000):
+    """A logger's CSV: a time column counting `unit` from zero, positions named pos_<joint>; (path, t, Q)."""
+    t = np.arange(int(seconds * hz)) / hz
+    Q, V, A = swing(ARM.nq, t)
+    factor = {"s": 1, "ms": 1e3, "us": 1e6, "ns": 1e9}[unit]
+    path = folder / f"log_{unit}.csv"
+    path.write_text(f"t_{unit}," + ",".join(f"pos_{n}" for n in ARM.q_names) + "\n" + "".join(
+        f"{repr(float(x)) if unit == 's' else round(x * factor)}," + ",".join(repr(float(v)) for v in q) + "\n" for x, q in zip(t, Q)))
+    return path, t, Q
+
+
+@pytest.mark.parametrize("unit", ["ms", "us"])
+def test_a_time_column_counting_milliseconds_from_zero_asks_for_its_unit(tmp_path, unit):
+    """A 6 s recording with its time in milliseconds from zero was read as 6000 s: the torques were gravity
+    alone (rms error 101 %), exit 0. A median step over 0.5 s in a joint recording is an error asking
+    for --time-unit; given, it is read in that unit."""
+    path, t, Q = counted_from_zero(tmp_path, unit)
+    cols = {"time": f"t_{unit}", "q": "pos_{joint}"}
+    r = invoke("inverse", ARM6, path, "--columns", f"time=t_{unit},q=pos_{{joint}}", "-o", tmp_path / "tau.csv")
+    assert r.returncode == 2, r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("dyn: error:") and "--time-unit" in lines[0], r.stderr
+    assert f"t_{unit}" in lines[0] and "median step" in lines[0] and not (tmp_path / "tau.csv").exists()
+    rec = read_recording(ARM, path, columns=cols, time_unit=unit)
+    assert np.allclose(rec.trajectory.time, t, rtol=0, atol=1e-12)
+    # seconds, said so: read as they are
+    slow = read_recording(ARM, path, columns=cols, time_unit="s")
+    assert np.allclose(slow.trajectory.time, np.arange(len(t)) * {"ms": 1.0, "us": 1000.0}[unit], rtol=1e-12, atol=0)
+
+
+def test_a_time_column_in_seconds_reads_as_before(tmp_path):
+    path, t, Q = counted_from_zero(tmp_path, "s", seconds=2.0, hz=1000)
+    cols = {"q": "pos_{joint}", "time": "t_s"}
+    rec = read_recording(ARM, path, columns=cols)
+    assert rec.unit == "s" and rec.trajectory.time[-1] == t[-1]
+    # a slow recording in seconds (1 Hz) needs its unit said; dyn's own `time` column is seconds (SPEC §5,
+    # as dyn view plays a file of key frames)
+    lines = path.read_text().splitlines()
+    slow = [f"{1.0 * k}," + line.split(",", 1)[1] for k, line in enumerate(lines[1:20])]
+    path.write_text("\n".join([lines[0]] + slow) + "\n")
+    with pytest.raises(DynError, match="--time-unit"):
+        read_recording(ARM, path, columns=cols)
+    assert read_recording(ARM, path, columns=cols, time_unit="s").trajectory.time[1] == 1.0
+    path.write_text("\n".join([lines[0].replace("t_s,", "time,", 1)] + slow) + "\n")
+    assert read_recording(ARM, path, columns={"q": "pos_{joint}"}).trajectory.time[1] == 1.0
+
+
+# ------------------------------------------------------------------ {index}: the file's joint order
+
+def by_position(folder, order):
+    """A driver's CSV without joint names: time, then pos0..pos5 in the joint order `order` (the
+    driver's), vel0..vel5 alike; (path, t, Q)."""
+    t = np.arange(300) * 1e-3
+    Q, V, A = swing(ARM.nq, t)
+    path = folder / "driver.csv"
+    head = ["time"] + [f"pos{i}" for i in range(ARM.nq)] + [f"vel{i}" for i in range(ARM.nv)]
+    rows = np.hstack([t[:, None], Q[:, order], V[:, order]])
+    path.write_text(",".join(head) + "\n" + "".join(",".join(repr(float(x)) for x in r) + "\n" for r in rows))
+    return path, t, Q
+
+
+def test_index_maps_by_the_joint_order_given_and_says_the_mapping(tmp_path):
+    """--columns q=pos{index} on a file in the driver's order mapped positions by dyn's order, silently
+    (36 N·m wrong). {index} now counts in --joint-order, which a file without names needs."""
+    path, t, Q = by_position(tmp_path, ORDER)
+    driver = [ARM.q_names[j] for j in ORDER]
+    cols = {"q": "pos{index}", "qd": "vel{index}"}
+    with pytest.raises(DynError, match="--joint-order") as err:
+        read_recording(ARM, path, columns=cols)
+    assert "\n" not in str(err.value)
+    rec = read_recording(ARM, path, columns=cols, joint_order=driver)
+    assert np.array_equal(rec.trajectory.columns([f"q.{n}" for n in ARM.q_names]), Q)
+    said = [n for n in rec.notes if "--joint-order" in n]
+    assert len(said) == 1 and f"q.{driver[0]}=pos0" in said[0] and f"q.{driver[1]}=pos1" in said[0]
+    # on the command line: one notice line with the mapping, the torques of the motion
+    out = tmp_path / "tau.csv"
+    r = invoke("inverse", ARM6, path, "--columns", "q=pos{index},qd=vel{index}", "--joint-order", ",".join(driver),
+               "-o", out)
+    assert r.returncode == 0, r.stderr
+    assert sum("--joint-order" in line for line in r.stderr.splitlines()) == 1
+    r = invoke("inverse", ARM6, path, "--columns", "q=pos{index}", "-o", tmp_path / "no.csv")
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and "--joint-order" in r.stderr, r.stderr
+    assert not (tmp_path / "no.csv").exists()
+
+
+@pytest.mark.parametrize("order, says", [
+    ("shoulder_pan,elbow", "no 'shoulder_lift'"),
+    ("shoulder_pan,shoulder_pan,shoulder_lift,elbow,wrist_1,wrist_2,wrist_3", "twice"),
+])
+def test_a_joint_order_that_does_not_fit_is_one_line(tmp_path, order, says):
+    path, t, Q = by_position(tmp_path, ORDER)
+    r = invoke("inverse", ARM6, path, "--columns", "q=pos{index}", "--joint-order", order, "-o", tmp_path / "tau.csv")
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and says in r.stderr, r.stderr
+
+
+def test_a_joint_order_is_for_index_on_a_file_without_names(recorded, tmp_path):
+    folder, paths, _ = recorded
+    order = ",".join(ARM.q_names)
+    r = invoke("inverse", ARM6, paths["ros1-bag"], "--joint-order", order, "-o", tmp_path / "tau.csv")
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and "names its joints" in r.stderr, r.stderr
+    path, t, Q = by_position(tmp_path, ORDER)
+    r = invoke("inverse", ARM6, path, "--columns", "q=pos_{joint}", "--joint-order", order, "-o", tmp_path / "t.csv")
+    assert r.returncode == 2 and "{index}" in r.stderr, r.stderr

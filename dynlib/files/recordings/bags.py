@@ -19,7 +19,10 @@ own; one that lacks a joint of the robot is an error naming the joint and the
 message (dyn does not guess). Extra joints (a gripper) are ignored.
 
 Time: ``header.stamp``; when every stamp is zero (a driver that does not stamp),
-the log time (the bag's receive time), and the reader says so.
+the log time (the bag's receive time), and the reader says so; ``--clock log`` (`clock_name`)
+chooses the log time. The rows are in the bag's log order: in a bag whose log time is the
+header stamp (re-recorded, or recorded on sim time) a sample stamped early is logged, and
+read, where its stamp puts it (`dynlib.files.recordings.clock.rhythm_break` finds it).
 """
 from __future__ import annotations
 
@@ -188,11 +191,15 @@ class _Decoder:
         return lay
 
 
-def read_bag(path, model, *, topic=None, columns=None, notes=None):
-    """(trajectory, first stamp, offsets in ns) of the JointState topic of the bag at `path`.
+def read_bag(path, model, *, topic=None, columns=None, notes=None, clock_name="header"):
+    """(trajectory, first stamp, offsets in ns, topic, stamped) of the JointState topic of the bag at `path`.
 
     The trajectory has ``time`` (to be filled by the caller), ``q.<joint>`` and, when the
-    messages carry them, ``qd.<joint>`` and ``effort.<joint>``, one row per message.
+    messages carry them, ``qd.<joint>`` and ``effort.<joint>``, one row per message, in the
+    bag's log order. `clock_name`: ``header`` (``header.stamp``; the log time when every
+    stamp is zero) or ``log`` (the bag's log time, when each message was recorded).
+    `stamped`: whether the time is the header stamps: 'header', 'header=log' when the bag's log
+    time is the header stamp of every message (a re-recorded or sim-time bag), or '' (the log time).
     """
     from rosbags.highlevel import AnyReader
 
@@ -214,14 +221,14 @@ def read_bag(path, model, *, topic=None, columns=None, notes=None):
     except errors as exc:
         raise TrajectoryError(f"cannot be read as a ROS bag ({_first_line(exc)})", file=display) from None
     try:
-        return _read(reader, display, model, joints, topic, notes)
+        return _read(reader, display, model, joints, topic, notes, clock_name)
     except errors as exc:
         raise TrajectoryError(f"cannot be read as a ROS bag ({_first_line(exc)})", file=display) from None
     finally:
         reader.close()
 
 
-def _read(reader, display, model, joints, topic, notes):
+def _read(reader, display, model, joints, topic, notes, clock_name):
     conns = [c for c in reader.connections if c.msgtype == JOINT_STATE]
     topics = sorted({c.topic for c in conns})
     if topic is not None:
@@ -281,10 +288,7 @@ def _read(reader, display, model, joints, topic, notes):
     if k == 0:
         raise TrajectoryError(f"no message on {chosen}", file=display)
     out, stamps, logged = out[:k], stamps[:k], logged[:k]
-    if not stamps.any():
-        notes.append(f"{chosen}: every header.stamp is zero (the driver does not stamp): time from the bag's "
-                     "log time (when each message was recorded)")
-        stamps = logged
+    stamps, stamped = _clock(stamps, logged, clock_name, chosen, notes)
     _check_parts_everywhere(layouts, describe)
     names = [TIME] + coordinate_columns("q", joints)
     keep = list(range(1 + nj))
@@ -297,7 +301,22 @@ def _read(reader, display, model, joints, topic, notes):
         keep += list(cols)
     data = out if len(keep) == width else out[:, keep]
     first, offsets = clock.exact_offsets(stamps)
-    return Trajectory(names, data, display), first, offsets, chosen
+    return Trajectory(names, data, display), first, offsets, chosen, stamped
+
+
+def _clock(stamps, logged, clock_name, topic, notes):
+    """(the time of each message, which: 'header', 'header=log' or ''): the header stamps, or the
+    log time for --clock log or when every stamp is zero (said in `notes`)."""
+    stamped = clock_name == "header" and bool(stamps.any())
+    if clock_name == "log":
+        notes.append(f"{topic}: time from the bag's log time (when each message was recorded; --clock log), "
+                     "not header.stamp")
+    elif not stamped:
+        notes.append(f"{topic}: every header.stamp is zero (the driver does not stamp): time from the bag's "
+                     "log time (when each message was recorded)")
+    if not stamped:
+        return logged, ""
+    return stamps, "header=log" if np.array_equal(stamps, logged) else "header"
 
 
 def _check_parts_everywhere(layouts, describe):

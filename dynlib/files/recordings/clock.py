@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import datetime
 from decimal import Decimal
+from typing import NamedTuple
 
 import numpy as np
 
@@ -123,3 +124,81 @@ def float_offsets(values):
     text that reads back to the same double), float64 offsets from it."""
     values = np.asarray(values, dtype=np.float64)
     return Decimal(repr(float(values[0]))), values - values[0]
+
+
+# ------------------------------------------------------------------ the rhythm of the stamps
+
+class RhythmBreak(NamedTuple):
+    """The sample `k` (0-based, in the recording's order) whose time breaks the rhythm: the steps to
+    it from the sample before (`before`, None for the first) and from it to the next (`after`, None
+    for the last), and the recording's median step, all in seconds."""
+
+    k: int
+    before: float | None
+    after: float | None
+    median: float
+
+
+CLOSE = 0.5     # a step below half the median step: two samples closer than the rhythm allows
+BETWEEN = 0.4   # a sample this far (in median steps) from every tick of the rhythm, on both sides
+
+
+def rhythm_break(t, Q=None) -> RhythmBreak | None:
+    """The first sample whose time `t` (seconds, in the recording's order) breaks the rhythm of a
+    driver's stamps, or None.
+
+    A driver stamps its samples at a fixed rate, with jitter and now and then a dropped sample: every
+    step is near a whole number (at least 1) of the median step m. A sample stamped at the wrong time
+    (early, say) is either closer than m/2 to a neighbour (its step to one of them is below m/2, or
+    not positive), or sits between two ticks of the rhythm (both its steps 0.4 m or more from a
+    whole number of m, their sum within 0.25 m of one). Of two samples too close together, the one
+    whose position `Q` (N, n) (when given) lies farther from the straight line through the samples
+    on either side of the pair is the stray one (its stamp says another time than its position's);
+    without `Q`, the one whose other step is farther from a whole number of m."""
+    t = np.asarray(t, dtype=np.float64)
+    d = np.diff(t)
+    if d.size < 3:
+        return None
+    m = float(np.median(d))
+    if not m > 0:
+        return None
+    r = d / m
+    close = np.flatnonzero(r < CLOSE)
+    whole = np.maximum(np.rint(r), 1.0)
+    off = np.abs(r - whole) >= BETWEEN
+    pair = r[:-1] + r[1:]
+    between = np.flatnonzero(off[:-1] & off[1:] & (np.abs(pair - np.rint(pair)) <= 0.25))
+    first_close = int(close[0]) if close.size else d.size
+    first_between = int(between[0]) + 1 if between.size else d.size + 1
+    if first_close == d.size and first_between == d.size + 1:
+        return None
+    if first_between <= first_close:
+        k = first_between
+    else:
+        k = _stray_of_pair(t, r, whole, first_close, Q)
+    return RhythmBreak(k, float(d[k - 1]) if k > 0 else None, float(d[k]) if k < d.size else None, m)
+
+
+def _stray_of_pair(t, r, whole, i, Q):
+    """Of samples i and i + 1 (too close together), the one whose stamp is wrong."""
+    n = t.size
+    if Q is not None and i >= 1 and i + 2 < n:
+        Q = np.asarray(Q, dtype=np.float64)
+        left, right = i - 1, i + 2
+        span = t[right] - t[left]
+        if span > 0:
+            miss = [np.abs(Q[c] - (Q[left] + (Q[right] - Q[left]) * (t[c] - t[left]) / span)).max() for c in (i, i + 1)]
+            if np.all(np.isfinite(miss)) and miss[0] != miss[1]:
+                return i if miss[0] > miss[1] else i + 1
+    dev = np.abs(r - whole)
+    before = dev[i - 1] if i >= 1 else -1.0
+    after = dev[i + 1] if i + 1 < r.size else -1.0
+    return i if before > after else i + 1
+
+
+def duration(seconds) -> str:
+    """'1 ms', '0.3 ms', '20 us', '2.5 s': a step, readable."""
+    s = abs(float(seconds))
+    for unit, factor in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
+        if float(f"{s / factor:.3g}") >= 1 or unit == "us":
+            return f"{float(seconds) / factor:.3g} {unit}"

@@ -77,17 +77,74 @@ def clock_readings(values, name, source, rows=None):
     return clock.float_offsets(values)
 
 
+def run_settings_of(display, buf, fmt, path) -> dict:
+    """The settings of the run that wrote a Parquet file (`dynlib.files.columns.run_settings`: its
+    gravity, floating base, joint friction), {} for a CSV (which has no place for them) or a file
+    without them."""
+    if fmt != "parquet":
+        return {}
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from ..columns import run_settings
+
+    try:
+        meta = pq.read_schema(pa.BufferReader(buf) if buf is not None else str(path)).metadata
+    except (pa.ArrowException, OSError, UnicodeDecodeError):
+        return {}  # (the table's reader reports a damaged file)
+    return run_settings(meta, display)
+
+
+def model_of_run(model, settings, *, gravity=None, joint_friction=True, friction_smoothing=None, file=None):
+    """(model, friction smoothing, notes): `model` under the settings of the run that wrote a file
+    (`settings`, `dynlib.files.columns.run_settings`), for a command that did not choose them: its
+    gravity unless `gravity` (the one given) is given, which must then be the same (InputError
+    otherwise); its joint damping and friction where they differ from the model's, unless
+    `joint_friction` is False (rigid-body torques asked for); its friction smoothing unless
+    `friction_smoothing` (given) is. `notes`: what was taken from the file, one line each."""
+    import dataclasses
+
+    notes = []
+    where = f"{file}'s metadata" if file else "the file's metadata"
+    g = settings.get("gravity")
+    if g is not None:
+        text = ",".join(f"{x:g}" for x in g)
+        if gravity is not None:
+            if not np.allclose(np.asarray(gravity, dtype=float), g, rtol=1e-12, atol=1e-12):
+                raise InputError(f"--gravity {','.join(f'{x:g}' for x in gravity)} contradicts the gravity {text} the "
+                                 f"motion was simulated under ({where}, dyn.gravity); leave --gravity out",
+                                 key="--gravity")
+        elif not np.array_equal(model.gravity, g):
+            model = model.with_gravity(g)
+            notes.append(f"gravity {text} m/s^2, the run's ({where}); --gravity must agree with it")
+    jf = settings.get("joint_friction")
+    if jf is not None and joint_friction and all(n in jf["damping"] and n in jf["friction"] for n in model.v_names):
+        damping = np.array([jf["damping"][n] for n in model.v_names])
+        friction = np.array([jf["friction"][n] for n in model.v_names])
+        a = model.arrays
+        if not (np.array_equal(damping, a.damping) and np.array_equal(friction, a.friction)):
+            model = dataclasses.replace(model, arrays=a._replace(damping=damping, friction=friction))
+            notes.append(f"joint friction of the run ({where}): " + (
+                "none" if not (damping.any() or friction.any()) else "damping and friction other than the URDF's")
+                + "; --no-joint-friction leaves it out")
+    smoothing = friction_smoothing
+    if smoothing is None:
+        smoothing = jf["smoothing"] if jf is not None else 1e-3
+    return model, smoothing, notes
+
+
 # ------------------------------------------------------------------ dyn's names
 
-def canonical(traj, model, columns, parts=("q", "qd", "qdd", "effort")):
+def canonical(traj, model, columns, parts=("q", "qd", "qdd", "effort"), order=None):
     """`traj` with the columns that `columns` maps renamed to dyn's (``q.<name>``, …): the
     parts it maps must be all there (TrajectoryError naming the missing ones); a
-    column of the file that already has one of those names is replaced."""
+    column of the file that already has one of those names is replaced. `order`: the
+    file's joint order, that ``{index}`` counts in (`source_columns`)."""
     rename, used = {}, {}
     for part in parts:
         if not mapped(columns, part):
             continue
-        src = source_columns(model, part, columns)
+        src = source_columns(model, part, columns, order)
         require_columns(traj, src)
         for s, c in zip(src, coordinate_columns(part, coordinate_names(model, part))):
             if s in used and used[s] != c:
@@ -108,8 +165,9 @@ def coordinate_names(model, part):
     return model.q_names if part == "q" else model.v_names
 
 
-def read_table(display, buf, fmt, path, model, columns):
-    """(traj, time column name) of a dyn CSV or Parquet file, its mapped columns renamed."""
+def read_table(display, buf, fmt, path, model, columns, order=None):
+    """(traj, time column name) of a dyn CSV or Parquet file, its mapped columns renamed
+    (`order`: the file's joint order, for ``{index}``)."""
     traj = read_opened(display, buf, fmt, path)
     name = columns.get(TIME, TIME)
     if not traj.has(name):
@@ -117,4 +175,28 @@ def read_table(display, buf, fmt, path, model, columns):
         near = closest(name, traj.file_names)
         raise TrajectoryError(f"no time column {name!r}{hint} ({near}); found {len(traj.file_names)}: "
                               f"{listing(traj.file_names)}", file=display)
-    return canonical(traj, model, columns), name
+    return canonical(traj, model, columns, order=order), name
+
+
+def index_order(model, columns, order, notes):
+    """The file's joint order for the column map's ``{index}`` (None when it has none): `order`,
+    which a map with ``{index}`` needs (a file without joint names does not give its order) and a map
+    without it does not take; the mapping it makes goes to `notes`, one line."""
+    from ..column_map import joint_order, uses_index
+
+    if not uses_index(columns):
+        if order is not None:
+            raise InputError("--joint-order is the order that {index} in --columns counts in, and --columns has "
+                             "no {index}; leave --joint-order out", key="--joint-order")
+        return None
+    if order is None:
+        templates = ",".join(f"{k}={v}" for k, v in columns.items() if "{index" in str(v))
+        raise InputError(f"--columns {templates}: {{index}} counts the joints in the file's order, and a file "
+                         "without joint names does not give it: give --joint-order a,b,... (the joints in the "
+                         "file's order), or map columns by name ({joint}, q.<name>=COLUMN)", key="--joint-order")
+    order = joint_order(order)
+    pairs = [f"{c}={s}" for part in ("q", "qd", "qdd", "effort") if part in columns and "{index" in columns[part]
+             for s, c in zip(source_columns(model, part, columns, order),
+                             coordinate_columns(part, coordinate_names(model, part)))]
+    notes.append(f"columns by --joint-order: {', '.join(pairs)}")
+    return order

@@ -17,7 +17,7 @@ its own order (the UR driver: alphabetical), and a message may list them in any
 order. A line without one of the robot's joints is an error naming the joint and
 the line. A column map (``--columns 'q=field.position{index}'``) that disagrees
 with the names on any line is an error, not a silent permutation. Time is
-``field.header.stamp`` (``%time`` when every stamp is zero, said so).
+``field.header.stamp`` (``%time`` when every stamp is zero, said so, or with ``--clock log``).
 """
 from __future__ import annotations
 
@@ -41,12 +41,18 @@ _ARRAYS = (("q", "position"), ("qd", "velocity"), (EFFORT, "effort"))
 _CELL = re.compile(r"^field\.(position|velocity|effort)(\d+)$")
 
 
-def read_rostopic(display, buf, path, names, model, columns, notes):
-    """(trajectory, time column, first, offsets in the file's unit) of a rostopic echo -p file.
+def read_rostopic(display, buf, path, names, model, columns, notes, clock_name="header"):
+    """(trajectory, time column, first, offsets in the file's unit) of a rostopic echo -p file;
+    `clock_name` ``log``: time from ``%time`` (the bag's log time with ``-b``).
 
     The trajectory has ``time`` (to be filled), ``q.<joint>`` and, when the file has
     those arrays, ``qd.<joint>`` and ``effort.<joint>``: the robot's joints by name."""
     joints, n_names, arrays, time_name = _layout(display, names, model, columns)
+    if clock_name == "log":
+        if TIME in columns:
+            raise InputError(f"--clock log and --columns time={columns[TIME]} both choose the time column; "
+                             "give one", key="--clock")
+        time_name = FIRST
     table, lines = _read_columns(display, buf, path, names, joints, n_names, arrays, time_name)
 
     def locate(r):
@@ -56,6 +62,9 @@ def read_rostopic(display, buf, path, names, model, columns, notes):
     owner = _owners(table, joints, n_names, display, locate)
     _check_column_map(model, columns, owner, table, arrays, display, locate)
     parts, data = _joint_values(table, owner, arrays, len(joints))
+    if clock_name == "log":
+        notes.append(f"time from {FIRST} (when rostopic received or the bag logged each message; --clock log), "
+                     f"not {STAMP}")
     time_name, first, offsets = _clock(table, time_name, columns, notes)
     out_names = [TIME] + [c for p in parts for c in coordinate_columns(p, joints)]
     traj = Trajectory(out_names, data.T, display, lines=lines)

@@ -322,13 +322,14 @@ def _finite(x):
     return x if math.isfinite(x) else None
 
 
-def identify(model, recordings, *, validation=(), derivatives="auto", window=0.1, polyorder=4, columns=None,
+def identify(model, recordings, *, validation=(), derivatives="auto", window=0.1, polyorder=4,
              friction=("viscous", "coulomb"), friction_smoothing=1e-3, method="consistent", prior_std=1.0,
-             seed=0, topic=None, time_unit=None, resample=None, torque_filter=None) -> Identification:
+             seed=0, torque_filter=None, **reading) -> Identification:
     """Identify `model`'s inertial and friction parameters from `recordings` (paths or Trajectories).
 
-    columns, topic, time_unit, resample: how a recording is read (`dynlib.files.recordings.read_recording`:
-    dyn's CSV/Parquet, ROS bags, rostopic and PlotJuggler CSVs); derivatives, window, polyorder,
+    reading (columns, topic, time_unit, resample, joint_order, clock): how a recording is read, the keywords
+    of `dynlib.files.recordings.read_recording` (dyn's CSV/Parquet, ROS bags, rostopic and PlotJuggler
+    CSVs); derivatives, window, polyorder,
     torque_filter: how v and a are obtained and the torque filtered (`measurements.read_measurements`:
     'auto' takes measured velocities when the file has them). friction: the friction terms to
     identify, among 'viscous', 'coulomb', 'offset' (the others keep their URDF
@@ -356,8 +357,7 @@ def identify(model, recordings, *, validation=(), derivatives="auto", window=0.1
     timings = {}
     t0 = time.perf_counter()
     lm = E.LinearModel(model, friction, friction_smoothing)
-    opts = dict(derivatives=derivatives, window=window, polyorder=polyorder, columns=columns, topic=topic,
-                time_unit=time_unit, resample=resample, torque_filter=torque_filter)
+    opts = dict(derivatives=derivatives, window=window, polyorder=polyorder, torque_filter=torque_filter, **reading)
     recs = [read_measurements(model, r, **opts) for r in recordings]
     vals = [read_measurements(model, r, **opts) for r in validation]
     timings["read"] = time.perf_counter() - t0

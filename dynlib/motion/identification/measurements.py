@@ -105,10 +105,11 @@ DERIVATIVES = ("auto", "given", "central", "savgol", "zero")
 MIN_WINDOW_EXTRA = 2  # a chosen Savitzky–Golay window spans at least 2·polyorder + 3 samples: some smoothing
 
 
-def read_measurements(model, source, *, derivatives="auto", window=0.1, polyorder=4, columns=None, topic=None,
-                      time_unit=None, resample=None, torque_filter=None) -> Measurements:
+def read_measurements(model, source, *, derivatives="auto", window=0.1, polyorder=4, torque_filter=None,
+                      **reading) -> Measurements:
     """The `Measurements` of `source` (a path, '-', or a `dynlib.files.trajectory.Trajectory`) for `model`;
-    columns, topic, time_unit and resample as `dynlib.files.recordings.read_recording` takes them.
+    reading: the keywords of `dynlib.files.recordings.read_recording` (columns, topic, time_unit, resample,
+    joint_order, clock).
 
     derivatives (see `plan_derivatives`): 'given' (the file's qd.*, and its qdd.* or q̈ by one
     Savitzky–Golay differentiation of qd), 'central', 'savgol' (from q), 'zero' (still poses:
@@ -122,7 +123,7 @@ def read_measurements(model, source, *, derivatives="auto", window=0.1, polyorde
 
     if derivatives not in DERIVATIVES:
         raise InputError(f"derivatives must be one of {', '.join(DERIVATIVES)}, got {derivatives!r}")
-    read = read_recording(model, source, topic=topic, columns=columns, time_unit=time_unit, resample=resample)
+    read = read_recording(model, source, **reading)
     traj = read.trajectory  # the columns by dyn's names (the map applied), time in s from the first sample
     how = plan_derivatives(model, traj, derivatives)
     if (how in ("savgol", "velocities") or torque_filter) and len(traj) > 2 and not _uniform(traj.time):

@@ -19,6 +19,7 @@ from dynlib.files.columns import TIME_START_KEY, tau_columns
 from dynlib.errors import DynError
 from dynlib.motion.inverse import inverse_dynamics_trajectory
 from dynlib.files.recordings import read_recording
+from dynlib.files.recordings.clock import rhythm_break
 from dynlib.files.trajectory import column_names, read_trajectory, write_trajectory
 from helpers import ROBOTS_DIR, invoke, run_process, sample
 from recording_files import (EPOCH_NS, messages, swing, write_bag, write_plotjuggler_csv, write_rostopic_csv)
@@ -396,6 +397,19 @@ def test_a_stamp_that_breaks_the_rhythm_is_one_error_naming_the_message(tmp_path
     # logged at its stamps, the log time is no way out: the message says so
     assert ("drop or re-stamp that message" in lines[0]) == (early_ms > 1)
     assert not out.exists()
+
+
+def test_stamps_without_a_rhythm_have_none_to_break():
+    """A logging PC's stamps, 0.4 to 4 ms apart at random, have no rhythm: every step is its own, none is
+    a stray (identification resamples them; central differences take them as they are). One early stamp
+    in a driver's 1 kHz rhythm with jitter is still found."""
+    rng = np.random.default_rng(3)
+    t = np.concatenate([[0.0], np.cumsum(rng.integers(2, 21, size=2000) * 2e-4)])
+    assert rhythm_break(t) is None
+    _, t, Q, _, _, _ = jittery()
+    assert rhythm_break(t, Q) is None
+    t[300] -= 0.7e-3
+    assert rhythm_break(t, Q).k == 300
 
 
 def test_clock_log_reads_a_bag_logged_in_order_whose_stamp_is_wrong(tmp_path):

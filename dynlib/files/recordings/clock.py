@@ -141,6 +141,8 @@ class RhythmBreak(NamedTuple):
 
 CLOSE = 0.5     # a step below half the median step: two samples closer than the rhythm allows
 BETWEEN = 0.4   # a sample this far (in median steps) from every tick of the rhythm, on both sides
+ON_TICK = 0.2   # a step within this (in median steps) of a whole number of them keeps the rhythm
+RHYTHM = 0.9    # the share of steps that keep it for the stamps to have a rhythm at all
 
 
 def rhythm_break(t, Q=None) -> RhythmBreak | None:
@@ -154,7 +156,11 @@ def rhythm_break(t, Q=None) -> RhythmBreak | None:
     whole number of m, their sum within 0.25 m of one). Of two samples too close together, the one
     whose position `Q` (N, n) (when given) lies farther from the straight line through the samples
     on either side of the pair is the stray one (its stamp says another time than its position's);
-    without `Q`, the one whose other step is farther from a whole number of m."""
+    without `Q`, the one whose other step is farther from a whole number of m.
+
+    Stamps without a rhythm (fewer than `RHYTHM` of the steps within `ON_TICK` m of a whole number of
+    m: a logging PC's stamps, an irregular rate) have none to break: None. Their steps are true
+    (`dynlib.motion.derivatives` takes non-uniform steps; identification resamples them)."""
     t = np.asarray(t, dtype=np.float64)
     d = np.diff(t)
     if d.size < 3:
@@ -163,8 +169,10 @@ def rhythm_break(t, Q=None) -> RhythmBreak | None:
     if not m > 0:
         return None
     r = d / m
-    close = np.flatnonzero(r < CLOSE)
     whole = np.maximum(np.rint(r), 1.0)
+    if np.mean(np.abs(r - whole) < ON_TICK) < RHYTHM:
+        return None
+    close = np.flatnonzero(r < CLOSE)
     off = np.abs(r - whole) >= BETWEEN
     pair = r[:-1] + r[1:]
     between = np.flatnonzero(off[:-1] & off[1:] & (np.abs(pair - np.rint(pair)) <= 0.25))

@@ -20,6 +20,31 @@ Schemes (one step from t to t + dt, a1 = a(t, q, v) given):
   truncation RKMK needs for order 4). Without this correction (summing the v_i
   as if they were tangent at q) the root pose is only second-order accurate.
 
+Joint friction under rk4 (the choice, and why). URDF damping and the tanh-smoothed
+Coulomb friction are stiff on light links (arm6's wrist_3: 0.5 N m s over 1.4e-4 kg m²;
+the tanh slope friction/eps is a thousand times steeper), and classical RK4 is unstable
+for ``dt λ > 2.785``. Taking the friction linearly implicit inside each substep (backward
+Euler in that term, as semi-implicit and euler do) is stable but made rk4 first order on
+almost every URDF (the README's arm6 run ended 1e-2 rad from the converged solution); MuJoCo's
+RK4 has no implicit damping either. So rk4 decides per joint at the run's start
+(`dynlib.sim.simulate.friction_steps`): where ``dt (damping + friction/eps) (M⁻¹)_kk`` (the
+friction's steepest slope over the joint's smallest effective inertia) is below half that
+limit, the friction is explicit and the step is classical RK4, order 4 (pybullet's kuka, 0.5 N m s,
+is). Where it is above, the joint's friction enters as a Rosenbrock-W method on RK4's own
+substeps: substep s solves ``(M + GAMMA dt B) k_s = tau_total(q_s, v_s) - h - B dt Σ_{j<s}
+GAMMAS[s, j] k_j`` with ``B`` = diag(dF/dv) of the stiff joints at (q_s, v_s) (zero on the
+others): the same O(n) ABA with the diagonal on its pivots (`dynlib.sim.dynamics`), plus a
+diagonal product (`stage_memory`, `dynamics.stage_term`), so no extra solve. With B = 0 it
+is classical RK4 exactly. GAMMA = 0.3 and GAMMAS solve the conditions that make the terms in
+W = -M⁻¹B vanish up to order 3 for any W (a W-method: B's linearization and its change along
+the step need not be exact): Σ b_i β_i = 0, Σ b_i c_i β_i = 0, Σ b_i Σ_j α_ij β_j = 0,
+Σ b_i Σ_j Γ_ij c_j = 0, Σ b_i Σ_j Γ_ij β_j = 0 (Γ = GAMMAS + GAMMA I, β_i = Σ_j Γ_ij; α, b, c
+RK4's tableau), and R(-∞) = 0 for the stability function on y' = λy: A- and L-stable, so a
+joint held by its friction stays still at any dt (tests/sim/test_integrators.py checks both).
+Order 3 in the stiff terms, 4 in the rest; an IMEX additive RK that kept order 4 would need
+the explicit acceleration of each substep too (a second ABA). semi-implicit and euler keep
+backward Euler in the friction term (first order, like the schemes themselves).
+
 Each substep's right-hand side ``a(t, q, v)`` is one evaluation of the pipeline of
 `dynlib.simulate` (its stages: controller, generalized forces, acceleration, in
 `dynlib.sim.stages`); this module only moves the state: `substep_state` gives the
@@ -63,6 +88,25 @@ def make_work(nq, nv) -> Work:
 # Butcher tableau of the schemes: substep times c_s (RK4's a_{s,s-1} = c_s) and weights b_s
 NODES = np.array([0.0, 0.5, 0.5, 1.0])
 WEIGHTS = np.array([1.0, 2.0, 2.0, 1.0]) / 6.0
+
+
+# rk4's Rosenbrock-W terms for the joints whose friction is stiff at dt (`dynlib.sim.simulate.friction_steps`):
+# substep s solves (M + GAMMA dt B) k_s = tau_total - h - B dt Σ_{j<s} GAMMAS[s, j] k_j (see the module docstring)
+GAMMA = 0.3
+GAMMAS = np.array([[0.0, 0.0, 0.0, 0.0],
+                   [-0.2897944009471608, 0.0, 0.0, 0.0],
+                   [0.2561762542249444, -0.8663818532777835, 0.0, 0.0],
+                   [0.06723629344443306, -0.00990347110951567, -0.05733282233491738, 0.0]])
+
+
+@kernel
+def stage_memory(s, dt, acc, out):
+    """out (nv,) = dt Σ_{j<s} GAMMAS[s, j] acc[j]: the stage memory of substep s (zero for s = 0)."""
+    for k in range(out.shape[0]):
+        x = 0.0
+        for j in range(s):
+            x += GAMMAS[s, j] * acc[j, k]
+        out[k] = dt * x
 
 
 @kernel

@@ -380,7 +380,7 @@ def energy_check(scenario, *, tolerance=1e-6, seed=0, random_initial=False, samp
 
 def order_causes(scenario, q0, dt) -> str:
     """In words, what in the scenario can make the drift fall below the integrator's order: its contacts,
-    rk4's implicit friction terms (`dynlib.sim.simulate.friction_steps`: order 3 in them), the tanh kink of
+    rk4's implicit friction terms (`dynlib.sim.simulate.friction_steps`: first order, or order 3), the tanh kink of
     Coulomb friction, stiff PD gains under rk4, switching wrenches or torque tables; "" when none."""
     from ..sim import controllers as C
     from ..sim.simulate import friction_steps
@@ -394,10 +394,17 @@ def order_causes(scenario, q0, dt) -> str:
         causes.append(f"the {scenario.contacts.model} contacts (a point touching down or lifting off)")
     if scenario.integrator == "rk4":
         implicit = scenario.friction_integration == "implicit" and bool(np.any(damping) or np.any(friction))
-        steps = friction_steps(model, q0, dt, "rk4", damping, friction, eps, implicit)
-        if np.any(steps > 0):
-            names = ", ".join(n for n, x in zip(model.v_names, steps) if x > 0)
-            causes.append(f"rk4's implicit friction on {names} (stiff at dt = {dt:g} s; order 3 in that term)")
+        import warnings
+
+        with warnings.catch_warnings():  # the run itself says it
+            warnings.simplefilter("ignore")
+            steps = friction_steps(model, q0, dt, "rk4", damping, friction, eps, implicit)
+        for words, which in (("implicit friction", (steps > 0) & (friction != 0)),
+                             ("Rosenbrock-W damping", (steps > 0) & (friction == 0))):
+            if np.any(which):
+                names = ", ".join(n for n, x in zip(model.v_names, which) if x)
+                order = "first order" if words == "implicit friction" else "order 3"
+                causes.append(f"rk4's {words} on {names} (stiff at dt = {dt:g} s: {order} in that term)")
         params = controller(scenario).params(model, q0, (damping, friction, eps))
         if isinstance(params, C.PDParams):
             from ..algorithms.crba import crba

@@ -101,6 +101,10 @@ class Implicit(NamedTuple):
     gain_v: np.ndarray    # (nv,) dt kp: the predicted position's term, -dt kp v (with gain_m: backward Euler)
 
 
+class ImplicitFrictionNote(UserWarning):
+    """rk4 takes the Coulomb friction of some joints by backward Euler (stiff at dt): first order in that term."""
+
+
 class Evaluation(NamedTuple):
     """The generalized forces of one evaluation of the dynamics, which its stages write in turn."""
 
@@ -193,10 +197,11 @@ def friction_slope(fo, k, vk):
 
 
 @inline_kernel
-def stage_term(fo, im, e, k, vk):
-    """B_k memory_k on a joint whose friction is implicit (the W-method's stage term, `e.memory`), else 0."""
-    if e.memory[k] != 0.0 and im.friction_dt[k] > 0.0:
-        return friction_slope(fo, k, vk) * e.memory[k]
+def stage_term(fo, im, e, k):
+    """damping_k memory_k on an implicit joint without Coulomb friction (rk4's Rosenbrock-W stage term,
+    `e.memory`: there B = damping, constant), else 0 (a Coulomb joint's implicit term is backward Euler)."""
+    if e.memory[k] != 0.0 and im.friction_dt[k] > 0.0 and fo.friction[k] == 0.0:
+        return fo.damping[k] * e.memory[k]
     return 0.0
 
 
@@ -210,7 +215,7 @@ def mass_and_bias(m, d, fo, im, e, q, v):
     for k in range(v.shape[0]):
         d.M[k, k] += d.diag[k]
         e.tau_h[k] = e.tau_total[k] - d.h[k] - im.gain_v[k] * v[k]
-        e.tau_h[k] -= stage_term(fo, im, e, k, v[k])
+        e.tau_h[k] -= stage_term(fo, im, e, k)
 
 
 @kernel
@@ -235,7 +240,7 @@ def implicit_acceleration(m, d, fo, im, e, q, v, a):
         implicit_diagonal(fo, im, v, d.diag)
         for k in range(v.shape[0]):
             e.tau_h[k] = e.tau_total[k] - im.gain_v[k] * v[k]
-            e.tau_h[k] -= stage_term(fo, im, e, k, v[k])
+            e.tau_h[k] -= stage_term(fo, im, e, k)
         tau, diag = e.tau_h, d.diag
     aba_kernel(m, d, q, v, tau, e.fext, m.gravity, diag, a)
     if free:

@@ -24,26 +24,35 @@ Joint friction under rk4 (the choice, and why). URDF damping and the tanh-smooth
 Coulomb friction are stiff on light links (arm6's wrist_3: 0.5 N m s over 1.4e-4 kg m²;
 the tanh slope friction/eps is a thousand times steeper), and classical RK4 is unstable
 for ``dt λ > 2.785``. Taking the friction linearly implicit inside each substep (backward
-Euler in that term, as semi-implicit and euler do) is stable but made rk4 first order on
-almost every URDF (the README's arm6 run ended 1e-2 rad from the converged solution); MuJoCo's
-RK4 has no implicit damping either. So rk4 decides per joint at the run's start
-(`dynlib.sim.simulate.friction_steps`): where ``dt (damping + friction/eps) (M⁻¹)_kk`` (the
-friction's steepest slope over the joint's smallest effective inertia) is below half that
-limit, the friction is explicit and the step is classical RK4, order 4 (pybullet's kuka, 0.5 N m s,
-is). Where it is above, the joint's friction enters as a Rosenbrock-W method on RK4's own
-substeps: substep s solves ``(M + GAMMA dt B) k_s = tau_total(q_s, v_s) - h - B dt Σ_{j<s}
-GAMMAS[s, j] k_j`` with ``B`` = diag(dF/dv) of the stiff joints at (q_s, v_s) (zero on the
-others): the same O(n) ABA with the diagonal on its pivots (`dynlib.sim.dynamics`), plus a
-diagonal product (`stage_memory`, `dynamics.stage_term`), so no extra solve. With B = 0 it
-is classical RK4 exactly. GAMMA = 0.3 and GAMMAS solve the conditions that make the terms in
-W = -M⁻¹B vanish up to order 3 for any W (a W-method: B's linearization and its change along
-the step need not be exact): Σ b_i β_i = 0, Σ b_i c_i β_i = 0, Σ b_i Σ_j α_ij β_j = 0,
-Σ b_i Σ_j Γ_ij c_j = 0, Σ b_i Σ_j Γ_ij β_j = 0 (Γ = GAMMAS + GAMMA I, β_i = Σ_j Γ_ij; α, b, c
-RK4's tableau), and R(-∞) = 0 for the stability function on y' = λy: A- and L-stable, so a
-joint held by its friction stays still at any dt (tests/sim/test_integrators.py checks both).
-Order 3 in the stiff terms, 4 in the rest; an IMEX additive RK that kept order 4 would need
-the explicit acceleration of each substep too (a second ABA). semi-implicit and euler keep
-backward Euler in the friction term (first order, like the schemes themselves).
+Euler in that term) is stable but made rk4 first order on every URDF with damping
+(pybullet's kuka, 0.5 N m s: 1.6e-2 rad off at 1 ms); MuJoCo's RK4 has no implicit damping
+either. So rk4 decides per joint at the run's start (`dynlib.sim.simulate.friction_steps`),
+from ``dt (damping + friction/eps) (M⁻¹)_kk`` (the friction's steepest slope over the joint's
+smallest effective inertia, the other joints free) against half that limit:
+
+- not stiff: the friction is explicit, the step is classical RK4, order 4 (the kuka's joints);
+- stiff, damping only: a Rosenbrock-W method on RK4's own substeps. Substep s solves
+  ``(M + GAMMA dt B) k_s = tau_total(q_s, v_s) - h - B dt Σ_{j<s} GAMMAS[s, j] k_j`` with B =
+  the stiff joints' damping (zero on the others): the same O(n) ABA with the diagonal on its
+  pivots (`dynlib.sim.dynamics`), plus a diagonal product (`stage_memory`,
+  `dynamics.stage_term`), no extra solve; with B = 0 it is classical RK4 exactly. GAMMA = 0.3
+  and GAMMAS solve the conditions under which the terms in W = -M⁻¹B vanish up to order 3
+  for any W (a W-method: M's change along the step need not be followed): Σ b_i β_i = 0,
+  Σ b_i c_i β_i = 0, Σ b_i Σ_j α_ij β_j = 0, Σ b_i Σ_j Γ_ij c_j = 0, Σ b_i Σ_j Γ_ij β_j = 0
+  (Γ = GAMMAS + GAMMA I, β_i = Σ_j Γ_ij; α, b, c RK4's tableau), and R(-∞) = 0 for the
+  stability function on y' = λy: A- and L-stable (tests/sim/test_integrators.py checks both).
+  Order 3 in the stiff terms, 4 in the rest (arm6 without Coulomb friction: 4.8e-7 rad at 1 ms
+  against Radau, where explicit rk4 diverges). An IMEX additive RK keeping order 4 would need
+  each substep's explicit acceleration too (a second ABA);
+- stiff Coulomb friction: backward Euler in that term, as before (first order in it), and the
+  run says so once (`dynamics.ImplicitFrictionNote`, ``dyn: note: rk4 with implicit friction on
+  …``). The W terms linearize the friction once per substep and rely on that slope holding over
+  the step; the tanh slope changes a thousandfold within eps = 1e-3 rad/s, and where joints
+  stick (arm6 from a random state, 1 s) the W form ended 5e-2 rad off at 1 ms against 4e-3 with
+  backward Euler. A larger friction_smoothing, or a smaller dt, makes such a joint explicit.
+
+semi-implicit and euler keep backward Euler in the friction term on every joint (first order,
+like the schemes themselves), bit-identical to before.
 
 Each substep's right-hand side ``a(t, q, v)`` is one evaluation of the pipeline of
 `dynlib.simulate` (its stages: controller, generalized forces, acceleration, in
@@ -90,7 +99,7 @@ NODES = np.array([0.0, 0.5, 0.5, 1.0])
 WEIGHTS = np.array([1.0, 2.0, 2.0, 1.0]) / 6.0
 
 
-# rk4's Rosenbrock-W terms for the joints whose friction is stiff at dt (`dynlib.sim.simulate.friction_steps`):
+# rk4's Rosenbrock-W terms for the joints whose damping is stiff at dt (`dynlib.sim.simulate.friction_steps`):
 # substep s solves (M + GAMMA dt B) k_s = tau_total - h - B dt Σ_{j<s} GAMMAS[s, j] k_j (see the module docstring)
 GAMMA = 0.3
 GAMMAS = np.array([[0.0, 0.0, 0.0, 0.0],

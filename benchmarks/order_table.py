@@ -4,7 +4,8 @@
 
 Robots: pybullet_data's kuka_iiwa (joint damping 0.5, no friction; the folder of the
 `pybullet` package), robots/arm6.urdf (damping and Coulomb friction, tanh-smoothed,
-eps = 1e-3 rad/s) and the kuka with a floating base (free-flyer root, quaternion).
+eps = 1e-3 rad/s), arm6-damping (arm6 without its Coulomb friction: wrist_3's damping is
+stiff at 1 ms) and the kuka with a floating base (free-flyer root, quaternion).
 Each runs with zero torque from q0 = 0.5 rad on every joint (the floating root at
 the identity, twist (0.5, 0, 1, 2, -1.5, 1)), v0 = 0, under gravity, for
 --duration s, with each integrator at each step of --dts (friction as `simulate`'s
@@ -18,7 +19,7 @@ subtracted from the torque; the free-flyer's configuration moves by its body twi
 (position rate R v, quaternion rate ½ q ⊗ (ω, 0)). The error is the largest
 |q_dyn(T) ⊖ q_ref(T)| (Pinocchio's ``difference``); the order between two steps is
 log(err(dt) / err(dt/2)) / log 2. `reference_final_state` and `dyn_final_state` are
-what tests/sim/test_integrator_order.py calls. Needs the test extra (``pin``) and
+what tests/sim/test_integrators.py calls. Needs the test extra (``pin``) and
 ``pybullet`` (for its data folder).
 """
 from __future__ import annotations
@@ -41,10 +42,11 @@ def kuka_path() -> Path:
     return Path(pybullet_data.getDataPath()) / "kuka_iiwa" / "model.urdf"
 
 
-ROBOTS = {  # name: (path, floating base, stiff friction: the reference needs an implicit solver)
-    "kuka": (kuka_path, False, False),
-    "arm6": (lambda: ROOT / "robots" / "arm6.urdf", False, True),
-    "kuka-floating": (kuka_path, True, False),
+ROBOTS = {  # name: (path, floating base, stiff friction: the reference needs an implicit solver, Coulomb friction)
+    "kuka": (kuka_path, False, False, True),
+    "arm6": (lambda: ROOT / "robots" / "arm6.urdf", False, True, True),
+    "arm6-damping": (lambda: ROOT / "robots" / "arm6.urdf", False, True, False),
+    "kuka-floating": (kuka_path, True, False, True),
 }
 
 
@@ -138,9 +140,11 @@ def table(robots, dts, duration, integrators=("rk4", "semi-implicit", "euler")):
 
     rows = []
     for name in robots:
-        make, floating, stiff = ROBOTS[name]
+        make, floating, stiff, coulomb = ROBOTS[name]
         path = make()
         model = dynlib.load(path, floating_base=floating)
+        if not coulomb:
+            model.arrays.friction[:] = 0.0
         t0 = time.perf_counter()
         q_ref = reference_final_state(model, path, duration, stiff)
         print(f"# {name}: reference in {time.perf_counter() - t0:.1f} s", flush=True)

@@ -9,8 +9,9 @@ from .common import (Overrides, armature_option, check_outputs, compile_notice, 
 
 @click.command(epilog="""\b
 Examples:
-  dyn energy-check robots/arm6.urdf
-  dyn energy-check robots/arm6.urdf --report r.json || exit 1      # a CI gate
+  dyn energy-check robots/arm6.urdf --no-joint-friction
+  dyn energy-check robots/arm6.urdf --no-joint-friction --report r.json || exit 1      # a CI gate
+  dyn energy-check robots/arm6.urdf --duration 0.3 || echo "exit $?: its stiff Coulomb friction is first order"
   dyn energy-check robots/quadruped.urdf --floating-base --gravity 0,0,0
   dyn energy-check robots/arm6.urdf --integrator euler --dt 1e-2 || echo "exit $?: explicit Euler drifts"
   dyn energy-check scenarios/arm6_fall.yaml --plot energy.png

@@ -22,7 +22,12 @@ Each check is a number compared with a tolerance:
 - ``quaternion_norm`` (free-flyer models): ``max_t | |quat(t)| - 1 |``.
 
 The run is `dynlib.runs.scenario.run`, the one `dyn simulate` makes, keeping every
-step. On the sample contact scenarios, with the default tolerance 1e-6
+step; `dyn energy-check ROBOT` loads the robot with zero torque and its URDF joint
+friction (as `dyn simulate` runs it), so the friction's work is in the balance and a
+first-order friction term shows (`--no-joint-friction`: free motion). A drift that falls
+below the integrator's order is put down to what the scenario has (`order_causes`:
+contacts, rk4's implicit friction terms, the tanh kink, stiff PD gains, switching
+wrenches, a torque table), never to a contact the scenario does not have. On the sample contact scenarios, with the default tolerance 1e-6
 (tests/runs/test_checks.py, `test_sample_contact_scenarios_with_the_default_tolerance`):
 contact_bilateral_standing (1.1e-7) and contact_soft_quadruped (7e-11) pass;
 contact_bilateral_welded (1.3e-5: the wrench's on/off steps), contact_soft_ball

@@ -502,8 +502,11 @@ def friction_steps(model, q, dt, integrator, damping, friction, eps, implicit) -
         return np.full(nv, dt)
     from ..algorithms.crba import crba
 
-    lam = (damping + friction / eps) * np.diag(np.linalg.inv(crba(model, q)))
-    stiff = dt * lam > STIFF_FRICTION
+    try:
+        lam = (damping + friction / eps) * np.diag(np.linalg.inv(crba(model, q)))
+    except np.linalg.LinAlgError:  # M singular at q: no estimate, every joint with friction stays implicit
+        lam = np.full(nv, np.inf)
+    stiff = ~(dt * lam <= STIFF_FRICTION) & ((damping != 0) | (friction != 0))
     coulomb = stiff & (friction != 0)
     if np.any(coulomb):
         import warnings

@@ -9,18 +9,20 @@ from .common import (Overrides, armature_option, check_outputs, compile_notice, 
 
 @click.command(epilog="""\b
 Examples:
-  dyn energy-check robots/arm6.urdf
-  dyn energy-check robots/arm6.urdf --report r.json || exit 1      # a CI gate
+  dyn energy-check robots/arm6.urdf --no-joint-friction
+  dyn energy-check robots/arm6.urdf --no-joint-friction --report r.json || exit 1      # a CI gate
+  dyn energy-check robots/arm6.urdf --duration 0.3 || echo "exit $?: its stiff Coulomb friction is first order"
   dyn energy-check robots/quadruped.urdf --floating-base --gravity 0,0,0
   dyn energy-check robots/arm6.urdf --integrator euler --dt 1e-2 || echo "exit $?: explicit Euler drifts"
   dyn energy-check scenarios/arm6_fall.yaml --plot energy.png
 
 \b
-A robot runs in free motion (zero torque, no joint friction) from a seeded
-random state (--seed; the seed is printed) unless --q0/--qd0 are given. A
-scenario runs as written (as dyn simulate runs it): with torques, friction,
-external wrenches or contacts the drift check becomes the work-energy balance
-E(t) - E(0) = work done, the contact forces' work included.
+A robot runs with zero torque and its URDF joint damping and friction (as dyn
+simulate runs it; --no-joint-friction: free motion) from a seeded random state
+(--seed; the seed is printed) unless --q0/--qd0 are given. A scenario runs as
+written: with torques, friction, external wrenches or contacts the drift check
+becomes the work-energy balance E(t) - E(0) = work done, the friction's and the
+contact forces' work included.
 
 \b
 The step: without --dt (and without dt: in the scenario) energy-check
@@ -35,6 +37,8 @@ force the work-energy balance cannot account for).""")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the random initial state and samples.")
 @click.option("--tolerance", type=click.FloatRange(min=0, min_open=True), default=1e-6, show_default=True,
               help="Tolerance of the relative energy drift.")
+@click.option("--no-joint-friction", is_flag=True,
+              help="A robot: leave out the URDF damping and friction (free motion, the plain energy drift).")
 @click.option("--report", "report_path", metavar="FILE.json", default=None, help="Write the report as JSON.")
 @click.option("--plot", "plot_path", metavar="FILE.png", default=None, help="Figure of the energies and the drift.")
 @floating_base_option
@@ -42,8 +46,8 @@ force the work-energy balance cannot account for).""")
 @gravity_option
 @armature_option
 @click.pass_context
-def energy_check(ctx, source, duration, dt, integrator, q0, qd0, seed, tolerance, report_path, plot_path,
-                 floating_base, lock, gravity, armature):
+def energy_check(ctx, source, duration, dt, integrator, q0, qd0, seed, tolerance, no_joint_friction, report_path,
+                 plot_path, floating_base, lock, gravity, armature):
     """Check ROBOT (.urdf/.xacro) or SCENARIO (.yaml): energy drift, FD∘ID, mass matrix, Coriolis skew."""
     from dynlib.runs.checks import energy_check as run_checks
 
@@ -51,7 +55,8 @@ def energy_check(ctx, source, duration, dt, integrator, q0, qd0, seed, tolerance
     is_robot = not str(source).lower().endswith((".yaml", ".yml"))
     if is_robot:
         o.put("control", {"type": "zero"}, "energy-check")
-        o.put("joint_friction", "none", "energy-check")
+    if no_joint_friction:
+        o.put("joint_friction", "none", "--no-joint-friction")
     o.put_if("duration", duration, "--duration")
     o.put_if("dt", dt, "--dt")
     o.put_if("integrator", integrator, "--integrator")

@@ -22,7 +22,12 @@ Each check is a number compared with a tolerance:
 - ``quaternion_norm`` (free-flyer models): ``max_t | |quat(t)| - 1 |``.
 
 The run is `dynlib.runs.scenario.run`, the one `dyn simulate` makes, keeping every
-step. On the sample contact scenarios, with the default tolerance 1e-6
+step; `dyn energy-check ROBOT` loads the robot with zero torque and its URDF joint
+friction (as `dyn simulate` runs it), so the friction's work is in the balance and a
+first-order friction term shows (`--no-joint-friction`: free motion). A drift that falls
+below the integrator's order is put down to what the scenario has (`order_causes`:
+contacts, rk4's implicit friction terms, the tanh kink, stiff PD gains, switching
+wrenches, a torque table), never to a contact the scenario does not have. On the sample contact scenarios, with the default tolerance 1e-6
 (tests/runs/test_checks.py, `test_sample_contact_scenarios_with_the_default_tolerance`):
 contact_bilateral_standing (1.1e-7) and contact_soft_quadruped (7e-11) pass;
 contact_bilateral_welded (1.3e-5: the wrench's on/off steps), contact_soft_ball
@@ -359,7 +364,8 @@ def energy_check(scenario, *, tolerance=1e-6, seed=0, random_initial=False, samp
                                      f"{solver['steps_not_converged']} steps")
         return _Attempt(dt, sc.n_steps, checks, series, None if result.diverged is None else result.diverged.time)
 
-    step = _StepSearch(scenario, attempt, tolerance, fixed, ORDER[scenario.integrator])
+    step = _StepSearch(scenario, attempt, tolerance, fixed, ORDER[scenario.integrator],
+                       order_causes(scenario, q0, scenario.dt))
     used = step.run()
     checks = list(used.checks) + model_checks(model, samples=samples, seed=seed)
     settings = {
@@ -377,6 +383,52 @@ def energy_check(scenario, *, tolerance=1e-6, seed=0, random_initial=False, samp
     return Report(robot=model.name, checks=checks, settings=settings, series=used.series, notes=step.notes)
 
 
+def order_causes(scenario, q0, dt) -> str:
+    """In words, what in the scenario can make the drift fall below the integrator's order: its contacts,
+    rk4's implicit friction terms (`dynlib.sim.simulate.friction_steps`: first order, or order 3), the tanh kink of
+    Coulomb friction, stiff PD gains under rk4, switching wrenches or torque tables; "" when none."""
+    from ..sim import controllers as C
+    from ..sim.simulate import friction_steps
+    from .scenario.run import controller
+    from .scenario.schema import CsvControl
+
+    model, m, causes = scenario.model, scenario.model.arrays, []
+    damping, friction = np.asarray(m.damping, float), np.asarray(m.friction, float)
+    eps = scenario.friction_smoothing
+    if scenario.contacts is not None:
+        causes.append(f"the {scenario.contacts.model} contacts (a point touching down or lifting off)")
+    if scenario.integrator == "rk4":
+        implicit = scenario.friction_integration == "implicit" and bool(np.any(damping) or np.any(friction))
+        import warnings
+
+        with warnings.catch_warnings():  # the run itself says it
+            warnings.simplefilter("ignore")
+            steps = friction_steps(model, q0, dt, "rk4", damping, friction, eps, implicit)
+        for words, which in (("implicit friction", (steps > 0) & (friction != 0)),
+                             ("Rosenbrock-W damping", (steps > 0) & (friction == 0))):
+            if np.any(which):
+                names = ", ".join(n for n, x in zip(model.v_names, which) if x)
+                order = "first order" if words == "implicit friction" else "order 3"
+                causes.append(f"rk4's {words} on {names} (stiff at dt = {dt:g} s: {order} in that term)")
+        params = controller(scenario).params(model, q0, (damping, friction, eps))
+        if isinstance(params, C.PDParams):
+            from ..algorithms.crba import crba
+
+            diag = np.diag(crba(model, q0))
+            stiff = [n for k, n in enumerate(model.v_names) if diag[k] > 0 and (params.kp[k] > 0 or params.kd[k] > 0)
+                     and not C._rk4_stable(float(params.kp[k]), float(params.kd[k]), float(diag[k]), dt)]
+            if stiff:
+                causes.append(f"the PD gains on {', '.join(stiff)} (stiff for rk4 at dt = {dt:g} s)")
+    if np.any(friction):
+        names = ", ".join(n for n, f in zip(model.v_names, friction) if f)
+        causes.append(f"the Coulomb friction's tanh kink on {names} (friction_smoothing {eps:g})")
+    if any(w.start > 0 or np.isfinite(w.stop) for w in scenario.external_wrenches):
+        causes.append("external wrenches switching on or off")
+    if isinstance(scenario.control, CsvControl):
+        causes.append("the torque table's steps")
+    return "; ".join(causes)
+
+
 def _run(sc, q0, v0, progress):
     from .scenario import run
 
@@ -386,8 +438,9 @@ def _run(sc, q0, v0, progress):
 class _StepSearch:
     """The step of the drift check: chosen by refinement, or the user's, with the cause of a failure."""
 
-    def __init__(self, scenario, attempt, tolerance, fixed, order):
+    def __init__(self, scenario, attempt, tolerance, fixed, order, causes=""):
         self.scenario, self.attempt, self.tolerance, self.fixed, self.order = scenario, attempt, tolerance, fixed, order
+        self.causes = causes  # what in the scenario may cost the integrator its order (`order_causes`)
         self.name = f"{scenario.integrator} (order {order})"
         self.attempts, self.notes = [], []
         self.cause, self.passing_dt = None, None
@@ -426,9 +479,14 @@ class _StepSearch:
         """The words for a drift that falls with the step."""
         text = f"the drift falls with the step ({self._history(runs)})"
         if trend == "slow":
-            text += (f", at order {order:.2g}, below {self.name}'s: a force that is not smooth (a contact "
-                     "touching down, a friction kink, a switching torque) costs the integrator its order")
+            text += f", at order {order:.2g}, below {self.name}'s: {self._slow_cause()}"
         return text
+
+    def _slow_cause(self):
+        if self.causes:
+            return f"{self.causes} costs the integrator its order"
+        return ("the scenario has no contact, friction, switching force or stiff gain that would cost it its order: "
+                "the steps tried are not yet small enough for the integrator's asymptotic order")
 
     def _diverged(self, runs, span):
         """Every run diverged: the words, and the cause (the motion's blow-up or the integrator's)."""
@@ -523,8 +581,8 @@ class _StepSearch:
         if last.drift.passed:
             self.passing_dt = last.dt
             trend, order = self._trend(runs)
-            slow = (f" (falling at order {order:.2g}, below {self.name}'s: a force that is not smooth costs the "
-                    "integrator its order)" if trend == "slow" else "")
+            slow = (f" (falling at order {order:.2g}, below {self.name}'s: {self._slow_cause()})"
+                    if trend == "slow" else "")
             self.notes.append(f"dt = {_s(last.dt)} s chosen: energy_drift {history} with {self.name}{slow}; the "
                               "coarsest step tried that passes (--dt fixes the step)")
             return last

@@ -95,10 +95,14 @@ class Implicit(NamedTuple):
     """What the acceleration stage takes implicitly (backward Euler inside the stage): the joint friction
     (its velocity Jacobian, `Forces`' damping and friction) and a PD controller's gains."""
 
-    mode: int             # FREE, IMPLICIT_FRICTION or IMPLICIT_GAINS
-    friction_dt: float    # > 0: joint friction linearly implicit with this step; 0: explicit
+    mode: int                # FREE, IMPLICIT_FRICTION or IMPLICIT_GAINS
+    friction_dt: np.ndarray  # (nv,) per joint: > 0, its friction linearly implicit with this step; 0: explicit
     gain_m: np.ndarray    # (nv,) dt kd + dt² kp of a PD taken implicitly (added to M's diagonal); 0: explicit
     gain_v: np.ndarray    # (nv,) dt kp: the predicted position's term, -dt kp v (with gain_m: backward Euler)
+
+
+class ImplicitFrictionNote(UserWarning):
+    """rk4 takes the Coulomb friction of some joints by backward Euler (stiff at dt): first order in that term."""
 
 
 class Evaluation(NamedTuple):
@@ -107,11 +111,14 @@ class Evaluation(NamedTuple):
     tau: np.ndarray        # (nv,) motor torque (the control stage)
     tau_total: np.ndarray  # (nv,) motor torque + joint friction (joint_forces)
     fext: np.ndarray       # (nb, 6) body wrenches, body frame (body_forces)
-    tau_h: np.ndarray      # (nv,) tau_total - h (- gain_v v): the acceleration stages that form M, or the ABA's
+    tau_h: np.ndarray      # (nv,) tau_total - h (- gain_v v) (- B memory): the acceleration stages that form M, or
+                           # the ABA's
+    memory: np.ndarray     # (nv,) dt Σ_j γ_sj k_j, the Rosenbrock-W stage memory of rk4's implicit friction
+                           # (`dynlib.sim.integrators.stage_memory`); zero for the one-stage schemes
 
 
 def evaluation(nv, nb) -> Evaluation:
-    return Evaluation(np.zeros(nv), np.zeros(nv), np.zeros((nb, 6)), np.zeros(nv))
+    return Evaluation(np.zeros(nv), np.zeros(nv), np.zeros((nb, 6)), np.zeros(nv), np.zeros(nv))
 
 
 @kernel
@@ -171,28 +178,44 @@ def wrench_forces(oR, fo, t, fext):
 
 @kernel
 def implicit_diagonal(fo, im, v, diag):
-    """diag (nv,) = dt B + gain_m, dt = im.friction_dt (0: joint friction explicit): the joint-space diagonal
+    """diag (nv,) = dt B + gain_m, dt = im.friction_dt[k] per joint (0: its friction explicit): the joint-space diagonal
     of the implicit step, B = diag(damping + friction/eps (1 - tanh²(v/eps))) the joint friction's (negated)
     velocity Jacobian (fo: `Forces`), gain_m = dt kd + dt² kp of implicit PD gains."""
     for k in range(v.shape[0]):
         diag[k] = im.gain_m[k]
-        if im.friction_dt > 0.0:
-            b = fo.damping[k]
-            if fo.friction[k] != 0.0:
-                b += fo.friction[k] / fo.eps * (1.0 - math.tanh(v[k] / fo.eps) ** 2)
-            diag[k] += im.friction_dt * b
+        if im.friction_dt[k] > 0.0:
+            diag[k] += im.friction_dt[k] * friction_slope(fo, k, v[k])
+
+
+@inline_kernel
+def friction_slope(fo, k, vk):
+    """B_k = damping_k + friction_k/eps (1 - tanh²(v_k/eps)): the joint friction's (negated) velocity slope."""
+    b = fo.damping[k]
+    if fo.friction[k] != 0.0:
+        b += fo.friction[k] / fo.eps * (1.0 - math.tanh(vk / fo.eps) ** 2)
+    return b
+
+
+@inline_kernel
+def stage_term(fo, im, e, k):
+    """damping_k memory_k on an implicit joint without Coulomb friction (rk4's Rosenbrock-W stage term,
+    `e.memory`: there B = damping, constant), else 0 (a Coulomb joint's implicit term is backward Euler)."""
+    if e.memory[k] != 0.0 and im.friction_dt[k] > 0.0 and fo.friction[k] == 0.0:
+        return fo.damping[k] * e.memory[k]
+    return 0.0
 
 
 @inline_kernel
 def mass_and_bias(m, d, fo, im, e, q, v):
     """d.M = M(q) + diag(dt B + gain_m) (`implicit_diagonal`, in d.diag), d.h = RNEA(q, v, 0, e.fext),
-    e.tau_h = e.tau_total - h - gain_v v."""
+    e.tau_h = e.tau_total - h - gain_v v - B memory (`stage_term`)."""
     crba_kernel(m, d, q, d.M)
     implicit_diagonal(fo, im, v, d.diag)
     rnea_kernel(m, d, q, v, d.zeros_v, e.fext, m.gravity, d.h)
     for k in range(v.shape[0]):
         d.M[k, k] += d.diag[k]
         e.tau_h[k] = e.tau_total[k] - d.h[k] - im.gain_v[k] * v[k]
+        e.tau_h[k] -= stage_term(fo, im, e, k)
 
 
 @kernel
@@ -207,8 +230,8 @@ def applied_torque(im, v, a, tau, tau_total):
 
 @inline_kernel
 def implicit_acceleration(m, d, fo, im, e, q, v, a):
-    """(M + diag(dt B + gain_m)) a = tau_total - gain_v v - h by one ABA with that diagonal on D_k, O(n)
-    (e.tau_h = tau_total - gain_v v); im.mode FREE: the ABA itself (no diagonal, tau_total). One ABA call site
+    """(M + diag(dt B + gain_m)) a = tau_total - gain_v v - B memory - h by one ABA with that diagonal on D_k,
+    O(n) (e.tau_h = tau_total - gain_v v - B memory, `stage_term`); im.mode FREE: the ABA itself (no diagonal, tau_total). One ABA call site
     for both. False if a pivot D_k is not positive (M plus the diagonal not positive definite)."""
     free = im.mode == FREE
     if free:
@@ -217,6 +240,7 @@ def implicit_acceleration(m, d, fo, im, e, q, v, a):
         implicit_diagonal(fo, im, v, d.diag)
         for k in range(v.shape[0]):
             e.tau_h[k] = e.tau_total[k] - im.gain_v[k] * v[k]
+            e.tau_h[k] -= stage_term(fo, im, e, k)
         tau, diag = e.tau_h, d.diag
     aba_kernel(m, d, q, v, tau, e.fext, m.gravity, diag, a)
     if free:

@@ -20,6 +20,40 @@ Schemes (one step from t to t + dt, a1 = a(t, q, v) given):
   truncation RKMK needs for order 4). Without this correction (summing the v_i
   as if they were tangent at q) the root pose is only second-order accurate.
 
+Joint friction under rk4 (the choice, and why). URDF damping and the tanh-smoothed
+Coulomb friction are stiff on light links (arm6's wrist_3: 0.5 N m s over 1.4e-4 kg m²;
+the tanh slope friction/eps is a thousand times steeper), and classical RK4 is unstable
+for ``dt λ > 2.785``. Taking the friction linearly implicit inside each substep (backward
+Euler in that term) is stable but made rk4 first order on every URDF with damping
+(pybullet's kuka, 0.5 N m s: 1.6e-2 rad off at 1 ms); MuJoCo's RK4 has no implicit damping
+either. So rk4 decides per joint at the run's start (`dynlib.sim.simulate.friction_steps`),
+from ``dt (damping + friction/eps) (M⁻¹)_kk`` (the friction's steepest slope over the joint's
+smallest effective inertia, the other joints free) against half that limit:
+
+- not stiff: the friction is explicit, the step is classical RK4, order 4 (the kuka's joints);
+- stiff, damping only: a Rosenbrock-W method on RK4's own substeps. Substep s solves
+  ``(M + GAMMA dt B) k_s = tau_total(q_s, v_s) - h - B dt Σ_{j<s} GAMMAS[s, j] k_j`` with B =
+  the stiff joints' damping (zero on the others): the same O(n) ABA with the diagonal on its
+  pivots (`dynlib.sim.dynamics`), plus a diagonal product (`stage_memory`,
+  `dynamics.stage_term`), no extra solve; with B = 0 it is classical RK4 exactly. GAMMA = 0.3
+  and GAMMAS solve the conditions under which the terms in W = -M⁻¹B vanish up to order 3
+  for any W (a W-method: M's change along the step need not be followed): Σ b_i β_i = 0,
+  Σ b_i c_i β_i = 0, Σ b_i Σ_j α_ij β_j = 0, Σ b_i Σ_j Γ_ij c_j = 0, Σ b_i Σ_j Γ_ij β_j = 0
+  (Γ = GAMMAS + GAMMA I, β_i = Σ_j Γ_ij; α, b, c RK4's tableau), and R(-∞) = 0 for the
+  stability function on y' = λy: A- and L-stable (tests/sim/test_integrators.py checks both).
+  Order 3 in the stiff terms, 4 in the rest (arm6 without Coulomb friction: 4.8e-7 rad at 1 ms
+  against Radau, where explicit rk4 diverges). An IMEX additive RK keeping order 4 would need
+  each substep's explicit acceleration too (a second ABA);
+- stiff Coulomb friction: backward Euler in that term, as before (first order in it), and the
+  run says so once (`dynamics.ImplicitFrictionNote`, ``dyn: note: rk4 with implicit friction on
+  …``). The W terms linearize the friction once per substep and rely on that slope holding over
+  the step; the tanh slope changes a thousandfold within eps = 1e-3 rad/s, and where joints
+  stick (arm6 from a random state, 1 s) the W form ended 5e-2 rad off at 1 ms against 4e-3 with
+  backward Euler. A larger friction_smoothing, or a smaller dt, makes such a joint explicit.
+
+semi-implicit and euler keep backward Euler in the friction term on every joint (first order,
+like the schemes themselves), bit-identical to before.
+
 Each substep's right-hand side ``a(t, q, v)`` is one evaluation of the pipeline of
 `dynlib.simulate` (its stages: controller, generalized forces, acceleration, in
 `dynlib.sim.stages`); this module only moves the state: `substep_state` gives the
@@ -63,6 +97,25 @@ def make_work(nq, nv) -> Work:
 # Butcher tableau of the schemes: substep times c_s (RK4's a_{s,s-1} = c_s) and weights b_s
 NODES = np.array([0.0, 0.5, 0.5, 1.0])
 WEIGHTS = np.array([1.0, 2.0, 2.0, 1.0]) / 6.0
+
+
+# rk4's Rosenbrock-W terms for the joints whose damping is stiff at dt (`dynlib.sim.simulate.friction_steps`):
+# substep s solves (M + GAMMA dt B) k_s = tau_total - h - B dt Σ_{j<s} GAMMAS[s, j] k_j (see the module docstring)
+GAMMA = 0.3
+GAMMAS = np.array([[0.0, 0.0, 0.0, 0.0],
+                   [-0.2897944009471608, 0.0, 0.0, 0.0],
+                   [0.2561762542249444, -0.8663818532777835, 0.0, 0.0],
+                   [0.06723629344443306, -0.00990347110951567, -0.05733282233491738, 0.0]])
+
+
+@kernel
+def stage_memory(s, dt, acc, out):
+    """out (nv,) = dt Σ_{j<s} GAMMAS[s, j] acc[j]: the stage memory of substep s (zero for s = 0)."""
+    for k in range(out.shape[0]):
+        x = 0.0
+        for j in range(s):
+            x += GAMMAS[s, j] * acc[j, k]
+        out[k] = dt * x
 
 
 @kernel

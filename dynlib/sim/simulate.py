@@ -83,8 +83,8 @@ from ..core.model import check_forward_dynamics
 from ..algorithms.energy import kinetic_kernel, potential_after_placements
 from .contact import RELAXED, UNILATERAL, ContactModel, build as build_contact, contact_record
 from .controllers import Control, ControlWork, control_record, control_work
-from .dynamics import (FREE, IMPLICIT_FRICTION, IMPLICIT_GAINS, Evaluation, Forces, Implicit, applied_torque, assign,
-                       evaluation)
+from .dynamics import (FREE, IMPLICIT_FRICTION, IMPLICIT_GAINS, Evaluation, Forces, Implicit, ImplicitFrictionNote,
+                       applied_torque, assign, evaluation)
 from ..errors import InputError, NumericalError
 from .stages import acceleration, body_forces, control_torque, joint_forces, recorded_acceleration
 
@@ -203,6 +203,8 @@ def _run(m, d, p, w, scheme, dt, k0, k1, steps, every, max_state, q, v, rows, ro
         t = k * dt
         for s in range(I.substeps(scheme)):
             I.substep_state(jtype, idx_q, idx_v, s, dt, q, v, w.ks, w.acc, w.xi, w.qs, w.vs[s])
+            if scheme == I.RK4 and p.implicit.mode == IMPLICIT_FRICTION:  # rk4's stiff damping: Rosenbrock-W
+                I.stage_memory(s, dt, w.acc, p.sums.memory)
             if not evaluate(m, d, p, dt, t + I.NODES[s] * dt, w.qs, w.vs[s], w.acc[s]):
                 return row, (k if s == 0 else k + 1), SINGULAR
             if s > 0:
@@ -461,8 +463,10 @@ def _pipeline(model, q, dt, o):
         ctrl = controller.params(model, q, (damping, friction, o.friction_smoothing))
     # a PD's gains: implicit with semi-implicit and euler (dynlib.sim.dynamics), a warning with rk4 when too stiff
     # computed torque cancels the joint friction at every evaluation: nothing stiff is left to treat implicitly
-    stiff = (o.friction_integration == "implicit" and (np.any(damping != 0) or np.any(friction != 0))
-             and not isinstance(controller, C.ComputedTorque))
+    implicit = (o.friction_integration == "implicit" and (np.any(damping != 0) or np.any(friction != 0))
+                and not isinstance(controller, C.ComputedTorque))
+    friction_dt = friction_steps(model, q, dt, o.integrator, damping, friction, o.friction_smoothing, implicit)
+    stiff = bool(np.any(friction_dt > 0))
     with _from_argument("external_wrenches"):
         wrenches = _wrench_arrays(model, tuple(o.external_wrenches))
     gain_m, gain_v = C.implicit_gains(ctrl, model.nv, dt, o.integrator, o.gain_integration)
@@ -478,8 +482,43 @@ def _pipeline(model, q, dt, o):
     mode = IMPLICIT_FRICTION if stiff else IMPLICIT_GAINS if implicit_gains else FREE
     return _normalized(Pipeline(control_record(ctrl), control_work(model),
                                 Forces(damping, friction, o.friction_smoothing, *wrenches),
-                                Implicit(mode, dt if stiff else 0.0, gain_m, gain_v), contact_record(contact, model.nv),
+                                Implicit(mode, friction_dt, gain_m, gain_v), contact_record(contact, model.nv),
                                 evaluation(model.nv, model.nb))), contact
+
+
+STIFF_FRICTION = 0.5 * C.RK4_REAL_LIMIT  # rk4: a joint's friction is implicit when dt λ_k is above this
+
+
+def friction_steps(model, q, dt, integrator, damping, friction, eps, implicit) -> np.ndarray:
+    """(nv,) the step each joint's friction is taken implicitly with (`dynamics.Implicit.friction_dt`; 0:
+    explicit). Not `implicit`: zeros. semi-implicit, euler: dt on every joint (backward Euler in that term,
+    first order like the schemes). rk4 (`dynlib.sim.integrators`, the choice and why): 0 where the friction is
+    not stiff at dt, ``dt λ_k <= STIFF_FRICTION`` with ``λ_k = (damping_k + friction_k/eps) (M⁻¹)_kk`` at q (the
+    friction's steepest velocity slope over the joint's smallest effective inertia, the other joints free):
+    explicit, order 4; GAMMA dt on a stiff joint with damping only (the Rosenbrock-W terms, order 3); dt on a
+    stiff joint with Coulomb friction (backward Euler, first order in that term), which
+    `dynamics.ImplicitFrictionNote` names once."""
+    nv = model.nv
+    if not implicit:
+        return np.zeros(nv)
+    if integrator != "rk4":
+        return np.full(nv, dt)
+    from ..algorithms.crba import crba
+
+    try:
+        lam = (damping + friction / eps) * np.diag(np.linalg.inv(crba(model, q)))
+    except np.linalg.LinAlgError:  # M singular at q: no estimate, every joint with friction stays implicit
+        lam = np.full(nv, np.inf)
+    stiff = ~(dt * lam <= STIFF_FRICTION) & ((damping != 0) | (friction != 0))
+    coulomb = stiff & (friction != 0)
+    if np.any(coulomb):
+        import warnings
+
+        names = ", ".join(n for n, c in zip(model.v_names, coulomb) if c)
+        warnings.warn(f"rk4 with implicit friction on {names}: first order in that term (its Coulomb friction is "
+                      f"stiff at dt = {dt:g} s; a larger friction_smoothing or a smaller dt makes it explicit, "
+                      "order 4)", ImplicitFrictionNote, stacklevel=4)
+    return np.where(coulomb, dt, np.where(stiff, I.GAMMA * dt, 0.0))
 
 
 def _rows(model, nrows, nc, energy) -> Rows:

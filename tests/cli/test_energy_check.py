@@ -6,7 +6,7 @@ from helpers import ROBOTS_DIR, invoke
 
 def test_passes_and_writes_the_report_and_figure(tmp_path):
     report, fig = tmp_path / "r.json", tmp_path / "e.png"
-    r = invoke("energy-check", ROBOTS_DIR / "arm6.urdf", "--report", report, "--plot", fig)
+    r = invoke("energy-check", ROBOTS_DIR / "arm6.urdf", "--no-joint-friction", "--report", report, "--plot", fig)
     assert r.returncode == 0, r.stderr
     assert "seed 0" in r.stderr and "energy_drift" in r.stdout and "passed" in r.stdout
     d = json.loads(report.read_text())
@@ -72,7 +72,7 @@ KINOVA = "kinova_description/robots/kinova.urdf"
 
 def test_a_real_robot_passes_by_default_at_the_step_it_chooses(erd_path, tmp_path):
     report = tmp_path / "r.json"
-    r = invoke("energy-check", erd_path(KINOVA), "--report", report)
+    r = invoke("energy-check", erd_path(KINOVA), "--no-joint-friction", "--report", report)
     assert r.returncode == 0, r.stdout + r.stderr
     s = json.loads(report.read_text())["settings"]
     assert s["dt_fixed"] is False and s["dt"] < 1e-3  # 1 ms fails on kinova with RK4 (drift 1.06e-3)
@@ -82,7 +82,8 @@ def test_a_real_robot_passes_by_default_at_the_step_it_chooses(erd_path, tmp_pat
 
 def test_a_fixed_step_too_large_exits_1_naming_the_step_and_the_integrator(erd_path, tmp_path):
     report = tmp_path / "r.json"
-    r = invoke("energy-check", erd_path(KINOVA), "--dt", "1e-3", "--integrator", "rk4", "--report", report)
+    r = invoke("energy-check", erd_path(KINOVA), "--no-joint-friction", "--dt", "1e-3", "--integrator", "rk4", "--report",
+               report)
     assert r.returncode == 1, r.stdout + r.stderr
     assert "energy_drift fails at dt = 0.001 s because of the time step: integration error of rk4" in r.stdout
     s = json.loads(report.read_text())["settings"]
@@ -91,12 +92,32 @@ def test_a_fixed_step_too_large_exits_1_naming_the_step_and_the_integrator(erd_p
     assert json.loads(report.read_text())["notes"] == [line for line in r.stdout.splitlines()
                                                        if line.startswith("energy_drift fails")]
     # the step it names does pass
-    assert invoke("energy-check", erd_path(KINOVA), "--dt", s["passing_dt"], "--integrator", "rk4").returncode == 0
+    assert invoke("energy-check", erd_path(KINOVA), "--no-joint-friction", "--dt", s["passing_dt"],
+                  "--integrator", "rk4").returncode == 0
 
 
 def test_armature_option_reaches_the_run_and_energy_is_still_conserved(tmp_path):
     report = tmp_path / "r.json"
-    r = invoke("energy-check", ROBOTS_DIR / "arm6.urdf", "--armature", "shoulder_pan=0.5", "--armature", "elbow=0.2",
-               "--report", report)
+    r = invoke("energy-check", ROBOTS_DIR / "arm6.urdf", "--no-joint-friction", "--armature", "shoulder_pan=0.5",
+               "--armature", "elbow=0.2", "--report", report)
     assert r.returncode == 0, r.stdout + r.stderr
     assert json.loads(report.read_text())["passed"] is True
+
+
+def test_a_robot_is_checked_with_its_urdf_friction_and_the_cause_is_named(tmp_path):
+    # arm6's URDF damping and Coulomb friction are in the run and in the work-energy balance by default; at 1 ms
+    # rk4 takes the stiff Coulomb friction by backward Euler (first order), and the diagnosis says so, and
+    # names no contact (arm6 has none)
+    report = tmp_path / "r.json"
+    r = invoke("energy-check", ROBOTS_DIR / "arm6.urdf", "--dt", "1e-3", "--duration", "0.3", "--report", report)
+    assert r.returncode == 1, r.stdout + r.stderr
+    d = json.loads(report.read_text())
+    assert d["settings"]["work_energy_balance"] is True
+    assert r.stdout.startswith("robot arm6: rk4, dt = 0.001 s, 0.3 s, work-energy balance")
+    assert "dyn: note: rk4 with implicit friction on shoulder_lift, elbow" in r.stderr
+    note = " ".join(d["notes"])
+    assert "rk4's implicit friction on shoulder_lift, elbow" in note and "first order in that term" in note
+    assert "contact" not in note
+    free = invoke("energy-check", ROBOTS_DIR / "arm6.urdf", "--no-joint-friction", "--dt", "1e-3",
+                  "--duration", "0.3")
+    assert free.returncode == 0 and "free motion" in free.stdout and "dyn: note:" not in free.stderr

@@ -299,3 +299,17 @@ def test_sample_contact_scenarios_with_the_default_tolerance(name):
         assert report.settings["drift_cause"] == "integration_error", report.notes
         assert [a["dt"] for a in runs[:3]] == [sc.dt, sc.dt / 2, sc.dt / 4]
         assert runs[2]["energy_drift"] < runs[0]["energy_drift"] / 1.5
+
+
+def test_order_causes_name_what_the_scenario_has():
+    # the words of a drift that falls below the integrator's order: only what the scenario has (issue 29)
+    from dynlib.runs.checks import order_causes
+
+    plain = free_motion("double_pendulum.urdf")
+    assert order_causes(plain, plain.model.q_neutral, 1e-3) == ""
+    arm6 = load_scenario(str(ROBOTS_DIR / "arm6.urdf"), {"control": {"type": "zero"}})
+    words = order_causes(arm6, arm6.model.q_neutral, 1e-3)
+    assert "rk4's implicit friction on shoulder_lift, elbow, wrist_1, wrist_2, wrist_3" in words
+    assert "first order in that term" in words and "tanh kink" in words and "contact" not in words
+    ball = load_scenario(str(ROBOTS_DIR.parent / "scenarios" / "contact_soft_ball.yaml"))
+    assert "soft contacts" in order_causes(ball, ball.model.q_neutral, ball.dt)

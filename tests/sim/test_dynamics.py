@@ -21,12 +21,13 @@ def forces(model, rng, implicit_dt, gains=True):
     gain_v = rng.uniform(0, 5, nv) if gains else np.zeros(nv)
     fo = Forces(rng.uniform(0, 2, nv), rng.uniform(0, 1, nv), 1e-2, np.zeros(0, dtype=np.int64), np.zeros((0, 3)),
                 np.zeros((0, 6)), np.zeros(0), np.zeros(0))
-    return fo, Implicit(IMPLICIT_FRICTION, implicit_dt, gain_m, gain_v)
+    return fo, Implicit(IMPLICIT_FRICTION, np.full(nv, float(implicit_dt)), gain_m, gain_v)
 
 
 def sums(model, tau_total, fext):
     """The Evaluation of a stage with tau_total and fext (tau unused)."""
-    return Evaluation(np.zeros(model.nv), np.asarray(tau_total, float), np.asarray(fext, float), np.zeros(model.nv))
+    return Evaluation(np.zeros(model.nv), np.asarray(tau_total, float), np.asarray(fext, float), np.zeros(model.nv),
+                      np.zeros(model.nv))
 
 
 def both_paths(model, fo, im, q, v, tau_total, fext):

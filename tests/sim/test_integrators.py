@@ -1,11 +1,14 @@
 """Integrators (dynlib.sim.integrators) against an independent RK4 on Pinocchio, conservation laws,
 convergence orders, and the implicit treatment of stiff joint friction."""
 
+import warnings
+
 import numpy as np
 import pytest
 
 import dynlib
 from dynlib.sim.controllers import Constant
+from dynlib.sim.dynamics import ImplicitFrictionNote
 from dynlib.sim.simulate import ExternalWrench, simulate
 from helpers import PinMap, sample
 
@@ -268,17 +271,81 @@ def test_implicit_joint_friction_is_stable_where_explicit_blows_up():
     assert np.all(np.diff(E) < 1e-6)  # and never adds energy (up to the rigid-body integration error)
 
 
-@pytest.mark.parametrize("integrator", ["euler", "rk4"])
-def test_implicit_friction_converges_to_explicit_as_dt_shrinks(integrator):
+@pytest.mark.parametrize("integrator, eps, counts, ratios", [
+    ("euler", 0.5, (1000, 2000, 4000), (1.6, 2.5)),  # backward Euler in the friction term: first order
+    # rk4 at dt = 1, 0.5 ms: wrist_2's and wrist_3's Coulomb friction is stiff at both (the others are explicit;
+    # at 0.25 ms wrist_2 is not): backward Euler in it, first order
+    ("rk4", 0.05, (200, 400), (1.6, 2.5)),
+])
+def test_implicit_friction_converges_to_explicit_as_dt_shrinks(integrator, eps, counts, ratios):
     model = sample("arm6")
     q0 = np.array([0.3, -0.8, 0.9, -0.5, 0.4, 0.2])
-    T, eps = 0.2, 0.5  # non-stiff smoothing: the explicit run is a valid reference at small dt
+    T = 0.2  # non-stiff smoothing: the explicit run is a valid reference at small dt
     ref = simulate(model, q0, dt=T / 8000, steps=8000, integrator="rk4", friction_smoothing=eps,
                    friction_integration="explicit", energy=False)
     errs = []
-    for n in (1000, 2000, 4000):
-        r = simulate(model, q0, dt=T / n, steps=n, integrator=integrator, friction_smoothing=eps,
-                     friction_integration="implicit", energy=False)
+    for n in counts:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ImplicitFrictionNote)
+            r = simulate(model, q0, dt=T / n, steps=n, integrator=integrator, friction_smoothing=eps,
+                         friction_integration="implicit", energy=False)
         errs.append(np.abs(r.q[-1] - ref.q[-1]).max())
-    assert errs[0] > errs[1] > errs[2]
-    assert 1.6 < errs[1] / errs[2] < 2.5  # first order in the friction term
+    rates = np.array(errs[:-1]) / np.array(errs[1:])
+    assert np.all(ratios[0] <= rates) and np.all(rates < ratios[1]), errs
+
+
+# ------------------------------------------------------------------ rk4's order with joint friction (issue 29)
+
+def _order_table():
+    """benchmarks/order_table.py: the converged reference (scipy on Pinocchio's aba) and the kuka's path."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "benchmarks" / "order_table.py"
+    spec = importlib.util.spec_from_file_location("order_table", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_rosenbrock_w_terms_meet_their_order_conditions_and_are_l_stable():
+    from dynlib.sim import integrators as I
+
+    b, c = I.WEIGHTS, I.NODES
+    alpha = np.diag(c[1:], -1)
+    G = I.GAMMAS + I.GAMMA * np.eye(4)
+    beta = G.sum(axis=1)
+    conditions = [b @ beta, b @ (c * beta), b @ (alpha @ beta), b @ (G @ c), b @ (G @ beta)]
+    assert np.max(np.abs(conditions)) < 1e-14, conditions
+
+    def R(z):  # the stability function on y' = λy with W = λ
+        return 1 + z * b @ np.linalg.solve(np.eye(4) - z * (alpha + G), np.ones(4))
+
+    assert abs(R(-1e12)) < 1e-9  # L-stable: a joint held by stiff friction stays held
+    assert max(abs(R(z)) for z in -np.logspace(-3, 9, 400)) <= 1.0
+    assert max(abs(R(1j * y)) for y in np.logspace(-3, 9, 400)) <= 1.0 + 1e-12  # A-stable
+
+
+def test_rk4_on_a_damped_kuka_converges_at_order_3_or_more():
+    # pybullet's kuka_iiwa: damping 0.5 on every joint, none stiff at 1 ms: rk4 integrates it explicitly
+    pytest.importorskip("pybullet_data")
+    T = _order_table()
+    path = T.kuka_path()
+    model = dynlib.load(path)
+    ref = T.reference_final_state(model, path, 1.0)
+    errs = [T.error(model, path, T.dyn_final_state(model, "rk4", dt, 1.0), ref) for dt in (1e-3, 5e-4)]
+    assert errs[0] / errs[1] >= 8, errs
+
+
+def test_rk4_keeps_order_2_or_more_where_the_damping_is_stiff():
+    # arm6 without Coulomb friction: wrist_3's damping is stiff at 1 ms (explicit rk4 diverges), so rk4 takes it
+    # by its Rosenbrock-W terms; the reference is scipy's Radau on Pinocchio's aba
+    T = _order_table()
+    path = T.ROOT / "robots" / "arm6.urdf"
+    model = dynlib.load(path)
+    model.arrays.friction[:] = 0.0
+    ref = T.reference_final_state(model, path, 1.0, stiff=True)
+    assert T.dyn_final_state(model, "rk4", 1e-3, 1.0, friction_integration="explicit") is None  # diverged
+    errs = [T.error(model, path, T.dyn_final_state(model, "rk4", dt, 1.0), ref) for dt in (2e-3, 1e-3, 5e-4)]
+    assert errs[0] / errs[1] >= 4 and errs[1] / errs[2] >= 4, errs
+    assert errs[1] < 1e-6, errs

@@ -982,3 +982,105 @@ def test_sweep_planning_shows_its_progress_on_a_terminal_only(tmp_path):
     for extra in ((), ("--no-progress",)):
         p = run_process("sweep", scenario, "--dry-run", *extra)
         assert p.returncode == 0 and p.stderr == "dyn: 50 variants (50 random)\n", p.stderr
+
+
+# ------------------------------------------------------------------ symlinks at the output (#33 item 1)
+
+def test_an_output_that_is_a_symlink_is_replaced_not_its_target(tmp_path):
+    """--report r.json with r.json -> a URDF, -o out.csv -> a file in another folder: the link is
+    replaced by the output, its target is untouched (it replaced the URDF, exit 0)."""
+    other = tmp_path / "other"
+    other.mkdir()
+    robot = other / "arm7.urdf"
+    robot.write_bytes((ROBOTS_DIR / "arm7.urdf").read_bytes())
+    victim = other / "victim.json"
+    victim.write_text(PREVIOUS)
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "r.json").symlink_to(robot)
+    (work / "out.csv").symlink_to(victim)
+    for args in (("energy-check", ARM6, "--duration", "0.05", "--report", work / "r.json"),
+                 ("simulate", ARM6, "--steps", "10", "-o", work / "out.csv")):
+        p = invoke(*args)
+        assert p.returncode == 0, p.stderr
+    assert robot.read_bytes() == (ROBOTS_DIR / "arm7.urdf").read_bytes() and victim.read_text() == PREVIOUS
+    assert not (work / "r.json").is_symlink() and json.loads((work / "r.json").read_text())
+    assert not (work / "out.csv").is_symlink() and (work / "out.csv").read_text().startswith("time,")
+    only(work, "r.json", "out.csv")
+    only(other, "arm7.urdf", "victim.json")
+
+
+def test_a_symlink_planted_at_the_output_during_the_run_is_replaced_not_followed(tmp_path):
+    """The outputs are checked before the work, written after it: a link made in between (by another
+    process, while dyn computes) or while the output is written is replaced, its target untouched."""
+    from dynlib.files.output import atomic_output, check_outputs
+
+    victim = tmp_path / "victim.json"
+    victim.write_text(PREVIOUS)
+    out = tmp_path / "out.csv"
+    check_outputs([(out, "trajectory", "-o/--output")])
+    out.symlink_to(victim)  # while dyn computes
+    with atomic_output(out) as tmp:
+        Path(tmp).write_text("time\n0\n")
+    assert victim.read_text() == PREVIOUS
+    assert not out.is_symlink() and out.read_text() == "time\n0\n"
+    out.unlink()
+    with atomic_output(out) as tmp:
+        out.symlink_to(victim)  # while dyn writes
+        Path(tmp).write_text("time\n0\n")
+    assert victim.read_text() == PREVIOUS
+    assert not out.is_symlink() and out.read_text() == "time\n0\n"
+    only(tmp_path, "out.csv", "victim.json")
+
+
+def test_a_symlink_to_a_device_or_fifo_is_still_written_in_place(tmp_path):
+    link = tmp_path / "null.csv"
+    link.symlink_to("/dev/null")
+    p = invoke("simulate", ARM6, "--steps", "10", "-o", link)
+    assert p.returncode == 0, p.stderr
+    assert link.is_symlink() and stat.S_ISCHR(os.stat("/dev/null").st_mode)
+    only(tmp_path, "null.csv")
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="a symlink owned by another user is made with os.lchown (root)")
+def test_a_symlink_of_another_user_in_a_sticky_folder_is_refused(tmp_path):
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o1777)
+    victim = tmp_path / "victim.json"
+    victim.write_text(PREVIOUS)
+    link = shared / "r.json"
+    link.symlink_to(victim)
+    os.lchown(link, 65534, 65534)
+    for args in (("energy-check", ARM6, "--duration", "100000", "--report", link),
+                 ("simulate", ARM6, *LONG, "-o", shared / "null.csv")):
+        if args[0] == "simulate":
+            (shared / "null.csv").symlink_to("/dev/null")
+            os.lchown(shared / "null.csv", 65534, 65534)
+        p = invoke(*args)
+        assert p.returncode == 2, p.stderr
+        line = one_line_error(p.stderr)
+        assert "another user" in line and str(shared) in line
+        assert "compiling" not in p.stderr
+    assert victim.read_text() == PREVIOUS and link.is_symlink()
+    from dynlib.errors import InputError
+    from dynlib.files.output import atomic_output
+    with pytest.raises(InputError, match="another user"):
+        with atomic_output(link):
+            pass
+
+
+# ------------------------------------------------------------------ a closed pipe (#33 item 7)
+
+@pytest.mark.parametrize("args", [("info", ARM6), ("simulate", ARM6, "--steps", "20000"), ("--help",)])
+def test_a_closed_pipe_at_standard_output_exits_0_quietly(args):
+    """`dyn info … | head -1`: the reader is gone; exit 0 and nothing on standard error (click made it 1)."""
+    read, write = os.pipe()
+    os.close(read)  # a reader that has already left: every write is EPIPE
+    try:
+        p = subprocess.run([sys.executable, "-m", "cli.main", *map(str, args)], stdout=write,
+                           stderr=subprocess.PIPE, text=True, timeout=300)
+    finally:
+        os.close(write)
+    assert p.returncode == 0, p.stderr
+    assert p.stderr == ""

@@ -1084,3 +1084,77 @@ def test_a_closed_pipe_at_standard_output_exits_0_quietly(args):
         os.close(write)
     assert p.returncode == 0, p.stderr
     assert p.stderr == ""
+
+
+# ------------------------------------------------------------------ what a page may embed (#33 item 2)
+
+SECRET = "SECRET-4f9a2c"
+
+
+def _page_payload(html: bytes) -> bytes:
+    import base64
+    import gzip
+    import re
+
+    found = re.search(rb'<script id="dyn-scene" type="application/octet-stream">\s*([A-Za-z0-9+/=]+)\s*</script>',
+                      html)
+    return gzip.decompress(base64.b64decode(found.group(1)))
+
+
+def _hostile_package(tmp_path, obj_lines, mtl_lines=()):
+    """robot/ (a package: package.xml) with meshes/a.obj, meshes/a.mtl, textures/wood.png; secret/ outside."""
+    from dynlib.runs.view.meshes import _png
+
+    secret = tmp_path / "secret"
+    secret.mkdir()
+    (secret / "passwd").write_text(f"root:{SECRET}\n")
+    (secret / "stolen.mtl").write_text(f"newmtl m\n# {SECRET}\n")
+    (secret / "stolen.png").write_bytes(_png(1, 2, 3) + SECRET.encode())
+    pkg = tmp_path / "robot"
+    (pkg / "meshes").mkdir(parents=True)
+    (pkg / "textures").mkdir()
+    (pkg / "package.xml").write_text("<package><name>hostile_description</name></package>\n")
+    (pkg / "textures" / "wood.png").write_bytes(_png(9, 8, 7))
+    (pkg / "meshes" / "link.png").symlink_to(secret / "stolen.png")
+    (pkg / "meshes" / "a.mtl").write_text("newmtl m\n" + "".join(f"{ln}\n" for ln in mtl_lines))
+    (pkg / "meshes" / "a.obj").write_text("".join(f"{ln}\n" for ln in obj_lines) + "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n")
+    robot = pkg / "robot.urdf"
+    robot.write_text('<robot name="r"><link name="base"><visual><geometry><mesh filename="meshes/a.obj"/>'
+                     '</geometry></visual></link></robot>\n')
+    motion = tmp_path / "m.csv"
+    motion.write_text("time\n0\n0.1\n")
+    return robot, motion
+
+
+@pytest.mark.parametrize("obj_lines, mtl_lines, refused", [
+    (["mtllib /PLACE/secret/passwd"], [], "passwd"),
+    (["mtllib ../../secret/passwd"], [], "passwd"),
+    (["mtllib ../../secret/stolen.mtl"], [], "stolen.mtl"),
+    (["mtllib a.mtl"], ["map_Kd /PLACE/secret/stolen.png"], "stolen.png"),
+    (["mtllib a.mtl"], ["map_Kd ../../secret/stolen.png"], "stolen.png"),
+    (["mtllib a.mtl"], ["map_Kd file:///PLACE/secret/stolen.png"], "stolen.png"),
+    (["mtllib a.mtl"], ["map_Kd link.png"], "link.png"),  # a symlink in the package to a file outside it
+])
+def test_a_page_embeds_no_file_outside_the_robots_package(tmp_path, obj_lines, mtl_lines, refused):
+    """An OBJ's mtllib and its textures are read only when they are an .mtl and images inside the
+    robot's package (or, without a package.xml, the mesh's folder); else one warning, left out
+    (`mtllib /etc/passwd` was copied into the page)."""
+    place = str(tmp_path)
+    robot, motion = _hostile_package(tmp_path, [ln.replace("/PLACE", place) for ln in obj_lines],
+                                     [ln.replace("/PLACE", place) for ln in mtl_lines])
+    page = tmp_path / "page.html"
+    p = invoke("view", robot, motion, "-o", page)
+    assert p.returncode == 0, p.stderr
+    warnings = [ln for ln in p.stderr.splitlines() if ln.startswith("dyn: warning:")]
+    assert len(warnings) == 1 and refused in warnings[0] and "left out" in warnings[0], p.stderr
+    assert SECRET.encode() not in _page_payload(page.read_bytes())
+
+
+def test_a_page_still_embeds_the_packages_own_materials_and_textures(tmp_path):
+    robot, motion = _hostile_package(tmp_path, ["mtllib a.mtl"], ["map_Kd ../textures/wood.png"])
+    page = tmp_path / "page.html"
+    p = invoke("view", robot, motion, "-o", page)
+    assert p.returncode == 0, p.stderr
+    assert "warning" not in p.stderr
+    payload = _page_payload(page.read_bytes())
+    assert b"newmtl m" in payload and b"../textures/wood.png" in payload

@@ -5,6 +5,7 @@ process outlives dyn, a sweep folder is dyn's, locked and verified on resume, ho
 an internal error (#20). docs/faults.md is the table of these cases. On real processes where
 the fault is a process's (signals, standard streams, resource limits, memory, children, a
 hang's timeout, a kernel cache folder), else in this process (`helpers.invoke`)."""
+import contextlib
 import csv
 import errno
 import hashlib
@@ -1158,3 +1159,38 @@ def test_a_page_still_embeds_the_packages_own_materials_and_textures(tmp_path):
     assert "warning" not in p.stderr
     payload = _page_payload(page.read_bytes())
     assert b"newmtl m" in payload and b"../textures/wood.png" in payload
+
+
+# ------------------------------------------------------------------ what xacro code starts (#33 item 3)
+
+XACRO_SPAWN = """\
+<?xml version="1.0"?>
+<robot xmlns:xacro="http://www.ros.org/wiki/xacro" name="spawn${{{expression}}}">
+  <link name="base"/>
+</robot>
+"""
+
+
+# subprocess.Popen reached without a name that starts with '__' (which xacro refuses): the class among
+# object's subclasses (the child that expands has imported subprocess)
+XACRO_POPEN = ("[c for c in python.vars(python.type)['_' * 2 + 'subclasses__'](python.type.mro(python.type(()))[1]) "
+               "if 'subprocess.Popen' in python.repr(c)][0]")
+
+
+@pytest.mark.parametrize("redirect", ["", ", stdout=-3, stderr=-3"])  # -3: subprocess.DEVNULL
+def test_a_process_started_by_xacro_code_does_not_outlive_dyn(tmp_path, redirect):
+    """A ${…} that starts a process (holding dyn's pipes, or not; its pid becomes the robot's name):
+    the process is ended with the expansion (its own process group) and dyn does not wait for it
+    (it waited for the time limit, said the expansion took too long, and the process lived on)."""
+    argv = ["sleep", "600"]
+    robot = tmp_path / "spawn.urdf.xacro"
+    expression = f"{XACRO_POPEN}({argv!r}{redirect}).pid".replace('"', "&quot;")
+    robot.write_text(XACRO_SPAWN.format(expression=expression))
+    p = run_process("info", robot, env={**os.environ, "DYN_XACRO_SECONDS": "20"}, timeout=120)
+    pid = int(p.stdout.split()[1][len("spawn"):]) if p.stdout.startswith("robot spawn") else None
+    try:
+        assert p.returncode == 0, p.stderr
+        assert _gone(pid, wait=10)
+    finally:
+        if pid is not None and not _gone(pid, wait=0):
+            os.kill(pid, signal.SIGKILL)

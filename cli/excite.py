@@ -3,7 +3,7 @@ import math
 
 import click
 
-from .common import check_value, compile_notice, gravity_option, load_robot, notice, output_option
+from .common import check_outputs, check_value, compile_notice, gravity_option, load_robot, notice, output_option
 
 
 @click.command(epilog="""\b
@@ -43,6 +43,7 @@ def excite(ctx, robot, duration, harmonics, period, dt, margin, iterations, seed
     from dynlib.motion.identification.excite import excitation
     from dynlib.files.trajectory import column_names, write_trajectory
 
+    check_outputs((output, "trajectory", "-o/--output"), inputs=(robot,))
     model = load_robot(ctx, robot, False, gravity)
     compile_notice(ctx)
     ex = excitation(model, duration, harmonics, dt=dt, period=period, margin=margin, seed=seed,

@@ -1194,3 +1194,89 @@ def test_a_process_started_by_xacro_code_does_not_outlive_dyn(tmp_path, redirect
     finally:
         if pid is not None and not _gone(pid, wait=0):
             os.kill(pid, signal.SIGKILL)
+
+
+# ------------------------------------------------------------------ outputs of excite, schema, a second sweep (#33 item 4)
+
+def test_excite_checks_its_output_before_optimising(tmp_path):
+    """`dyn excite ROBOT -o ROBOT` replaced the robot file, after the optimisation: now exit 2 before it."""
+    robot = tmp_path / "ROBOT.csv"  # a URDF is read whatever its name
+    robot.write_bytes(ARM6.read_bytes())
+    link = tmp_path / "link.csv"
+    link.symlink_to(robot)
+    for out, words in ((robot, "is an input of this command"), (link, "is an input of this command"),
+                       (tmp_path / "nope" / "x.csv", "does not exist"), (tmp_path / "x.txt", "must end in")):
+        p = invoke("excite", robot, "--duration", "1e9", "-o", out)  # 1e9 s: refused when the work starts
+        assert p.returncode == 2, p.stderr
+        assert words in one_line_error(p.stderr) and str(out) in p.stderr
+        assert "compiling" not in p.stderr
+    assert robot.read_bytes() == ARM6.read_bytes()
+    only(tmp_path, "ROBOT.csv", "link.csv")
+
+
+@pytest.mark.parametrize("fmt, name, text", [
+    ("json", "scenario.yaml", "dyn: 1\nrobot: arm6.urdf\n"),
+    ("json", "arm6.urdf", "<robot name='arm6'/>\n"),
+    ("json", "report.json", '{"energy drift": 1e-9}\n'),
+    ("markdown", "README.md", "# My robot\n"),
+    ("markdown", "notes.txt", "mine\n"),
+])
+def test_schema_writes_only_over_a_file_of_its_own_kind(tmp_path, fmt, name, text):
+    """`dyn schema -o` wrote over any file; now only a new file, or one dyn schema wrote (a JSON Schema
+    of dyn's scenarios, its reference page), of the format's extension."""
+    victim = tmp_path / name
+    victim.write_text(text)
+    p = invoke("schema", "--format", fmt, "-o", victim)
+    assert p.returncode == 2, p.stderr
+    assert str(victim) in one_line_error(p.stderr)
+    assert victim.read_text() == text
+    only(tmp_path, name)
+
+
+def test_schema_replaces_its_own_file(tmp_path):
+    for fmt, name in (("json", "dyn.schema.json"), ("markdown", "scenarios.md")):
+        out = tmp_path / name
+        for _ in range(2):  # new, then over its own earlier file
+            p = invoke("schema", "--format", fmt, "-o", out)
+            assert p.returncode == 0, p.stderr
+        assert out.read_text() == invoke("schema", "--format", fmt).stdout
+
+
+def test_a_different_sweep_into_another_sweeps_folder_is_refused(tmp_path):
+    """A second sweep whose variants leave out some that the folder holds would replace summary.csv
+    without them (it did, exit 0): exit 2, one line; a sweep that holds them all (the same, or a grid
+    with more values) resumes."""
+    scenario, out = _sweep_scenario(tmp_path), tmp_path / "out"
+    p = invoke("sweep", scenario, "-o", out, "--workers", "1", "--no-progress")
+    assert p.returncode == 0, p.stderr
+    before = (out / "summary.csv").read_bytes()
+    other = tmp_path / "other.yaml"
+    other.write_text(scenario.read_text().replace("[0.001, 0.002, 0.004]", "[0.003]"))
+    p = invoke("sweep", other, "-o", out, "--workers", "1", "--no-progress")
+    assert p.returncode == 2, p.stderr
+    line = one_line_error(p.stderr)
+    assert str(out) in line and "another sweep" in line and str(scenario) in line and "3 of its variants" in line
+    assert (out / "summary.csv").read_bytes() == before
+    more = tmp_path / "more.yaml"
+    more.write_text(scenario.read_text().replace("[0.001, 0.002, 0.004]", "[0.001, 0.002, 0.004, 0.003]"))
+    p = invoke("sweep", more, "-o", out, "--workers", "1", "--no-progress")
+    assert p.returncode == 0, p.stderr
+    assert "(3 already done)" in p.stderr and len(_summary(out)) == 4
+
+
+def test_sweep_view_rebuilds_a_damaged_page(tmp_path):
+    """`dyn sweep --view` kept a page newer than its trajectory, even truncated or emptied: a page that
+    is not whole (dyn's pages end in </html>) is built again."""
+    scenario, out = _sweep_scenario(tmp_path), tmp_path / "out"
+    p = invoke("sweep", scenario, "-o", out, "--workers", "1", "--no-progress", "--view")
+    assert p.returncode == 0, p.stderr
+    pages = sorted(out.glob("v*.html"))
+    whole = {page: page.read_bytes() for page in pages}
+    pages[0].write_bytes(whole[pages[0]][:1000])
+    pages[1].write_bytes(b"")
+    p = invoke("sweep", scenario, "-o", out, "--workers", "1", "--no-progress", "--view")
+    assert p.returncode == 0, p.stderr
+    for page in pages:  # whole again (not byte for byte: a page's object ids are random)
+        data = page.read_bytes()
+        assert data.endswith(b"</html>\n") and abs(len(data) - len(whole[page])) < 100
+        assert _page_payload(data)

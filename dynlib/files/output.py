@@ -4,7 +4,8 @@ Two calls serve every command:
 
 - `check_outputs(outputs, inputs)`, before the work starts: each output has the
   extension of its kind (`KINDS`: ``.json`` report, ``.png``/``.svg``/``.pdf``
-  figure, ``.csv``/``.parquet`` trajectory, ``.html`` page, ``.urdf`` robot), is
+  figure, ``.csv``/``.parquet`` trajectory, ``.html`` page, ``.urdf`` robot,
+  ``.json`` schema, ``.md`` reference page), is
   not a folder, lies in a folder that exists and can be written (a file is
   created there and removed), is not one of the command's inputs (same file:
   same device and inode, or the same resolved path; symlinks and hard links
@@ -67,9 +68,11 @@ KINDS = {
     "figure": (".png", ".svg", ".pdf"),
     "page": (".html",),
     "urdf": (".urdf",),
+    "schema": (".json",),
+    "reference": (".md",),
 }
 _KIND_WORDS = {"trajectory": "a trajectory", "report": "a report", "figure": "a figure", "page": "a page",
-               "urdf": "a robot file"}
+               "urdf": "a robot file", "schema": "a JSON Schema", "reference": "a Markdown page"}
 STDOUT = "-"
 # names that are the process's own streams, whatever they point to (written in place)
 _STREAM_NAMES = ("/dev/stdout", "/dev/stderr")

@@ -1280,3 +1280,25 @@ def test_sweep_view_rebuilds_a_damaged_page(tmp_path):
         data = page.read_bytes()
         assert data.endswith(b"</html>\n") and abs(len(data) - len(whole[page])) < 100
         assert _page_payload(data)
+
+
+# ------------------------------------------------------------------ cheap ones (#33 items 10 and 5)
+
+def test_a_trajectory_from_a_fifo_or_a_process_substitution_is_read_once(tmp_path):
+    """`dyn inverse ROBOT <(cat traj.csv)`, or a FIFO: the bag test opened the path a first time and
+    took the first bytes ("duplicate column names '0'"; a FIFO hung at the second open)."""
+    traj = tmp_path / "traj.csv"
+    joints = ("shoulder_pan", "shoulder_lift", "elbow", "wrist_1", "wrist_2", "wrist_3")
+    traj.write_text("time," + ",".join(f"q.{j}" for j in joints) + "\n"
+                    + "".join(f"{t}," + ",".join([str(t)] * 6) + "\n" for t in (0, 0.001, 0.002)))
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    writer = threading.Thread(target=lambda: fifo.write_bytes(traj.read_bytes()), daemon=True)
+    writer.start()
+    p = run_process("inverse", ARM6, fifo, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert len(p.stdout.splitlines()) == 4
+    p = subprocess.run(["bash", "-c", f'"{sys.executable}" -m cli.main inverse "{ARM6}" <(cat "{traj}")'],
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert len(p.stdout.splitlines()) == 4

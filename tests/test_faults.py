@@ -1302,3 +1302,21 @@ def test_a_trajectory_from_a_fifo_or_a_process_substitution_is_read_once(tmp_pat
                        capture_output=True, text=True, timeout=120)
     assert p.returncode == 0, p.stderr
     assert len(p.stdout.splitlines()) == 4
+
+
+def test_identify_refuses_a_recording_whose_torques_are_all_zero(tmp_path):
+    """Effort not published (a common logging mistake): the torques read all zero. It wrote a URDF of
+    1e-10 kg links, exit 0; now exit 2 naming the recording, and nothing written."""
+    import numpy as np
+
+    joints = ("shoulder_pan", "shoulder_lift", "elbow", "wrist_1", "wrist_2", "wrist_3")
+    t = np.arange(0, 2, 0.002)
+    q = np.column_stack([0.4 * np.sin(2 * np.pi * (0.5 + 0.2 * k) * t + k) for k in range(6)])
+    rec = tmp_path / "rec.csv"
+    header = ",".join(["time", *(f"q.{j}" for j in joints), *(f"tau.{j}" for j in joints)])
+    np.savetxt(rec, np.column_stack([t, q, np.zeros_like(q)]), delimiter=",", header=header, comments="")
+    p = invoke("identify", ARM6, rec, "-o", tmp_path / "out.urdf", "--report", tmp_path / "r.json")
+    assert p.returncode == 2, p.stderr
+    line = one_line_error(p.stderr)
+    assert str(rec) in line and "zero" in line
+    only(tmp_path, "rec.csv")

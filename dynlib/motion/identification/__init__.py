@@ -310,6 +310,11 @@ def identify(model, recordings, *, validation=(), derivatives="auto", window=0.1
         raise TrajectoryError(f"too short for identification: {training.rows} usable samples give {equations} "
                               f"equations for {unknowns} identifiable parameters; record at least "
                               f"{unknowns // max(model.nv, 1) + 1} samples (many more for a good fit)", file=where)
+    for rec in recs:
+        if not np.any(rec.tau):  # the parameters are fitted to measured torques: there are none
+            raise TrajectoryError("every torque is zero: the torques were not recorded (a JointState whose "
+                                  "effort is not published?); identification fits the parameters to measured "
+                                  "torques", file=rec.path)
     wls = E.weighted_least_squares(training, base)
     timings["base_parameters"] = time.perf_counter() - t0
 

@@ -299,7 +299,7 @@ def atomic_output(path, *, durable=False):
     try:
         tmp = _create_temporary(folder, target.name, made)
     except BaseException as exc:
-        os.close(folder_fd)
+        _close(folder_fd)
         for name in made:
             with contextlib.suppress(OSError):
                 os.unlink(name)
@@ -322,11 +322,19 @@ def atomic_output(path, *, durable=False):
             raise InputError(f"{path}: cannot write: {reason(exc)}") from exc
         raise
     finally:
-        os.close(folder_fd)
+        _close(folder_fd)
 
 
-def _open_folder(folder) -> int:
-    """A file descriptor of `folder`, to rename in (O_PATH where it cannot be read, only written)."""
+def _close(fd):
+    if fd is not None:
+        os.close(fd)
+
+
+def _open_folder(folder):
+    """A file descriptor of `folder`, to rename in (O_PATH where it cannot be read, only written); None
+    where the system renames by path only (Windows)."""
+    if os.replace not in os.supports_dir_fd or not hasattr(os, "O_DIRECTORY"):
+        return None
     try:
         return os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
     except PermissionError:
@@ -336,6 +344,9 @@ def _open_folder(folder) -> int:
 def _rename_in_folder(folder_fd, folder, tmp_name, name, path):
     """Rename `tmp_name` onto `name` in the folder opened as `folder_fd` (a symlink at `name` is
     replaced, never followed), once `folder`'s path still leads to that folder."""
+    if folder_fd is None:
+        os.replace(Path(folder) / tmp_name, Path(folder) / name)
+        return
     here, opened = os.stat(folder), os.fstat(folder_fd)
     if (here.st_dev, here.st_ino) != (opened.st_dev, opened.st_ino):
         raise InputError(f"{path}: the folder '{folder}' was moved or replaced while dyn wrote into it")

@@ -2,7 +2,9 @@
 killed run or a full disk leaves the previous file whole and no temporary file, no child
 process outlives dyn, a sweep folder is dyn's, locked and verified on resume, hostile inputs
 (alias bombs, huge counts, a xacro that eats memory or time) are one line, and none of it is
-an internal error (#20). docs/faults.md is the table of these cases. On real processes where
+an internal error (#20); outputs that are symlinks are replaced, not followed, a page embeds no file
+outside the robot's package, what xacro code starts ends with it, a closed pipe exits 0 (#33).
+docs/faults.md is the table of these cases. On real processes where
 the fault is a process's (signals, standard streams, resource limits, memory, children, a
 hang's timeout, a kernel cache folder), else in this process (`helpers.invoke`)."""
 import contextlib

@@ -3,7 +3,8 @@ import math
 
 import click
 
-from .common import check_value, compile_notice, gravity_option, load_robot, lock_option, notice, output_option
+from .common import (check_outputs, check_value, compile_notice, gravity_option, load_robot, lock_option, notice,
+                     output_option)
 
 
 @click.command(epilog="""\b
@@ -44,6 +45,7 @@ def excite(ctx, robot, duration, harmonics, period, dt, margin, iterations, seed
     from dynlib.motion.identification.excite import excitation
     from dynlib.files.trajectory import column_names, write_trajectory
 
+    check_outputs((output, "trajectory", "-o/--output"), inputs=(robot,))
     model = load_robot(ctx, robot, False, gravity, lock=lock)
     compile_notice(ctx)
     ex = excitation(model, duration, harmonics, dt=dt, period=period, margin=margin, seed=seed,

@@ -18,6 +18,7 @@ Signals and standard streams, set up before a command runs:
 - writing to standard output goes through `_Stdout`, so that a full device
   (``> /dev/full``) or a write error is one line naming standard output, exit 2.
 """
+import contextlib
 import importlib
 import io
 import os
@@ -92,6 +93,10 @@ class LazyGroup(click.Group):
         except click.exceptions.Exit as exc:
             _flush_quietly()
             sys.exit(exc.exit_code)
+        except SystemExit as exc:
+            if isinstance(exc.__context__, BrokenPipeError):  # click's own exit 1 for a closed pipe
+                _closed_pipe()
+            raise
         except _NO_ARGS as exc:  # `dyn` or `dyn COMMAND` with nothing: its help, not an error
             click.echo(exc.format_message())
             _flush_quietly()
@@ -115,15 +120,22 @@ class LazyGroup(click.Group):
             _discard_stdout()
             _fail(exc.strerror, 2)
         except BrokenPipeError:
-            _discard_stdout()
-            sys.stderr.close()
-            sys.exit(0)
+            _closed_pipe()
         except Exception as exc:  # a bug in dyn: one line unless -v
             if _state["verbose"]:
                 raise
             _fail(f"internal error ({type(exc).__name__}: {exc}); rerun with -v for the traceback "
                   "and please report it", 3)
         sys.exit(rv if isinstance(rv, int) else 0)
+
+
+def _closed_pipe():
+    """The reader of standard output left (``dyn info … | head -1``): exit 0, quietly, as `cat` does
+    under a shell that ignores SIGPIPE. Click's answer to EPIPE is exit 1, the check-failed code."""
+    _discard_stdout()
+    with contextlib.suppress(OSError, ValueError):
+        sys.stderr.flush()
+    sys.exit(0)
 
 
 def _fail(message, code):

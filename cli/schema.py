@@ -15,9 +15,19 @@ def schema(fmt, output):
     Editors with a YAML language server complete and check scenarios from it:
     see docs/scenarios.md.
     """
-    from dynlib.files.output import atomic_output
-    from dynlib.runs.scenario.reference import json_text, markdown
+    import os
 
+    from dynlib.errors import InputError
+    from dynlib.files.output import atomic_output
+    from dynlib.runs.scenario.reference import json_text, markdown, written_by_schema
+
+    from .common import check_outputs
+
+    check_outputs((output, "schema" if fmt == "json" else "reference", "-o/--output"))
+    if output not in (None, "-") and os.path.isfile(output) and not os.path.islink(output) \
+            and os.stat(output).st_size and not written_by_schema(output, fmt):
+        raise InputError(f"-o/--output {output}: exists and is not a file dyn schema wrote; dyn schema "
+                         "replaces only its own (choose another file name, or remove it)")
     text = json_text() if fmt == "json" else markdown()
     if output in (None, "-"):
         click.echo(text, nl=False)

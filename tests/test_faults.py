@@ -2,9 +2,12 @@
 killed run or a full disk leaves the previous file whole and no temporary file, no child
 process outlives dyn, a sweep folder is dyn's, locked and verified on resume, hostile inputs
 (alias bombs, huge counts, a xacro that eats memory or time) are one line, and none of it is
-an internal error (#20). docs/faults.md is the table of these cases. On real processes where
+an internal error (#20); outputs that are symlinks are replaced, not followed, a page embeds no file
+outside the robot's package, what xacro code starts ends with it, a closed pipe exits 0 (#33).
+docs/faults.md is the table of these cases. On real processes where
 the fault is a process's (signals, standard streams, resource limits, memory, children, a
 hang's timeout, a kernel cache folder), else in this process (`helpers.invoke`)."""
+import contextlib
 import csv
 import errno
 import hashlib
@@ -982,3 +985,340 @@ def test_sweep_planning_shows_its_progress_on_a_terminal_only(tmp_path):
     for extra in ((), ("--no-progress",)):
         p = run_process("sweep", scenario, "--dry-run", *extra)
         assert p.returncode == 0 and p.stderr == "dyn: 50 variants (50 random)\n", p.stderr
+
+
+# ------------------------------------------------------------------ symlinks at the output (#33 item 1)
+
+def test_an_output_that_is_a_symlink_is_replaced_not_its_target(tmp_path):
+    """--report r.json with r.json -> a URDF, -o out.csv -> a file in another folder: the link is
+    replaced by the output, its target is untouched (it replaced the URDF, exit 0)."""
+    other = tmp_path / "other"
+    other.mkdir()
+    robot = other / "arm7.urdf"
+    robot.write_bytes((ROBOTS_DIR / "arm7.urdf").read_bytes())
+    victim = other / "victim.json"
+    victim.write_text(PREVIOUS)
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "r.json").symlink_to(robot)
+    (work / "out.csv").symlink_to(victim)
+    for args in (("energy-check", ARM6, "--duration", "0.05", "--report", work / "r.json"),
+                 ("simulate", ARM6, "--steps", "10", "-o", work / "out.csv")):
+        p = invoke(*args)
+        assert p.returncode == 0, p.stderr
+    assert robot.read_bytes() == (ROBOTS_DIR / "arm7.urdf").read_bytes() and victim.read_text() == PREVIOUS
+    assert not (work / "r.json").is_symlink() and json.loads((work / "r.json").read_text())
+    assert not (work / "out.csv").is_symlink() and (work / "out.csv").read_text().startswith("time,")
+    only(work, "r.json", "out.csv")
+    only(other, "arm7.urdf", "victim.json")
+
+
+def test_a_symlink_planted_at_the_output_during_the_run_is_replaced_not_followed(tmp_path):
+    """The outputs are checked before the work, written after it: a link made in between (by another
+    process, while dyn computes) or while the output is written is replaced, its target untouched."""
+    from dynlib.files.output import atomic_output, check_outputs
+
+    victim = tmp_path / "victim.json"
+    victim.write_text(PREVIOUS)
+    out = tmp_path / "out.csv"
+    check_outputs([(out, "trajectory", "-o/--output")])
+    out.symlink_to(victim)  # while dyn computes
+    with atomic_output(out) as tmp:
+        Path(tmp).write_text("time\n0\n")
+    assert victim.read_text() == PREVIOUS
+    assert not out.is_symlink() and out.read_text() == "time\n0\n"
+    out.unlink()
+    with atomic_output(out) as tmp:
+        out.symlink_to(victim)  # while dyn writes
+        Path(tmp).write_text("time\n0\n")
+    assert victim.read_text() == PREVIOUS
+    assert not out.is_symlink() and out.read_text() == "time\n0\n"
+    only(tmp_path, "out.csv", "victim.json")
+
+
+def test_a_symlink_to_a_device_or_fifo_is_still_written_in_place(tmp_path):
+    link = tmp_path / "null.csv"
+    link.symlink_to("/dev/null")
+    p = invoke("simulate", ARM6, "--steps", "10", "-o", link)
+    assert p.returncode == 0, p.stderr
+    assert link.is_symlink() and stat.S_ISCHR(os.stat("/dev/null").st_mode)
+    only(tmp_path, "null.csv")
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="a symlink owned by another user is made with os.lchown (root)")
+def test_a_symlink_of_another_user_in_a_sticky_folder_is_refused(tmp_path):
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o1777)
+    victim = tmp_path / "victim.json"
+    victim.write_text(PREVIOUS)
+    link = shared / "r.json"
+    link.symlink_to(victim)
+    os.lchown(link, 65534, 65534)
+    for args in (("energy-check", ARM6, "--duration", "100000", "--report", link),
+                 ("simulate", ARM6, *LONG, "-o", shared / "null.csv")):
+        if args[0] == "simulate":
+            (shared / "null.csv").symlink_to("/dev/null")
+            os.lchown(shared / "null.csv", 65534, 65534)
+        p = invoke(*args)
+        assert p.returncode == 2, p.stderr
+        line = one_line_error(p.stderr)
+        assert "another user" in line and str(shared) in line
+        assert "compiling" not in p.stderr
+    assert victim.read_text() == PREVIOUS and link.is_symlink()
+    from dynlib.errors import InputError
+    from dynlib.files.output import atomic_output
+    with pytest.raises(InputError, match="another user"):
+        with atomic_output(link):
+            pass
+
+
+# ------------------------------------------------------------------ a closed pipe (#33 item 7)
+
+@pytest.mark.parametrize("args", [("info", ARM6), ("simulate", ARM6, "--steps", "20000"), ("--help",)])
+def test_a_closed_pipe_at_standard_output_exits_0_quietly(args):
+    """`dyn info … | head -1`: the reader is gone; exit 0 and nothing on standard error (click made it 1)."""
+    read, write = os.pipe()
+    os.close(read)  # a reader that has already left: every write is EPIPE
+    try:
+        p = subprocess.run([sys.executable, "-m", "cli.main", *map(str, args)], stdout=write,
+                           stderr=subprocess.PIPE, text=True, timeout=300)
+    finally:
+        os.close(write)
+    assert p.returncode == 0, p.stderr
+    assert p.stderr == ""
+
+
+# ------------------------------------------------------------------ what a page may embed (#33 item 2)
+
+SECRET = "SECRET-4f9a2c"
+
+
+def _page_payload(html: bytes) -> bytes:
+    import base64
+    import gzip
+    import re
+
+    found = re.search(rb'<script id="dyn-scene" type="application/octet-stream">\s*([A-Za-z0-9+/=]+)\s*</script>',
+                      html)
+    return gzip.decompress(base64.b64decode(found.group(1)))
+
+
+def _hostile_package(tmp_path, obj_lines, mtl_lines=()):
+    """robot/ (a package: package.xml) with meshes/a.obj, meshes/a.mtl, textures/wood.png; secret/ outside."""
+    from dynlib.runs.view.meshes import _png
+
+    secret = tmp_path / "secret"
+    secret.mkdir()
+    (secret / "passwd").write_text(f"root:{SECRET}\n")
+    (secret / "stolen.mtl").write_text(f"newmtl m\n# {SECRET}\n")
+    (secret / "stolen.png").write_bytes(_png(1, 2, 3) + SECRET.encode())
+    pkg = tmp_path / "robot"
+    (pkg / "meshes").mkdir(parents=True)
+    (pkg / "textures").mkdir()
+    (pkg / "package.xml").write_text("<package><name>hostile_description</name></package>\n")
+    (pkg / "textures" / "wood.png").write_bytes(_png(9, 8, 7))
+    (pkg / "meshes" / "link.png").symlink_to(secret / "stolen.png")
+    (pkg / "meshes" / "a.mtl").write_text("newmtl m\n" + "".join(f"{ln}\n" for ln in mtl_lines))
+    (pkg / "meshes" / "a.obj").write_text("".join(f"{ln}\n" for ln in obj_lines) + "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n")
+    robot = pkg / "robot.urdf"
+    robot.write_text('<robot name="r"><link name="base"><visual><geometry><mesh filename="meshes/a.obj"/>'
+                     '</geometry></visual></link></robot>\n')
+    motion = tmp_path / "m.csv"
+    motion.write_text("time\n0\n0.1\n")
+    return robot, motion
+
+
+@pytest.mark.parametrize("obj_lines, mtl_lines, refused", [
+    (["mtllib /PLACE/secret/passwd"], [], "passwd"),
+    (["mtllib ../../secret/passwd"], [], "passwd"),
+    (["mtllib ../../secret/stolen.mtl"], [], "stolen.mtl"),
+    (["mtllib a.mtl"], ["map_Kd /PLACE/secret/stolen.png"], "stolen.png"),
+    (["mtllib a.mtl"], ["map_Kd ../../secret/stolen.png"], "stolen.png"),
+    (["mtllib a.mtl"], ["map_Kd file:///PLACE/secret/stolen.png"], "stolen.png"),
+    (["mtllib a.mtl"], ["map_Kd link.png"], "link.png"),  # a symlink in the package to a file outside it
+])
+def test_a_page_embeds_no_file_outside_the_robots_package(tmp_path, obj_lines, mtl_lines, refused):
+    """An OBJ's mtllib and its textures are read only when they are an .mtl and images inside the
+    robot's package (or, without a package.xml, the mesh's folder); else one warning, left out
+    (`mtllib /etc/passwd` was copied into the page)."""
+    place = str(tmp_path)
+    robot, motion = _hostile_package(tmp_path, [ln.replace("/PLACE", place) for ln in obj_lines],
+                                     [ln.replace("/PLACE", place) for ln in mtl_lines])
+    page = tmp_path / "page.html"
+    p = invoke("view", robot, motion, "-o", page)
+    assert p.returncode == 0, p.stderr
+    warnings = [ln for ln in p.stderr.splitlines() if ln.startswith("dyn: warning:")]
+    assert len(warnings) == 1 and refused in warnings[0] and "left out" in warnings[0], p.stderr
+    assert SECRET.encode() not in _page_payload(page.read_bytes())
+
+
+def test_a_page_still_embeds_the_packages_own_materials_and_textures(tmp_path):
+    robot, motion = _hostile_package(tmp_path, ["mtllib a.mtl"], ["map_Kd ../textures/wood.png"])
+    page = tmp_path / "page.html"
+    p = invoke("view", robot, motion, "-o", page)
+    assert p.returncode == 0, p.stderr
+    assert "warning" not in p.stderr
+    payload = _page_payload(page.read_bytes())
+    assert b"newmtl m" in payload and b"../textures/wood.png" in payload
+
+
+# ------------------------------------------------------------------ what xacro code starts (#33 item 3)
+
+XACRO_SPAWN = """\
+<?xml version="1.0"?>
+<robot xmlns:xacro="http://www.ros.org/wiki/xacro" name="spawn${{{expression}}}">
+  <link name="base"/>
+</robot>
+"""
+
+
+# subprocess.Popen reached without a name that starts with '__' (which xacro refuses): the class among
+# object's subclasses (the child that expands has imported subprocess)
+XACRO_POPEN = ("[c for c in python.vars(python.type)['_' * 2 + 'subclasses__'](python.type.mro(python.type(()))[1]) "
+               "if 'subprocess.Popen' in python.repr(c)][0]")
+
+
+@pytest.mark.parametrize("redirect", ["", ", stdout=-3, stderr=-3"])  # -3: subprocess.DEVNULL
+def test_a_process_started_by_xacro_code_does_not_outlive_dyn(tmp_path, redirect):
+    """A ${…} that starts a process (holding dyn's pipes, or not; its pid becomes the robot's name):
+    the process is ended with the expansion (its own process group) and dyn does not wait for it
+    (it waited for the time limit, said the expansion took too long, and the process lived on)."""
+    argv = ["sleep", "600"]
+    robot = tmp_path / "spawn.urdf.xacro"
+    expression = f"{XACRO_POPEN}({argv!r}{redirect}).pid".replace('"', "&quot;")
+    robot.write_text(XACRO_SPAWN.format(expression=expression))
+    p = run_process("info", robot, env={**os.environ, "DYN_XACRO_SECONDS": "20"}, timeout=120)
+    pid = int(p.stdout.split()[1][len("spawn"):]) if p.stdout.startswith("robot spawn") else None
+    try:
+        assert p.returncode == 0, p.stderr
+        assert _gone(pid, wait=10)
+    finally:
+        if pid is not None and not _gone(pid, wait=0):
+            os.kill(pid, signal.SIGKILL)
+
+
+# ------------------------------------------------------------------ outputs of excite, schema, a second sweep (#33 item 4)
+
+def test_excite_checks_its_output_before_optimising(tmp_path):
+    """`dyn excite ROBOT -o ROBOT` replaced the robot file, after the optimisation: now exit 2 before it."""
+    robot = tmp_path / "ROBOT.csv"  # a URDF is read whatever its name
+    robot.write_bytes(ARM6.read_bytes())
+    link = tmp_path / "link.csv"
+    link.symlink_to(robot)
+    for out, words in ((robot, "is an input of this command"), (link, "is an input of this command"),
+                       (tmp_path / "nope" / "x.csv", "does not exist"), (tmp_path / "x.txt", "must end in")):
+        p = invoke("excite", robot, "--duration", "1e9", "-o", out)  # 1e9 s: refused when the work starts
+        assert p.returncode == 2, p.stderr
+        assert words in one_line_error(p.stderr) and str(out) in p.stderr
+        assert "compiling" not in p.stderr
+    assert robot.read_bytes() == ARM6.read_bytes()
+    only(tmp_path, "ROBOT.csv", "link.csv")
+
+
+@pytest.mark.parametrize("fmt, name, text", [
+    ("json", "scenario.yaml", "dyn: 1\nrobot: arm6.urdf\n"),
+    ("json", "arm6.urdf", "<robot name='arm6'/>\n"),
+    ("json", "report.json", '{"energy drift": 1e-9}\n'),
+    ("markdown", "README.md", "# My robot\n"),
+    ("markdown", "notes.txt", "mine\n"),
+])
+def test_schema_writes_only_over_a_file_of_its_own_kind(tmp_path, fmt, name, text):
+    """`dyn schema -o` wrote over any file; now only a new file, or one dyn schema wrote (a JSON Schema
+    of dyn's scenarios, its reference page), of the format's extension."""
+    victim = tmp_path / name
+    victim.write_text(text)
+    p = invoke("schema", "--format", fmt, "-o", victim)
+    assert p.returncode == 2, p.stderr
+    assert str(victim) in one_line_error(p.stderr)
+    assert victim.read_text() == text
+    only(tmp_path, name)
+
+
+def test_schema_replaces_its_own_file(tmp_path):
+    for fmt, name in (("json", "dyn.schema.json"), ("markdown", "scenarios.md")):
+        out = tmp_path / name
+        for _ in range(2):  # new, then over its own earlier file
+            p = invoke("schema", "--format", fmt, "-o", out)
+            assert p.returncode == 0, p.stderr
+        assert out.read_text() == invoke("schema", "--format", fmt).stdout
+
+
+def test_a_different_sweep_into_another_sweeps_folder_is_refused(tmp_path):
+    """A second sweep whose variants leave out some that the folder holds would replace summary.csv
+    without them (it did, exit 0): exit 2, one line; a sweep that holds them all (the same, or a grid
+    with more values) resumes."""
+    scenario, out = _sweep_scenario(tmp_path), tmp_path / "out"
+    p = invoke("sweep", scenario, "-o", out, "--workers", "1", "--no-progress")
+    assert p.returncode == 0, p.stderr
+    before = (out / "summary.csv").read_bytes()
+    other = tmp_path / "other.yaml"
+    other.write_text(scenario.read_text().replace("[0.001, 0.002, 0.004]", "[0.003]"))
+    p = invoke("sweep", other, "-o", out, "--workers", "1", "--no-progress")
+    assert p.returncode == 2, p.stderr
+    line = one_line_error(p.stderr)
+    assert str(out) in line and "another sweep" in line and str(scenario) in line and "3 of its variants" in line
+    assert (out / "summary.csv").read_bytes() == before
+    more = tmp_path / "more.yaml"
+    more.write_text(scenario.read_text().replace("[0.001, 0.002, 0.004]", "[0.001, 0.002, 0.004, 0.003]"))
+    p = invoke("sweep", more, "-o", out, "--workers", "1", "--no-progress")
+    assert p.returncode == 0, p.stderr
+    assert "(3 already done)" in p.stderr and len(_summary(out)) == 4
+
+
+def test_sweep_view_rebuilds_a_damaged_page(tmp_path):
+    """`dyn sweep --view` kept a page newer than its trajectory, even truncated or emptied: a page that
+    is not whole (dyn's pages end in </html>) is built again."""
+    scenario, out = _sweep_scenario(tmp_path), tmp_path / "out"
+    p = invoke("sweep", scenario, "-o", out, "--workers", "1", "--no-progress", "--view")
+    assert p.returncode == 0, p.stderr
+    pages = sorted(out.glob("v*.html"))
+    whole = {page: page.read_bytes() for page in pages}
+    pages[0].write_bytes(whole[pages[0]][:1000])
+    pages[1].write_bytes(b"")
+    p = invoke("sweep", scenario, "-o", out, "--workers", "1", "--no-progress", "--view")
+    assert p.returncode == 0, p.stderr
+    for page in pages:  # whole again (not byte for byte: a page's object ids are random)
+        data = page.read_bytes()
+        assert data.endswith(b"</html>\n") and abs(len(data) - len(whole[page])) < 100
+        assert _page_payload(data)
+
+
+# ------------------------------------------------------------------ cheap ones (#33 items 10 and 5)
+
+def test_a_trajectory_from_a_fifo_or_a_process_substitution_is_read_once(tmp_path):
+    """`dyn inverse ROBOT <(cat traj.csv)`, or a FIFO: the bag test opened the path a first time and
+    took the first bytes ("duplicate column names '0'"; a FIFO hung at the second open)."""
+    traj = tmp_path / "traj.csv"
+    joints = ("shoulder_pan", "shoulder_lift", "elbow", "wrist_1", "wrist_2", "wrist_3")
+    traj.write_text("time," + ",".join(f"q.{j}" for j in joints) + "\n"
+                    + "".join(f"{t}," + ",".join([str(t)] * 6) + "\n" for t in (0, 0.001, 0.002)))
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    writer = threading.Thread(target=lambda: fifo.write_bytes(traj.read_bytes()), daemon=True)
+    writer.start()
+    p = run_process("inverse", ARM6, fifo, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert len(p.stdout.splitlines()) == 4
+    p = subprocess.run(["bash", "-c", f'"{sys.executable}" -m cli.main inverse "{ARM6}" <(cat "{traj}")'],
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert len(p.stdout.splitlines()) == 4
+
+
+def test_identify_refuses_a_recording_whose_torques_are_all_zero(tmp_path):
+    """Effort not published (a common logging mistake): the torques read all zero. It wrote a URDF of
+    1e-10 kg links, exit 0; now exit 2 naming the recording, and nothing written."""
+    import numpy as np
+
+    joints = ("shoulder_pan", "shoulder_lift", "elbow", "wrist_1", "wrist_2", "wrist_3")
+    t = np.arange(0, 2, 0.002)
+    q = np.column_stack([0.4 * np.sin(2 * np.pi * (0.5 + 0.2 * k) * t + k) for k in range(6)])
+    rec = tmp_path / "rec.csv"
+    header = ",".join(["time", *(f"q.{j}" for j in joints), *(f"tau.{j}" for j in joints)])
+    np.savetxt(rec, np.column_stack([t, q, np.zeros_like(q)]), delimiter=",", header=header, comments="")
+    p = invoke("identify", ARM6, rec, "-o", tmp_path / "out.urdf", "--report", tmp_path / "r.json")
+    assert p.returncode == 2, p.stderr
+    line = one_line_error(p.stderr)
+    assert str(rec) in line and "zero" in line
+    only(tmp_path, "rec.csv")

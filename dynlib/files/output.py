@@ -4,7 +4,8 @@ Two calls serve every command:
 
 - `check_outputs(outputs, inputs)`, before the work starts: each output has the
   extension of its kind (`KINDS`: ``.json`` report, ``.png``/``.svg``/``.pdf``
-  figure, ``.csv``/``.parquet`` trajectory, ``.html`` page, ``.urdf`` robot), is
+  figure, ``.csv``/``.parquet`` trajectory, ``.html`` page, ``.urdf`` robot,
+  ``.json`` schema, ``.md`` reference page), is
   not a folder, lies in a folder that exists and can be written (a file is
   created there and removed), is not one of the command's inputs (same file:
   same device and inode, or the same resolved path; symlinks and hard links
@@ -14,9 +15,8 @@ Two calls serve every command:
 
 What `atomic_output` does depends on what `path` is:
 
-- a regular file or a new path (the usual case): a hidden temporary file
-  next to the real target (symlinks followed, so a symlinked output stays a
-  symlink and its target is replaced), renamed onto it when the block ends
+- a regular file or a new path (the usual case): a hidden temporary file in
+  the output's folder, renamed onto the output's name when the block ends
   without an exception; an existing file keeps its permissions and owner
   (a 0600 file stays 0600). On any exception, the temporary file is removed and
   the existing file is left untouched; an `OSError` becomes an `InputError`
@@ -27,6 +27,19 @@ What `atomic_output` does depends on what `path` is:
   file onto ``/dev/null`` would replace the device, and onto a FIFO would
   leave its reader waiting forever.
 - a block device or a socket: an `InputError` (dyn does not write onto them).
+
+Symlinks (the rule of ``sed -i``, ``rsync`` and the kernel's ``protected_symlinks``):
+the folder part of the path is resolved once, when the write starts, and the
+last component is never followed. An output that is a symlink (made by the user,
+or planted while dyn computed) is replaced by the new file: the link goes, its
+target is untouched (a link ``r.json -> robot.urdf`` no longer replaces the
+URDF). The rename is made in the folder opened when the write started, after
+checking that the folder's path still leads to it (device and inode). Only the
+kind of the link's target is looked at: a link to a character device or a FIFO
+(``out.csv -> /dev/null``) is written in place through it, as the device itself
+is, and a link to a folder, a block device or a socket is refused. A symlink
+owned by another user in a sticky folder (``/tmp``) that that user does not own
+either is refused before the work: dyn neither follows nor replaces it.
 
 Temporary files are named ``.<name>.<8 hex digits>.tmp<suffix>`` (the name
 shortened when the whole would exceed the file system's name length, so a
@@ -55,9 +68,11 @@ KINDS = {
     "figure": (".png", ".svg", ".pdf"),
     "page": (".html",),
     "urdf": (".urdf",),
+    "schema": (".json",),
+    "reference": (".md",),
 }
 _KIND_WORDS = {"trajectory": "a trajectory", "report": "a report", "figure": "a figure", "page": "a page",
-               "urdf": "a robot file"}
+               "urdf": "a robot file", "schema": "a JSON Schema", "reference": "a Markdown page"}
 STDOUT = "-"
 # names that are the process's own streams, whatever they point to (written in place)
 _STREAM_NAMES = ("/dev/stdout", "/dev/stderr")
@@ -93,6 +108,22 @@ def _refuse_special(path, label=None):
     if what:
         raise InputError(f"{_named(path, label)}: is {what}; dyn writes files, character devices "
                          "(such as /dev/null) and FIFOs")
+
+
+def _refuse_foreign_link(path, label=None):
+    """InputError for a symlink owned by another user in a sticky folder (``/tmp``) not owned by that
+    user either: the links the kernel's ``protected_symlinks`` will not follow."""
+    try:
+        link = os.lstat(path)
+        if not stat.S_ISLNK(link.st_mode) or link.st_uid == os.geteuid():
+            return
+        folder = os.stat(os.path.dirname(os.path.abspath(path)))
+    except OSError:
+        return
+    if folder.st_mode & stat.S_ISVTX and link.st_uid != folder.st_uid:
+        raise InputError(f"{_named(path, label)}: is a symlink owned by another user (uid {link.st_uid}) in a "
+                         "shared folder (sticky, like /tmp); dyn neither follows nor replaces it; choose another "
+                         "file name")
 
 
 def _named(path, label):
@@ -158,6 +189,7 @@ def _check_file(path, kind, label):
     if path.endswith(os.sep) or p.name in ("", ".", "..") or p.is_dir():
         raise InputError(f"{label} {path}: is a folder; expected {_KIND_WORDS[kind]} file name "
                          f"({', '.join(KINDS[kind])})")
+    _refuse_foreign_link(path, label)
     _refuse_special(path, label)
     if in_place(path):
         if os.path.exists(path) and not os.access(path, os.W_OK):
@@ -168,7 +200,7 @@ def _check_file(path, kind, label):
         got = f"'{p.suffix}'" if p.suffix else "no extension"
         raise InputError(f"{label} {path}: {_KIND_WORDS[kind]} must end in {' or '.join(KINDS[kind])} "
                          f"(got {got})")
-    real = Path(os.path.realpath(path))
+    real = Path(os.path.realpath(p.parent)) / p.name  # the folder resolved, the name itself not followed
     folder = real.parent
     if not folder.is_dir():
         shown = Path(path).parent if Path(path).parent != Path("") else Path(".")
@@ -229,13 +261,15 @@ def memory_shortfall(need) -> str | None:
 def atomic_output(path, *, durable=False):
     """Yield the path to write `path` through (see the module docstring).
 
-    Regular files and new paths: a temporary file next to the real target,
-    renamed onto it at the end (mode and owner of an existing file kept;
-    ``durable``: file and folder fsync'ed). Character devices, FIFOs and the
+    Regular files and new paths: a temporary file in the output's folder (resolved
+    once), renamed onto the output's name at the end (a symlink there is replaced,
+    not followed; mode and owner of an existing file kept; ``durable``: file and
+    folder fsync'ed). Character devices, FIFOs (also through a symlink) and the
     process's streams: `path` itself, written in place. On any exception, the
     temporary file is removed and an existing file is left untouched; an
     `OSError` (other than a broken pipe) becomes an `InputError` naming `path`.
     """
+    _refuse_foreign_link(path)
     _refuse_special(path)
     if in_place(path):
         try:
@@ -248,20 +282,24 @@ def atomic_output(path, *, durable=False):
     target = Path(path)
     if target.name in ("", ".", "..") or target.is_dir():
         raise InputError(f"{path}: is a folder, expected an output file name")
-    real = Path(os.path.realpath(target))  # a symlink is kept: its target is replaced
-    folder = real.parent
+    folder = Path(os.path.realpath(target.parent))  # resolved once; the name itself is never followed
     if not folder.is_dir():
         raise InputError(f"{path}: folder '{target.parent}' does not exist")
-    _check_name_length(real, None, path)
+    _check_name_length(folder / target.name, None, path)
     remove_stale_temporaries(folder)
     try:
-        old = os.stat(real)
+        old = os.lstat(folder / target.name)
     except OSError:
         old = None
+    try:
+        folder_fd = _open_folder(folder)
+    except OSError as exc:
+        raise InputError(f"{path}: cannot write in '{folder}': {reason(exc)}") from None
     made = []  # the temporary file, recorded before it exists: a Ctrl-C at any point finds it
     try:
-        tmp = _create_temporary(folder, real.name, made)
+        tmp = _create_temporary(folder, target.name, made)
     except BaseException as exc:
+        _close(folder_fd)
         for name in made:
             with contextlib.suppress(OSError):
                 os.unlink(name)
@@ -274,7 +312,7 @@ def atomic_output(path, *, durable=False):
             _keep_mode_and_owner(tmp, old)
         if durable:
             _fsync(tmp)
-        os.replace(tmp, real)
+        _rename_in_folder(folder_fd, folder, tmp.name, target.name, path)
         if durable:
             _fsync(folder)
     except BaseException as exc:
@@ -283,6 +321,36 @@ def atomic_output(path, *, durable=False):
         if isinstance(exc, OSError) and not isinstance(exc, BrokenPipeError):
             raise InputError(f"{path}: cannot write: {reason(exc)}") from exc
         raise
+    finally:
+        _close(folder_fd)
+
+
+def _close(fd):
+    if fd is not None:
+        os.close(fd)
+
+
+def _open_folder(folder):
+    """A file descriptor of `folder`, to rename in (O_PATH where it cannot be read, only written); None
+    where the system renames by path only (Windows)."""
+    if os.replace not in os.supports_dir_fd or not hasattr(os, "O_DIRECTORY"):
+        return None
+    try:
+        return os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    except PermissionError:
+        return os.open(folder, getattr(os, "O_PATH", os.O_RDONLY) | os.O_DIRECTORY)
+
+
+def _rename_in_folder(folder_fd, folder, tmp_name, name, path):
+    """Rename `tmp_name` onto `name` in the folder opened as `folder_fd` (a symlink at `name` is
+    replaced, never followed), once `folder`'s path still leads to that folder."""
+    if folder_fd is None:
+        os.replace(Path(folder) / tmp_name, Path(folder) / name)
+        return
+    here, opened = os.stat(folder), os.fstat(folder_fd)
+    if (here.st_dev, here.st_ino) != (opened.st_dev, opened.st_ino):
+        raise InputError(f"{path}: the folder '{folder}' was moved or replaced while dyn wrote into it")
+    os.replace(tmp_name, name, src_dir_fd=folder_fd, dst_dir_fd=folder_fd)
 
 
 def reason(exc: OSError) -> str:

@@ -7,6 +7,13 @@ files. Opening one runs it, as ROS's own ``xacro`` command does. `expand_xacro`
 runs the expansion in a child Python process (this module's `_child`) that:
 
 - ends with its parent (`dynlib.processes.die_with_parent`);
+- runs in a session and process group of its own, killed whole (SIGKILL) when
+  the child ends, at the time limit and when dyn is interrupted: a process
+  that xacro code starts (``subprocess.Popen`` is reachable from ``${...}``)
+  ends with the expansion, and dyn never waits for one holding its pipes. Not
+  covered: a process that leaves the group itself (``setsid``), and what is
+  left when dyn itself is killed with SIGKILL (the child then ends by
+  ``die_with_parent``, but no code of dyn runs to end its group);
 - has at most `TIME_LIMIT` seconds of CPU time and of wall-clock time
   (``DYN_XACRO_SECONDS``) and `MEMORY_LIMIT` bytes of address space
   (``DYN_XACRO_MEMORY_MB``), set with ``resource.setrlimit`` before xacro is
@@ -21,11 +28,14 @@ model, never the xacro.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import selectors
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from ..errors import URDFError
@@ -65,8 +75,7 @@ def expand_xacro(path, package_path=()) -> bytes:
     code = f"import sys; sys.path.insert(0, {here!r}); from dynlib.files.xacro_expand import _child; _child()"
     flags = ["-P"] if sys.version_info >= (3, 11) else []  # not the current folder on sys.path
     try:
-        done = subprocess.run([sys.executable, *flags, "-c", code], input=request.encode(),
-                              capture_output=True, timeout=seconds + 5)
+        done = _run([sys.executable, *flags, "-c", code], request.encode(), seconds + 5)
     except subprocess.TimeoutExpired:
         raise URDFError(f"xacro did not finish expanding the file within {seconds:g} s and was stopped "
                         "(a .xacro is a program; DYN_XACRO_SECONDS sets the limit)", file=file) from None
@@ -89,6 +98,64 @@ def expand_xacro(path, package_path=()) -> bytes:
                         "(a .xacro is a program; DYN_XACRO_SECONDS sets the limit)", file=file)
     reason = f"signal {signal.Signals(-code).name}" if code < 0 else f"exit code {code}"
     raise URDFError(f"the xacro expansion crashed ({reason})", file=file)
+
+
+def _run(argv, request: bytes, timeout: float) -> subprocess.CompletedProcess:
+    """`argv` run with `request` on its standard input, in a session (and process group) of its own;
+    its output once it has ended. The whole group is killed when the child ends, at the time-out
+    (`subprocess.TimeoutExpired`) or on any exception (Ctrl-C, SIGTERM): a process that xacro code
+    started ends with the expansion, and dyn does not wait for one that holds the pipes."""
+    proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            start_new_session=True)
+    chunks = {proc.stdout: [], proc.stderr: []}
+    try:
+        with contextlib.suppress(BrokenPipeError):
+            proc.stdin.write(request)
+            proc.stdin.close()
+        _read_until_ended(proc, chunks, time.monotonic() + timeout)
+        proc.wait()
+    finally:
+        _end_group(proc)
+        for stream in (proc.stdin, proc.stdout, proc.stderr):
+            with contextlib.suppress(OSError):
+                stream.close()
+    return subprocess.CompletedProcess(argv, proc.returncode, b"".join(chunks[proc.stdout]),
+                                       b"".join(chunks[proc.stderr]))
+
+
+def _read_until_ended(proc, chunks, deadline):
+    """Read the child's pipes into `chunks` until they close; once the child has ended, its group is
+    killed (the pipes' other holders), and what still holds them a second later (a process that left
+    the group) is not waited for."""
+    ended = None
+    with selectors.DefaultSelector() as selector:
+        for stream in chunks:
+            selector.register(stream, selectors.EVENT_READ)
+        while selector.get_map():
+            now = time.monotonic()
+            if ended is None and proc.poll() is not None:
+                ended = now
+                _end_group(proc)
+            if ended is None and now > deadline:
+                raise subprocess.TimeoutExpired(proc.args, deadline)
+            if ended is not None and now > ended + 1.0:
+                return
+            for key, _ in selector.select(0.1):
+                data = os.read(key.fd, 1 << 16)
+                if data:
+                    chunks[key.fileobj].append(data)
+                else:
+                    selector.unregister(key.fileobj)
+
+
+def _end_group(proc):
+    """SIGKILL to the child's process group (the child and what it started that stayed in it)."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    if proc.returncode is None:
+        with contextlib.suppress(OSError):
+            proc.kill()
+        proc.wait()
 
 
 class _quiet_errors:

@@ -394,7 +394,8 @@ def test_a_sweep_that_cannot_reach_its_scheduler_leaves_no_folder_behind(tmp_pat
         run_sweep(plan, out, workers=1)
     before = {k: v for k, v in snapshot(out).items() if k != Path(SUMMARY)} if given == "kept" else None
     with pytest.raises(InputError, match="cannot reach the Dask scheduler"):
-        run_sweep(plan_sweep(write(tmp_path, ARM6_GRID.replace("0.002]", "0.003]"))), out,
+        # a grid with one more value: the kept folder's variants are all in it (else it is another sweep's)
+        run_sweep(plan_sweep(write(tmp_path, ARM6_GRID.replace("0.002]", "0.002, 0.003]"))), out,
                   scheduler="tcp://127.0.0.1:9")
     if given == "new/out":
         assert not (tmp_path / "new").exists()

@@ -51,6 +51,8 @@ def bag_kind(path) -> str | None:
     try:
         if p.is_dir():
             return "folder" if (p / "metadata.yaml").is_file() else None
+        if not p.is_file():  # a pipe (<(cat …), a FIFO) is read once, by the caller: not opened here
+            return None
         with open(p, "rb") as f:
             head = f.read(16)
     except OSError:

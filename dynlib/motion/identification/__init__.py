@@ -405,6 +405,11 @@ def _estimate(lm, training, recs, links, timings, *, method, prior_std, seed):
         raise TrajectoryError(f"too short for identification: {training.rows} usable samples give {equations} "
                               f"equations for {unknowns} identifiable parameters; record at least "
                               f"{unknowns // max(model.nv, 1) + 1} samples (many more for a good fit)", file=where)
+    for rec in recs:
+        if not np.any(rec.tau):  # the parameters are fitted to measured torques: there are none
+            raise TrajectoryError("every torque is zero: the torques were not recorded (a JointState whose "
+                                  "effort is not published?); identification fits the parameters to measured "
+                                  "torques", file=rec.path)
     wls = E.weighted_least_squares(training, base)
     timings["base_parameters"] = timings.get("base_parameters", 0.0) + time.perf_counter() - t0
 

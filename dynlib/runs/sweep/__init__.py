@@ -64,8 +64,8 @@ from ...errors import InputError, SweepFailed
 from .backends import Dask, Local
 from .plan import SweepPlan, Variant, grid_points, key_path, plan_sweep, random_points, variant_key
 from .records import (FORMATS, MANIFEST, RECORDS, SUMMARY, Summary, SweepReport, check_record, claim,
-                      default_format, first_missing, store, summary_columns, summary_row, summary_text, unmake,
-                      variants_csv)
+                      default_format, first_missing, refuse_another_sweep, store, summary_columns, summary_row,
+                      summary_text, unmake, variants_csv)
 from .worker import Task, max_contact_force, run_variant, warm
 
 __all__ = ["MANIFEST", "RECORDS", "SUMMARY", "SweepFailed", "SweepPlan", "SweepReport", "Task", "Variant",
@@ -100,6 +100,7 @@ def run_sweep(plan: SweepPlan, outdir, *, workers=None, scheduler=None, fmt=None
     empty = made is None and outdir.is_dir() and next(os.scandir(outdir), None) is None
     try:
         with claim(outdir, plan.source) as held:
+            refuse_another_sweep(outdir, [v.key for v in plan.variants])
             report = _run(plan, outdir, workers, scheduler, fmt, progress, held.unlocked)
             if then is not None:
                 then(report)

@@ -11,7 +11,10 @@ and at the end, only when its content changes.
 `claim(outdir)` makes OUTDIR the sweep's, for the length of the run: a folder
 that holds a summary.csv, an index.html or variant files but no ``.dyn-sweep``
 was not made by dyn sweep and is refused (its files are not dyn's to
-overwrite); ``.dyn-sweep/manifest`` marks the folder as dyn's; an
+overwrite); ``.dyn-sweep/manifest`` marks the folder as dyn's; a folder
+holding records of variants that a sweep does not have is another sweep's,
+whose summary.csv it would replace without them, and is refused
+(`refuse_another_sweep`); an
 exclusive lock (``fcntl.flock`` on ``.dyn-sweep/lock``, which names the
 holder's pid) keeps a second sweep out while one runs, and while ``dyn sweep
 --view`` writes its pages. On a file system without locks the sweep runs
@@ -310,6 +313,30 @@ def claim(outdir, source=None) -> Claim:
         held.release()
         raise
     return held
+
+
+_RECORD = re.compile(r"([0-9a-f]{64})\.json")
+
+
+def refuse_another_sweep(outdir, keys) -> None:
+    """InputError when `outdir` holds records of variants that are not among `keys` (this sweep's): a
+    different sweep, whose summary.csv this one would replace without them. A rerun, or a sweep that
+    keeps every variant done (a grid with more values), resumes. Called with the folder claimed."""
+    records = Path(outdir) / RECORDS
+    try:
+        with os.scandir(records) as entries:
+            theirs = {m.group(1) for e in entries if (m := _RECORD.fullmatch(e.name))}
+    except OSError:
+        return
+    missing = len(theirs - set(keys))
+    if missing:
+        try:
+            scenario = json.loads((records / MANIFEST).read_text()).get("scenario") or "a scenario not named"
+        except (OSError, ValueError, AttributeError):
+            scenario = "a scenario not named"
+        raise InputError(f"{outdir}: holds the results of another sweep ({scenario}); {missing} of its variants "
+                         "are not in this one, and its summary.csv would be replaced without them; give "
+                         "another folder, or a sweep that keeps those variants")
 
 
 def first_missing(outdir) -> Optional[Path]:

@@ -9,12 +9,20 @@ loaders (``_meshfile_geometry`` / ``_meshfile_object``):
 - a .dae with its own materials, or an .obj whose ``mtllib`` is found, drawn
   without a URDF colour, is a ``_meshfile_object`` keeping those materials (as
   RViz shows them), with the textures they name embedded as data: URLs;
+- only files of the robot's own are embedded besides the mesh: an ``mtllib`` that
+  is an ``.mtl`` file and textures that are images, each inside the mesh's package
+  (the nearest folder above the mesh with a ``package.xml``; without one, the
+  mesh's folder), symlinks resolved. Anything else (``mtllib /etc/passwd``,
+  ``map_Kd ../../../../home/me/.ssh/id.png``) is one warning and is left out:
+  a page is meant to be mailed, and a robot package must not smuggle the
+  reader's files into it;
 - a .dae's ``<unit meter="…">`` is applied (the viewer's loader leaves it out);
   its ``<up_axis>`` is ignored, as RViz and Pinocchio's viewers do.
 """
 from __future__ import annotations
 
 import base64
+import os
 import re
 import struct
 import zlib
@@ -93,7 +101,24 @@ class MeshFiles:
 
     def __init__(self):
         self._cache = {}
+        self._roots = {}
         self.notes = []
+
+    def _root(self, mesh: Path) -> str:
+        """The folder whose files a mesh may name: its package's (the nearest folder above it holding a
+        package.xml), else its own; resolved."""
+        folder = os.path.realpath(mesh.parent)
+        if folder not in self._roots:
+            up = folder
+            while not os.path.isfile(os.path.join(up, "package.xml")) and os.path.dirname(up) != up:
+                up = os.path.dirname(up)
+            self._roots[folder] = up if os.path.isfile(os.path.join(up, "package.xml")) else folder
+        return self._roots[folder]
+
+    @staticmethod
+    def _inside(file: Path, root: str) -> bool:
+        real = os.path.realpath(file)
+        return real == root or real.startswith(root.rstrip(os.sep) + os.sep)
 
     @property
     def count(self) -> int:
@@ -141,26 +166,35 @@ class MeshFiles:
             own = "<library_materials" in text and "<material " in text
             images = {name for name in _INIT_FROM.findall(text) if Path(name).suffix.lower() in IMAGE_TYPES}
             return MeshFile(path, fmt, Blob(text, key=str(path)), unit, own, None,
-                            self._textures(path, images), _box(_dae_positions(text), unit))
-        mtl, resources = None, {}
+                            self._textures(path, images, self._root(path)), _box(_dae_positions(text), unit))
+        mtl, resources, root = None, {}, self._root(path)
         for names in _MTLLIB.findall(text):
             lib = path.parent / names
+            if lib.suffix.lower() != ".mtl" or not self._inside(lib, root):
+                self.notes.append(f"{path}: material library '{names}' is not an .mtl file inside the robot's "
+                                  f"package ({root}): left out (drawn in one colour)")
+                continue
             if lib.is_file():
                 mtl = lib.read_text(errors="replace")
                 # a texture statement's file is its last word (options such as -s 1 1 1 come first)
-                resources = self._textures(lib, {line.split()[-1] for line in _MTL_MAP.findall(mtl)})
+                resources = self._textures(lib, {line.split()[-1] for line in _MTL_MAP.findall(mtl)}, root)
                 break
             self.notes.append(f"{path}: material library '{names}' not found next to it (drawn in one colour)")
         return MeshFile(path, fmt, Blob(text, key=str(path)), 1.0, mtl is not None, mtl, resources,
                         _box(_OBJ_VERTEX.findall(text)))
 
-    def _textures(self, referrer: Path, names) -> dict:
+    def _textures(self, referrer: Path, names, root: str) -> dict:
+        """{name: data: URL} of the images `names` inside `root`; a plain stand-in for the others."""
         out = {}
         for name in sorted(names):
             file = Path(name[len("file://"):] if name.startswith("file://") else name)
             file = file if file.is_absolute() else referrer.parent / file
             mime = IMAGE_TYPES.get(file.suffix.lower())
-            if mime and file.is_file():
+            if not mime or not self._inside(file, root):
+                out[name] = MISSING_TEXTURE
+                self.notes.append(f"{referrer}: texture '{name}' is not an image inside the robot's package "
+                                  f"({root}): left out (drawn plain)")
+            elif file.is_file():
                 out[name] = f"data:{mime};base64," + base64.b64encode(file.read_bytes()).decode()
             else:
                 out[name] = MISSING_TEXTURE

@@ -46,7 +46,7 @@ def write_result_view(path, scenario, result, **options):
 
 def write_sweep_views(report, **options):
     """A page per finished variant of a `dynlib.runs.sweep.SweepReport` (``<trajectory>.html`` next
-    to its trajectory; kept when newer than it) and OUTDIR/index.html. Returns
+    to its trajectory; kept when newer than it and whole) and OUTDIR/index.html. Returns
     (pages written, warnings, index path)."""
     from . import build_view, read_playback, _write
 
@@ -61,7 +61,7 @@ def write_sweep_views(report, **options):
             page = traj.with_suffix(".html")
             page_name = page.name
             try:
-                if not (page.exists() and page.stat().st_mtime >= traj.stat().st_mtime):
+                if not (_whole_page(page) and page.stat().st_mtime >= traj.stat().st_mtime):
                     sc = v.scenario
                     built = build_view(sc.model, read_playback(sc.model, traj), contacts=scenario_contacts(sc),
                                        title=f"{v.name}: {v.describe() or 'base scenario'}", **options)
@@ -75,6 +75,18 @@ def write_sweep_views(report, **options):
     index = outdir / "index.html"
     _write(index, _index_html(report.plan, rows).encode("utf-8"))
     return written, list(dict.fromkeys(warnings)), index
+
+
+def _whole_page(path) -> bool:
+    """Whether `path` is a page of dyn view's that was written whole (not truncated or emptied)."""
+    try:
+        with open(path, "rb") as f:
+            start = f.read(16)
+            f.seek(max(0, os.fstat(f.fileno()).st_size - 32))
+            end = f.read()
+    except OSError:
+        return False
+    return start.startswith(b"<!DOCTYPE html>") and end.rstrip().endswith(b"</html>")
 
 
 def _index_html(plan, rows) -> str:

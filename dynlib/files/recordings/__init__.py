@@ -207,8 +207,11 @@ def _pj_topic(names, model, topic):
 
 def run_settings(source) -> dict:
     """The settings of the dyn run that wrote the Parquet file `source` (a path; {} for anything
-    else: a CSV, a bag, standard input), read from its footer alone: what a command needs before it
-    loads the robot (`dynlib.files.columns.run_settings`)."""
+    else: a CSV, a bag, standard input, a FIFO or process substitution, which can be read only once),
+    read from its footer alone: what a command needs before it loads the robot
+    (`dynlib.files.columns.run_settings`)."""
+    import os
+
     from ..trajectory import FORMATS, open_source
     from .dyn_files import run_settings_of
 
@@ -217,7 +220,8 @@ def run_settings(source) -> dict:
     path = str(source)
     from . import bags
 
-    if bags.bag_kind(path) is not None or FORMATS.get(path.lower()[path.rfind("."):]) == "csv":
+    if not os.path.isfile(path) or bags.bag_kind(path) is not None or \
+            FORMATS.get(path.lower()[path.rfind("."):]) == "csv":
         return {}
     try:
         display, buf, fmt = open_source(path)

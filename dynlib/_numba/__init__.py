@@ -5,6 +5,7 @@
 - `cache`: where the compiled kernels are kept (the folder, its pruning, `CacheWarning`);
 - `sources`: the cache's key, the hash of every source that holds or feeds compiled code;
 - `entries`: how a cached kernel is saved and loaded (numba's FunctionCache with dyn's locator);
+- `callees`: a kernel called from compiled code compiled as a callee only (no entry, no machine code);
 - `symbols`: cached object code loaded only once every symbol it uses resolves (an ELF reader);
 - `probes`: numba's internals that the cache reaches, each checked once, with its fallback;
 - `events`: compile events for the command line (the first compile, a progress line);

@@ -20,8 +20,10 @@
 `jit` is the one maker under the three: ``numba.njit`` cached in dyn's cache folder
 (`dynlib._numba.folder`, `dynlib._numba.entries`) and loaded without numba's compiler start-up
 (`dynlib._numba.symbols`), each of numba's internals it reaches checked once (`dynlib._numba.probes`).
+A `kernel` or `allocating_kernel` called from compiled code is compiled there by its twin
+(`dynlib._numba.callees`): no Python entry and no machine code of its own, only its caller's.
 """
-from . import folder, probes
+from . import callees, folder, probes
 
 
 def jit(fn=None, *, nrt=True, **options):
@@ -47,6 +49,8 @@ def jit(fn=None, *, nrt=True, **options):
             dispatcher = njit(**opts)(f)
             try:
                 dispatcher._cache = b.cache_class(f)
+                if b.callee_cache_class and opts.get("inline") != "always":  # (inlined: never compiled alone)
+                    callees.attach(dispatcher, njit, f, opts, b.callee_cache_class)
                 return dispatcher
             except Exception:  # no folder at all (no home directory), or a function numba cannot locate
                 if folder.cache_folder() is None:

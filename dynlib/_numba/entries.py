@@ -40,12 +40,17 @@ class _Damaged(Exception):
     """A cache entry that cannot be what dyn wrote."""
 
 
-def make_cache_class(caching, serialize):
+def make_cache_class(caching, serialize, callee_library=None):
     """numba's FunctionCache (`caching`: numba.core.caching) with dyn's locator, a checksum on every entry
     (`serialize`: numba.core.serialize), dyn's loader, and failures to read or write turned into a compile in
-    memory (see the module docstring)."""
+    memory (see the module docstring). With `callee_library` (`dynlib._numba.callees.callee_library_class`),
+    the cache of the kernels' twins for compiled callers: entries named ``callee.<module>.<function>-...``,
+    loaded into that library (LLVM bitcode, no machine code)."""
     locator = _locator_class(caching)
-    return _cache_class(caching, _impl_class(caching, serialize, locator), locator)
+    impl = _impl_class(caching, serialize, locator)
+    if callee_library is not None:
+        impl = _callee_impl_class(impl, callee_library)
+    return _cache_class(caching, impl, locator)
 
 
 def _locator_class(caching):
@@ -99,12 +104,31 @@ def _impl_class(caching, serialize, locator):
                 raise _Damaged("checksum mismatch")
             import pickle
 
-            payload = pickle.loads(blob)
+            return self.rebuild_payload(target_context, pickle.loads(blob))
+
+        def rebuild_payload(self, target_context, payload):
             if not symbols.symbols_ready(payload, target_context, stats):
                 return None  # numba compiles it
             return super().rebuild(target_context, payload)
 
     return Impl
+
+
+def _callee_impl_class(impl, callee_library):
+    class CalleeImpl(impl):
+        def get_filename_base(self, fullname, abiflags):
+            return super().get_filename_base("callee." + fullname, abiflags)
+
+        def rebuild_payload(self, target_context, payload):
+            """numba's rebuild, with the codegen making callee libraries (numba's compiler lock is held)."""
+            codegen = target_context.codegen()
+            codegen._library_class = callee_library
+            try:
+                return super(impl, self).rebuild(target_context, payload)  # numba's, past dyn's symbol check
+            finally:
+                del codegen._library_class
+
+    return CalleeImpl
 
 
 def _cache_class(caching, impl, locator):

@@ -6,7 +6,9 @@
 - its loader calls numba's ``Cache._load_overload`` and resolves symbols itself
   (`dynlib._numba.symbols`); fallback: numba's own loading, with its full refresh;
 - `dynlib._numba.decorators.jit` (nrt=False) passes numba's private ``_nrt`` option;
-  fallback: every kernel has the runtime.
+  fallback: every kernel has the runtime;
+- a kernel called from compiled code is compiled by its twin (`dynlib._numba.callees`), cached
+  by dyn's cache; fallback: numba compiles it as it compiles a kernel called from Python.
 
 When one is missing or its signature changed, dyn uses numba's public behaviour for that part
 instead: a slower start-up, the same results. `boundary()` says which parts are in use; the
@@ -25,10 +27,12 @@ def boundary() -> dict:
       the same folder) or "numba-default" (numba's own cache where numba puts it);
     - ``fast_load``: dyn's loader (False: numba's own loading, with its full refresh);
     - ``nrt_option``: numba's ``_nrt`` option (False: every kernel has the runtime);
+    - ``callees``: kernels called from compiled code compiled as callees (`dynlib._numba.callees`);
     - ``notes``: why a part fell back.
     """
     b = checked()
-    return {"cache": b.cache, "fast_load": b.fast_load, "nrt_option": b.nrt_option, "notes": list(b.notes)}
+    return {"cache": b.cache, "fast_load": b.fast_load, "nrt_option": b.nrt_option, "callees": bool(b.callee_cache_class),
+            "notes": list(b.notes)}
 
 
 class _Boundary:
@@ -40,6 +44,7 @@ class _Boundary:
         if self.cache_class:
             self.cache_class.fast_load = self.fast_load
         self.nrt_option = self._check(self._nrt_option)
+        self.callee_cache_class = self.cache_class and self._check(self._callee_cache_class)
 
     def _check(self, probe):
         try:
@@ -69,6 +74,17 @@ class _Boundary:
         if folder.cache_folder() is not None and not isinstance(cls(probe)._impl.locator, cls.locator_class):
             raise TypeError("numba chose another cache locator (NUMBA_CACHE_LOCATOR_CLASSES?)")
         return cls
+
+    @staticmethod
+    def _callee_cache_class():
+        from numba.core import caching, serialize
+
+        from . import callees
+
+        callees.check()
+        if not callable(getattr(caching.CacheImpl, "get_filename_base", None)):
+            raise AttributeError("numba.core.caching.CacheImpl.get_filename_base is missing")
+        return entries.make_cache_class(caching, serialize, callees.callee_library_class())
 
     @staticmethod
     def _numba_cache():

@@ -379,7 +379,8 @@ def test_a_warm_start_loads_without_numbas_compiler(tmp_path, reference):
                  ["simulate", PENDULUM, "--steps", "40", "-o", tmp_path / "traj.csv"]):
         code, report, err = run_dyn(args, env)
         assert code == 0, err
-        assert report["boundary"] == {"cache": "dyn", "fast_load": True, "nrt_option": True, "notes": []}
+        assert report["boundary"] == {"cache": "dyn", "fast_load": True, "nrt_option": True, "callees": True,
+                                      "notes": []}
         stats = report["stats"]
         assert stats["fast_loads"] >= 1 and stats["numba_loads"] == 0, stats
         assert stats["refreshes"] == 0 and stats["saved"] == 0 and stats["unsaved"] == 0, stats
@@ -646,6 +647,36 @@ def test_a_fresh_cache_folder_compiles_and_says_so_once(tmp_path, reference):
     code, report, err = run_dyn(inverse_args(reference, tmp_path / "tau.csv"), env)
     assert code == 0 and err == "", err
     assert report["stats"]["saved"] == 0 and report["stats"]["fast_loads"] >= 1
+
+
+# a numba whose compiler changed its signature: dyn's callee compile (dynlib._numba.callees) is off
+NO_CALLEES = """
+    import numba.core.compiler as compiler
+    original = compiler.CompilerBase.__init__
+    def __init__(self, typing_context, *args, **kw):
+        original(self, typing_context, *args, **kw)
+    compiler.CompilerBase.__init__ = __init__
+"""
+
+
+@pytest.mark.slow
+def test_kernels_called_from_compiled_code_compile_as_callees_with_the_same_results(tmp_path):
+    """The loop's callees are cached as callees only (no entry from Python, no machine code of their own), and
+    the trajectory is byte for byte the one of numba's own compile of every kernel (the fallback)."""
+    runs = {}
+    for name, patch in (("callees", ""), ("numba", NO_CALLEES)):
+        out = tmp_path / f"{name}.csv"
+        code, report, err = run_dyn(["simulate", PENDULUM, "--steps", "200", "--columns", "q,qd,qdd,tau,energy",
+                                     "-o", out], env_with(DYN_CACHE_DIR=tmp_path / name), patch)
+        assert code == 0, err
+        names = {p.name.split("-")[0] for p in (tmp_path / name).rglob("*.nbi")}
+        runs[name] = (out.read_bytes(), report["boundary"], names)
+    (callees, on, with_twins), (numba_s, off, without) = runs["callees"], runs["numba"]
+    assert on["callees"] and not off["callees"] and "signature changed" in " ".join(off["notes"])
+    assert {"simulate._run", "callee.simulate._finite", "callee.aba.aba_kernel"} <= with_twins
+    assert "simulate._finite" not in with_twins and not any(n.startswith("callee.") for n in without)
+    assert "simulate._finite" in without
+    assert callees == numba_s
 
 
 # ---------------------------------------------------------------- read-only installs

@@ -1,0 +1,136 @@
+"""A kernel called from compiled code is compiled as a callee: no Python entry, no machine code of its own.
+
+numba compiles each kernel that a compiled caller calls (the simulation loop calls about 90,
+nested up to five deep) as a complete function of its own, as if Python were to call it: an
+entry that converts every argument from Python (for a model's and a workspace's ~45 arrays, a
+wrapper larger than most kernels), a C entry, its callees' code linked in and optimised again
+(LLVM's module passes), and machine code. Its caller then links that code in, optimises the
+whole again and makes machine code of it again: a first `dyn simulate` spent about 10 of its
+35 s of CPU on entries and machine code that nothing ever ran.
+
+So each kernel has a twin for its compiled callers (`attach`): the same function compiled without
+the two entries (numba's ``no_cpython_wrapper`` and ``no_cfunc_wrapper`` options) into a code
+library (`callee_library_class`) that is only ever linked into a caller: it is optimised as before
+(numba's per-function and module passes, its own callees linked in), so the code its callers link
+in, and the machine code they make of it, are the same as before; it makes no machine code of its
+own. (Leaving the module passes to the caller alone saved 3 s more, but the loop's inlining then
+changed: steps without contacts 5-10 % slower, with contacts 5-10 % faster.)
+
+A compiled caller types a call of a kernel by asking the kernel's dispatcher for a call template
+and the compiled overload (``get_call_template``, ``get_overload``): `attach` points those two of
+the kernel's dispatcher to its twin's. Python calls of the kernel are untouched: they compile
+(and cache) the kernel with its entries as before. The twins are cached too, under their own
+names (``callee.<module>.<function>-...`` in the cache folder), as LLVM bitcode: loading one makes
+no machine code either.
+
+Numba's internals used (checked once by `check`; `dynlib._numba.probes` falls back to numba's own
+compile of every kernel, with its entries, when one is missing): ``CPUCodeLibrary``'s
+``_optimize_final_module``, ``_finalize_final_module``, ``_finalize_dynamic_globals``,
+``serialize_using_bitcode``, ``_unserialize`` and ``codegen``; the codegen's ``_library_class``;
+``Compiler(typingctx, targetctx, library, ...)``; a dispatcher's ``get_call_template`` and
+``get_overload``.
+"""
+import inspect
+
+_LIBRARY = []  # the callee library class, made once (callee_library_class)
+
+
+def check():
+    """Raise when one of numba's internals that the twins use is missing or changed (see the module
+    docstring); True otherwise."""
+    from numba.core import codegen, compiler, dispatcher
+    from numba.core.cpu import CPUTargetOptions
+
+    for owner, names in ((CPUTargetOptions, ("no_cpython_wrapper", "no_cfunc_wrapper")),
+                         (codegen.JITCodeLibrary, ("_optimize_final_module", "_finalize_final_module",
+                                                   "_finalize_dynamic_globals", "serialize_using_bitcode",
+                                                   "serialize_using_object_code", "_unserialize", "codegen",
+                                                   "enable_object_caching")),
+                         (codegen.JITCPUCodegen, ("_library_class", "set_env", "create_library")),
+                         (dispatcher.Dispatcher, ("get_call_template", "get_overload"))):
+        for name in names:
+            if not hasattr(owner, name):
+                raise AttributeError(f"{owner.__name__}.{name} is missing")
+    params = list(inspect.signature(compiler.CompilerBase.__init__).parameters)
+    if params[:4] != ["self", "typingctx", "targetctx", "library"]:
+        raise TypeError(f"numba.core.compiler.CompilerBase{tuple(params)}: its signature changed")
+    if not isinstance(inspect.getattr_static(codegen.CodeLibrary, "codegen"), property):
+        raise TypeError("CodeLibrary.codegen is no longer a property")
+    return True
+
+
+def callee_library_class():
+    """numba's JIT code library, for code that is only linked into callers (see the module docstring)."""
+    if _LIBRARY:
+        return _LIBRARY[0]
+    from numba.core import codegen
+
+    class CalleeLibrary(codegen.JITCPUCodegen._library_class):
+        """Linked into its callers only: no machine code, no Python entry of its own."""
+
+        def _finalize_final_module(self):
+            self._finalize_dynamic_globals()  # (numba's cache refuses code with dynamic globals)
+            self._finalized = True
+
+        def serialize_using_object_code(self):
+            return self.serialize_using_bitcode()  # there is no object code: the caller makes it
+
+        @classmethod
+        def _unserialize(cls, codegen_, state):
+            name, kind, data = state
+            if kind != "bitcode":
+                raise ValueError(f"a callee library is cached as bitcode, not {kind!r}")
+            import llvmlite.binding as ll
+
+            self = cls(codegen_, name)
+            self._final_module = ll.parse_bitcode(data)
+            self._finalize_final_module()
+            return self
+
+        @property
+        def codegen(self):
+            return _NoEnvironment(self._codegen)
+
+    _LIBRARY.append(CalleeLibrary)
+    return CalleeLibrary
+
+
+class _NoEnvironment:
+    """The codegen as a callee library's compile sees it: its environment (numba's ``set_env``, which
+    writes the address of the function's Environment into the machine code) is not set, as there is no
+    machine code of the library's own; a caller's copy of that code gets it from the caller's load."""
+
+    def __init__(self, codegen):
+        self._codegen = codegen
+
+    def set_env(self, env_name, env):
+        pass
+
+    def __getattr__(self, name):
+        return getattr(self._codegen, name)
+
+
+def pipeline_class():
+    """numba's compiler, compiling into a callee library (`callee_library_class`)."""
+    from numba.core import compiler
+
+    class CalleePipeline(compiler.Compiler):
+        def __init__(self, typingctx, targetctx, library, *args, **kw):
+            if library is None:
+                library = callee_library_class()(targetctx.codegen(), "callee")
+                library.enable_object_caching()
+            super().__init__(typingctx, targetctx, library, *args, **kw)
+
+    return CalleePipeline
+
+
+def attach(dispatcher, njit, f, options, cache_class):
+    """Compile the calls of `dispatcher` (the kernel `f`, ``njit(**options)``) from compiled code with its
+    twin (see the module docstring), cached by `cache_class` (None: not cached); returns the twin."""
+    twin = njit(no_cpython_wrapper=True, no_cfunc_wrapper=True, pipeline_class=pipeline_class(), **options)(f)
+    if cache_class is not None:
+        twin._cache = cache_class(f)
+    dispatcher.get_call_template = twin.get_call_template
+    dispatcher.get_overload = twin.get_overload
+    dispatcher.callee_twin = twin
+    return twin

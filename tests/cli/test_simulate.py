@@ -6,6 +6,7 @@ import pytest
 
 from dynlib.files.trajectory import read_trajectory
 from helpers import ROBOTS_DIR, invoke, run_process
+from tests.core.test_model import DUMMY_ROOT as MODEL_DUMMY_ROOT
 
 ARM6 = ROBOTS_DIR / "arm6.urdf"
 SCENARIOS = ROBOTS_DIR.parent / "scenarios"
@@ -183,12 +184,7 @@ def test_help_lists_the_options_with_examples():
         assert word in r.output
 
 
-DUMMY_ROOT = """<robot name="dummy_root">
-  <link name="world"/>
-  <link name="body"><inertial><mass value="2"/><inertia ixx="0.1" iyy="0.1" izz="0.1" ixy="0" ixz="0" iyz="0"/></inertial></link>
-  <joint name="hinge" type="revolute"><parent link="world"/><child link="body"/><axis xyz="0 0 1"/>
-    <limit lower="-1" upper="1" effort="10" velocity="1"/></joint>
-</robot>"""
+DUMMY_ROOT = MODEL_DUMMY_ROOT.format(root="world", joint="hinge", kind="revolute")
 
 
 def test_a_massless_floating_root_is_refused_at_load_naming_the_link_and_the_fix(tmp_path):

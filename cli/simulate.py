@@ -115,6 +115,10 @@ def simulate(ctx, source, steps, duration, dt, integrator, q0, qd0, tau, tau_csv
 
         start = time.perf_counter()
         page_notice(ctx, view, write_result_view(view, scenario, result), time.perf_counter() - start)
+    from dynlib.sim.limits import excursions
+
+    for excursion in excursions(result.model, result.time, result.q, result.v, result.tau):
+        notice(ctx, f"warning: {excursion.message()}")
     solver = result.contact_solver
     if solver and solver["steps_not_converged"]:
         notice(ctx, f"warning: the contact solver stopped on its iteration limit ({solver['max_iterations']}) at "

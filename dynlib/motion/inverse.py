@@ -101,16 +101,12 @@ def effort_excess(model, time, tau) -> list:
     """An `OverLimit` for each coordinate (`model.v_names`, in order) whose |tau| exceeds its effort limit
     (`model.effort`, inf where the URDF gives none) at some row; tau (N, nv), time (N,). NaN rows are
     not counted."""
-    tau = np.asarray(tau, dtype=np.float64)
+    from ..sim.limits import beyond
+
     limit = np.asarray(model.effort, dtype=np.float64)
-    out = []
-    for k in np.flatnonzero(np.isfinite(limit)):
-        over = np.abs(tau[:, k]) > limit[k]
-        if over.any():
-            ratio = np.abs(tau[over, k]).max() / limit[k] if limit[k] > 0 else np.inf
-            out.append(OverLimit(model.v_names[k], float(limit[k]), int(over.sum()), float(time[np.argmax(over)]),
-                                 float(ratio)))
-    return out
+    found = beyond(np.asarray(time, dtype=np.float64), tau, -limit, limit)
+    return [OverLimit(model.v_names[k], float(limit[k]), rows, first, abs(x) / limit[k] if limit[k] > 0 else np.inf)
+            for k, rows, first, x in found]
 
 
 def inverse_dynamics_trajectory(model, traj, *, derivatives="auto", window=0.1, polyorder=4,

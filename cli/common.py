@@ -154,9 +154,65 @@ def parse_vector(text, n=None, what="value"):
 
 
 def notice(ctx, message):
-    """A line on standard error unless -q."""
-    if not (ctx.obj or {}).get("quiet"):
-        click.echo(f"dyn: {message}", err=True)
+    """A line on standard error unless -q; while `each_input` works on one of several inputs, the line
+    names that input (``dyn: walk.bag: warning: …``)."""
+    obj = ctx.obj or {}
+    if not obj.get("quiet"):
+        source = obj.get("input")
+        click.echo(f"dyn: {f'{source}: ' if source else ''}{message}", err=True)
+
+
+def each_input(ctx, robot, sources, output, work, *, before=None, kind="trajectory"):
+    """Run ``work(source, output)`` for each of a command's inputs, in one process (the robot loaded
+    and the kernels compiled once). One input: its `output` as given (a file, or standard output).
+    Several: `output` is a folder or a ``{stem}`` name (`dynlib.files.output.batch_outputs`), every
+    output is checked before any work (a name clash, an input as output: exit 2, nothing written),
+    each input's notices name it, and an input that fails is one ``dyn: FILE: error: …`` line while
+    the others still run; the command then ends with exit 2 naming the inputs that failed (their
+    outputs are not written; the others' are). `before()`: what every input needs (the robot), run
+    once after the outputs are checked; its errors end the command."""
+    import os
+
+    from dynlib.errors import DynError, InputError
+    from dynlib.files.output import batch_outputs
+
+    if len(sources) == 1:
+        check_outputs((output, kind, "-o/--output"), inputs=(robot, sources[0]))
+        if before is not None:
+            before()
+        return work(sources[0], output)
+    outputs, folder = batch_outputs(sources, output)
+    check_outputs((folder, "folder", "-o/--output"), inputs=(robot, *sources))
+    made = not os.path.isdir(folder)
+    if made:
+        os.makedirs(folder)
+    try:
+        check_outputs(*[(out, kind, "-o/--output") for out in outputs], inputs=(robot, *sources))
+    except DynError:
+        if made:
+            os.rmdir(folder)
+        raise
+    if before is not None:
+        before()
+    failed, live = [], show_progress(ctx, False)
+    obj = ctx.ensure_object(dict)
+    for k, (source, out) in enumerate(zip(sources, outputs), 1):
+        if live:
+            notice(ctx, f"[{k}/{len(sources)}] {source} -> {out}")
+        obj["input"] = source
+        try:
+            work(source, out)
+        except DynError as exc:
+            failed.append(source)
+            if str(exc).startswith(source):  # the message names the input already
+                obj.pop("input", None)
+            notice(ctx, f"error: {exc}")
+        finally:
+            obj.pop("input", None)
+    if failed:
+        shown = ", ".join(failed[:4]) + (f", … ({len(failed) - 4} more)" if len(failed) > 4 else "")
+        raise InputError(f"{len(failed)} of {len(sources)} inputs failed ({shown}), each said above; the other "
+                         f"{len(sources) - len(failed)} were written to {folder}")
 
 
 def derivatives_notice(ctx, requested, used):

@@ -1,10 +1,10 @@
-"""`dyn contact-id ROBOT TRAJ --contact FRAME …`: joint torques and contact wrenches of a floating-base motion."""
+"""`dyn contact-id ROBOT TRAJ... --contact FRAME …`: joint torques and contact wrenches of a floating-base motion."""
 import math
 
 import click
 
-from .common import (armature_option, check_outputs, check_value, compile_notice, derivative_options,
-                     derivatives_notice, gravity_option, load_robot, lock_option, model_of_run, naming, notice,
+from .common import (armature_option, check_value, compile_notice, derivative_options,
+                     derivatives_notice, each_input, gravity_option, load_robot, lock_option, model_of_run, naming, notice,
                      output_option,
                      progress_counter, progress_option, read_motion, recording_options, robot_argument, write_motion)
 
@@ -45,12 +45,16 @@ A free-flyer root is added when the URDF has none. Time windows are in the
 output's time: seconds from the first sample.
 
 \b
+Several TRAJ: read in one process, -o a folder or a {stem} name, a failing
+one named and the others written, as by 'dyn inverse' (see its --help).
+
+\b
 TRAJ is read as by 'dyn inverse' (see its --help): dyn's CSV or Parquet, a
 PlotJuggler export with the root's pose mapped by --columns
 (q.root.x=/odom/pose/pose/position/x, …); measured efforts are written as
 effort.* with residual.<joint> = effort - tau.""")
 @robot_argument
-@click.argument("traj", metavar="TRAJ")
+@click.argument("traj", metavar="TRAJ...", nargs=-1, required=True)
 @click.option("--contact", "contacts", multiple=True, metavar="FRAME[@START:STOP]",
               help="A contact frame (a link name), optionally with a time window. Repeatable.")
 @click.option("--point-contacts", is_flag=True,
@@ -83,15 +87,14 @@ def contact_id(ctx, robot, traj, contacts, point_contacts, guesses, over_time, s
                output, lock, gravity, armature, derivatives, window, polyorder, column_map, no_joint_friction,
                friction_smoothing, topic, time_unit, resample, joint_order, clock, absolute_time, floating_base,
                no_progress):
-    """Torques and ground-contact wrenches of the floating-base motion in TRAJ ('-': standard input).
+    """Torques and ground-contact wrenches of the floating-base motion in each TRAJ ('-': standard input).
 
     The root's six coordinates are unactuated: what holds the body up comes
     through the contact frames, not through an imaginary crane on the root.
     """
     from dynlib.files.recordings import read_ahead
 
-    read_ahead(traj)  # a CSV or Parquet file is parsed in a thread while numba imports and the kernels load
-    from dynlib.motion.contact_id import contact_inverse_dynamics
+    read_ahead(traj[0])  # a CSV or Parquet file is parsed in a thread while numba imports and the kernels load
     from dynlib.files.column_map import parse_column_map
 
     if not over_time:
@@ -107,7 +110,29 @@ def contact_id(ctx, robot, traj, contacts, point_contacts, guesses, over_time, s
         guess[frame] = w
     with naming("--columns"):
         columns = parse_column_map(column_map) if column_map else None
-    check_outputs((output, "trajectory", "-o/--output"), inputs=(robot, traj))
+    run = dict(guess=guess, over_time=over_time, smoothing=1.0 if smoothing is None else smoothing,
+               min_torque=1.0 if min_torque is None else min_torque, friction=friction, point=point_contacts,
+               derivatives=derivatives, window=window, polyorder=polyorder, joint_friction=not no_joint_friction)
+    reading = (columns, topic, time_unit, resample, clock, joint_order)
+    setup = {}
+
+    def before():
+        setup["model"], setup["contacts"] = _robot_and_contacts(ctx, robot, gravity, armature, lock, contacts, guess)
+
+    def one(source, out):
+        rec = read_motion(ctx, setup["model"], source, *reading)
+        model, eps = model_of_run(ctx, setup["model"], rec, gravity, no_joint_friction, friction_smoothing)
+        if "said" not in setup:
+            setup["said"] = compile_notice(ctx)
+        names, table = _solve(ctx, model, rec, setup["contacts"], run, eps, no_progress)
+        write_motion(ctx, out, names, table, robot, rec, absolute_time)
+
+    each_input(ctx, robot, traj, output, one, before=before)
+
+
+def _robot_and_contacts(ctx, robot, gravity, armature, lock, contacts, guess):
+    """The robot with a free-flyer root (the options' warnings said once) and the parsed --contact values,
+    checked against the --guess frames."""
     model = load_robot(ctx, robot, False, gravity, armature=armature, lock=lock)
     if not model.has_floating_base:  # the same options on the robot with a free-flyer root (warned once)
         said = set(model.warnings)
@@ -121,16 +146,18 @@ def contact_id(ctx, robot, traj, contacts, point_contacts, guesses, over_time, s
     if unknown:
         raise click.BadParameter(f"guess for '{unknown[0]}', which is not a contact; contacts: {', '.join(frames)}",
                                  param_hint="--guess")
-    rec = read_motion(ctx, model, traj, columns, topic, time_unit, resample, clock, joint_order)
-    model, friction_smoothing = model_of_run(ctx, model, rec, gravity, no_joint_friction, friction_smoothing)
-    compile_notice(ctx)
+    return model, contacts
+
+
+def _solve(ctx, model, rec, contacts, run, friction_smoothing, no_progress):
+    """(names, table) of one recording's contact inverse dynamics; its notices on standard error."""
+    from dynlib.motion.contact_id import contact_inverse_dynamics
+
     with progress_counter(ctx, no_progress, "friction cones", "rows") as progress:
-        result = contact_inverse_dynamics(
-            model, rec.trajectory, contacts, guesses=guess, over_time=over_time,
-            smoothing=1.0 if smoothing is None else smoothing, min_torque=1.0 if min_torque is None else min_torque,
-            friction=friction, point=point_contacts, derivatives=derivatives, window=window, polyorder=polyorder,
-            joint_friction=not no_joint_friction, friction_smoothing=friction_smoothing, progress=progress)
-    derivatives_notice(ctx, derivatives, result.derivatives)
+        result = contact_inverse_dynamics(model, rec.trajectory, contacts, guesses=run["guess"],
+                                          friction_smoothing=friction_smoothing, progress=progress,
+                                          **{k: v for k, v in run.items() if k != "guess"})
+    derivatives_notice(ctx, run["derivatives"], result.derivatives)
     flight = ~result.active.any(axis=1)
     if flight.any():
         notice(ctx, f"{int(flight.sum())} of {len(flight)} rows without contact ({_times(result.time, flight)}): "
@@ -142,8 +169,7 @@ def contact_id(ctx, robot, traj, contacts, point_contacts, guesses, over_time, s
                     "that come closest to the root equations (residual.root > 0)")
     for over in result.over_limit(model):
         notice(ctx, f"warning: {over.message()}")
-    names, table = result.table(model)
-    write_motion(ctx, output, names, table, robot, rec, absolute_time)
+    return result.table(model)
 
 
 def parse_contact(text):

@@ -1,7 +1,7 @@
-"""`dyn inverse ROBOT TRAJ`: the motor torques behind a recorded trajectory (inverse dynamics)."""
+"""`dyn inverse ROBOT TRAJ...`: the motor torques behind recorded trajectories (inverse dynamics)."""
 import click
 
-from .common import (armature_option, check_outputs, compile_notice, derivative_options, derivatives_notice,
+from .common import (armature_option, compile_notice, derivative_options, derivatives_notice, each_input,
                      floating_base_of_run, floating_base_option, gravity_option, load_robot, lock_option, model_of_run,
                      naming, notice, output_option, read_motion, recording_options, robot_argument, write_motion)
 
@@ -13,6 +13,14 @@ Examples:
   dyn inverse robots/arm6.urdf run_bag --derivatives savgol -o tau.parquet   # a ROS 2 bag (folder)
   dyn inverse robots/arm6.urdf run_bag --topic /joint_states -o tau.csv     # ROS 1 .bag, .db3, .mcap alike
   dyn inverse robots/quadruped.urdf --floating-base walk.parquet -o tau.csv
+  dyn inverse robots/arm6.urdf runs/*.bag -o torques/          # torques/<name>.csv for each
+  dyn inverse robots/arm6.urdf a.csv b.csv -o 'out/{stem}.parquet'
+
+\b
+Several recordings: one process reads them all (the robot is loaded and the
+kernels are loaded once); -o is a folder (ending in '/', made when missing:
+FOLDER/<name>.csv) or a name with {stem}. A recording that fails is one error
+line and the others are still written; the command then exits 2 naming it.
 
 \b
 Recordings: ROS 1 bags, ROS 2 bags (a folder, .db3 or .mcap), rostopic echo -p
@@ -45,7 +53,7 @@ order, which {index} needs), one coordinate as q.<name>=COLUMN, or time=COLUMN
 A file that names its joints (rostopic, PlotJuggler) is read by those names; a
 map that contradicts them is an error.""")
 @robot_argument
-@click.argument("traj", metavar="TRAJ")
+@click.argument("traj", metavar="TRAJ...", nargs=-1, required=True)
 @output_option
 @floating_base_option
 @lock_option
@@ -59,7 +67,7 @@ map that contradicts them is an error.""")
 def inverse(ctx, robot, traj, output, floating_base, lock, gravity, armature, derivatives, window, polyorder,
             no_joint_friction, friction_smoothing, column_map, topic, time_unit, resample, joint_order, clock,
             absolute_time, keep_columns):
-    """The motor torques tau.* that produce the motion in TRAJ ('-': standard input).
+    """The motor torques tau.* that produce the motion in each TRAJ ('-': standard input).
 
     Reads a recording (a ROS bag, a rostopic or PlotJuggler CSV, or dyn's CSV or
     Parquet: time, q.*, optionally qd.*, qdd.*, effort.*) and writes time and
@@ -69,22 +77,36 @@ def inverse(ctx, robot, traj, output, floating_base, lock, gravity, armature, de
     """
     from dynlib.files.recordings import read_ahead
 
-    read_ahead(traj)  # a CSV or Parquet file is parsed in a thread while numba imports and the kernels load
+    read_ahead(traj[0])  # a CSV or Parquet file is parsed in a thread while numba imports and the kernels load
     from dynlib.files.column_map import parse_column_map
     from dynlib.motion.inverse import inverse_dynamics_trajectory
 
     with naming("--columns"):
         columns = parse_column_map(column_map) if column_map else None
-    check_outputs((output, "trajectory", "-o/--output"), inputs=(robot, traj))
-    floating_base = floating_base_of_run(ctx, traj, floating_base)
-    model = load_robot(ctx, robot, floating_base, gravity, armature=armature, lock=lock)
-    rec = read_motion(ctx, model, traj, columns, topic, time_unit, resample, clock, joint_order)
-    model, friction_smoothing = model_of_run(ctx, model, rec, gravity, no_joint_friction, friction_smoothing)
-    compile_notice(ctx)
-    result = inverse_dynamics_trajectory(
-        model, rec.trajectory, derivatives=derivatives, window=window, polyorder=polyorder,
-        joint_friction=not no_joint_friction, friction_smoothing=friction_smoothing, keep_columns=keep_columns)
-    derivatives_notice(ctx, derivatives, result.derivatives)
-    for over in result.over_limit(model):
-        notice(ctx, f"warning: {over.message()}")
-    write_motion(ctx, output, result.names, result.data, robot, rec, absolute_time)
+    robots, bases, said = {}, {}, []  # floating base -> model, loaded once (its warnings said once); input -> base
+
+    def base(source):
+        if source not in bases:
+            bases[source] = floating_base_of_run(ctx, source, floating_base)
+        return bases[source]
+
+    def load(fb):
+        if bool(fb) not in robots:
+            robots[bool(fb)] = load_robot(ctx, robot, fb, gravity, armature=armature, lock=lock)
+        return robots[bool(fb)]
+
+    def one(source, out):
+        model = load(base(source))
+        rec = read_motion(ctx, model, source, columns, topic, time_unit, resample, clock, joint_order)
+        model, smoothing = model_of_run(ctx, model, rec, gravity, no_joint_friction, friction_smoothing)
+        if not said:
+            said.append(compile_notice(ctx))
+        result = inverse_dynamics_trajectory(
+            model, rec.trajectory, derivatives=derivatives, window=window, polyorder=polyorder,
+            joint_friction=not no_joint_friction, friction_smoothing=smoothing, keep_columns=keep_columns)
+        derivatives_notice(ctx, derivatives, result.derivatives)
+        for over in result.over_limit(model):
+            notice(ctx, f"warning: {over.message()}")
+        write_motion(ctx, out, result.names, result.data, robot, rec, absolute_time)
+
+    each_input(ctx, robot, traj, output, one, before=lambda: load(base(traj[0]) if len(traj) == 1 else floating_base))

@@ -40,6 +40,7 @@ BENCH_SIZES = {  # the benchmark block's scripts at sizes that take seconds, not
     "bench_kernels.py": "--rows 300 --calls 200",
     "bench_simulate.py": "--steps 300 --repeat 1 --command-steps 100",
     "bench_inverse.py": "--rows 2000 --repeat 1",
+    "bench_inverse_many.py": "--files 3 --seconds 0.2 --repeat 1",
     "bench_sweep.py": "--variants 2 --variant-seconds 0.05 --workers 1 --repeat 1",
     "bench_scaling.py": "--links 5,10 --steps 100",
     "bench_startup.py": "--repeat 1 --steps 200 --rows 500",

@@ -139,13 +139,17 @@ def _name_max(folder) -> int:
 
 def _same_file(a, b) -> bool:
     """Whether paths `a` and `b` name the same file (device and inode, or the same resolved path)."""
-    try:
-        sa, sb = os.stat(a), os.stat(b)
-        if (sa.st_dev, sa.st_ino) == (sb.st_dev, sb.st_ino):
-            return True
-    except OSError:
-        pass
-    return os.path.realpath(a) == os.path.realpath(b)
+    return bool(_identity(a) & _identity(b))
+
+
+def _identity(path) -> set:
+    """What names the file `path`: its resolved path, and its device and inode when it exists (two
+    paths name the same file when their identities meet)."""
+    out = {os.path.realpath(path)}
+    with contextlib.suppress(OSError):
+        st = os.stat(path)
+        out.add((st.st_dev, st.st_ino))
+    return out
 
 
 # ------------------------------------------------------------------ before the work
@@ -160,8 +164,13 @@ def check_outputs(outputs, inputs=()) -> None:
     inputs: paths the command reads (None, ``'-'`` and missing files skipped);
     no output may be one of them.
     """
-    seen = []
+    seen = {}  # what names each output so far -> (path, label); each path resolved once (many inputs)
     inputs = [os.fspath(p) for p in inputs if p is not None and os.fspath(p) != STDOUT]
+    sources = {}
+    for source in inputs:
+        if os.path.exists(source):
+            for key in _identity(source):
+                sources.setdefault(key, source)
     for path, kind, label in outputs:
         if path is None or os.fspath(path) == STDOUT:
             continue
@@ -170,16 +179,65 @@ def check_outputs(outputs, inputs=()) -> None:
             _check_folder(path, label)
         else:
             _check_file(path, kind, label)
-        for other, other_label in seen:
-            if _same_file(path, other):
-                raise InputError(f"{label} {path}: is also the output of {other_label}; give each output "
-                                 "its own file")
-        for source in inputs:
-            if os.path.exists(source) and _same_file(path, source):
-                raise InputError(f"{label} {path}: is an input of this command ({source}); "
-                                 f"writing it would destroy the input; choose another "
-                                 f"{'folder' if kind == 'folder' else 'file name'}")
-        seen.append((path, label))
+        names = _identity(path)
+        other = next((seen[key] for key in names if key in seen), None)
+        if other is not None:
+            raise InputError(f"{label} {path}: is also the output of {other[1]}; give each output "
+                             "its own file")
+        source = next((sources[key] for key in names if key in sources), None)
+        if source is not None:
+            raise InputError(f"{label} {path}: is an input of this command ({source}); "
+                             f"writing it would destroy the input; choose another "
+                             f"{'folder' if kind == 'folder' else 'file name'}")
+        seen.update(dict.fromkeys(names, (path, label)))
+
+
+# the suffixes a recording's name ends in, left out of its stem (a ROS 2 bag folder has none)
+_RECORDING_SUFFIXES = (".csv", ".parquet", ".bag", ".mcap", ".db3", ".txt")
+
+
+def batch_outputs(sources, target, default_suffix=".csv") -> tuple:
+    """The output file of each of several inputs (``dyn inverse ROBOT REC1 REC2 … -o DIR/``):
+    ``(outputs, folder)``. `target` is a folder (an existing one, or a path ending in '/') and each
+    output is ``FOLDER/<stem><default_suffix>``, or a name holding ``{stem}`` (``out/{stem}.parquet``);
+    `folder` is the folder the outputs go to (made by the caller when it does not exist yet, after
+    `check_outputs` of it as a ``"folder"``). The stem of ``walk.bag`` and of the ROS 2 bag folder
+    ``walk/`` is ``walk``. InputError, before any work: standard input among several inputs, no
+    `target`, a target that is neither, two inputs that would write one file."""
+    sources = [os.fspath(s) for s in sources]
+    if STDOUT in sources:
+        raise InputError("'-' (standard input) can be read only alone, not among several inputs",
+                         key="TRAJ")
+    if target is None or os.fspath(target) == STDOUT:
+        raise InputError(f"{len(sources)} inputs need an output folder: -o DIR/ writes DIR/<name>{default_suffix} "
+                         "for each (or -o 'DIR/{stem}.parquet')", key="-o/--output")
+    target = os.fspath(target)
+    if "{stem}" in target:
+        names = [target.replace("{stem}", stem_of(s)) for s in sources]
+        folder = os.path.dirname(names[0]) or "."
+    elif target.endswith(os.sep) or os.path.isdir(target):
+        folder = target
+        names = [os.path.join(target, stem_of(s) + default_suffix) for s in sources]
+    else:
+        raise InputError(f"{target}: {len(sources)} inputs are written into a folder: give -o DIR/ (ending in "
+                         "'/', made when missing) or a name with {stem}, such as -o 'out/{stem}.parquet'",
+                         key="-o/--output")
+    seen = {}
+    for source, name in zip(sources, names):
+        if name in seen:
+            raise InputError(f"{seen[name]} and {source} would both be written to {name}; give each input its "
+                             "own name, or write them in two runs", key="-o/--output")
+        seen[name] = source
+    return names, folder
+
+
+def stem_of(source) -> str:
+    """The name of a recording without its folder and its recording suffix ('runs/walk.bag' → 'walk')."""
+    name = os.path.basename(os.path.normpath(os.fspath(source)))
+    for suffix in _RECORDING_SUFFIXES:
+        if name.lower().endswith(suffix) and len(name) > len(suffix):
+            return name[:-len(suffix)]
+    return name
 
 
 def _check_file(path, kind, label):

@@ -226,3 +226,20 @@ def test_contact_id_uses_the_gravity_of_a_parquet_run_and_refuses_another(tmp_pa
     assert np.abs(root[2:-2]).max() <= 1e-6, np.abs(root).max()
     r = invoke("contact-id", QUADRUPED, drop, "--contact", "lf_foot@5:6", "--gravity", "0,0,-9.81", "-o", tmp_path / "e.csv")
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and "0,0,-1.62" in r.stderr, r.stderr
+
+
+def test_several_recordings_in_one_process_equal_their_single_runs(tmp_path):
+    import shutil
+
+    shutil.copy(SAMPLE, tmp_path / "walk.csv")
+    shutil.copy(NOISY, tmp_path / "noisy.csv")
+    (tmp_path / "broken.csv").write_text("time,q.root.x\n0,nan\n")
+    r = invoke("contact-id", QUADRUPED, tmp_path / "walk.csv", tmp_path / "broken.csv", tmp_path / "noisy.csv",
+               *feet("--point-contacts"), "-o", f"{tmp_path}/out/")
+    assert r.exit_code == 2 and "1 of 3 inputs failed (" in r.stderr and "broken.csv" in r.stderr
+    assert only_files(tmp_path / "out") == ["noisy.csv", "walk.csv"]
+    for name in ("walk", "noisy"):
+        alone = invoke("contact-id", QUADRUPED, tmp_path / f"{name}.csv", *feet("--point-contacts"),
+                       "-o", tmp_path / f"{name}_alone.csv")
+        assert alone.exit_code == 0, alone.output
+        assert (tmp_path / "out" / f"{name}.csv").read_bytes() == (tmp_path / f"{name}_alone.csv").read_bytes()

@@ -458,3 +458,61 @@ def test_inverse_uses_the_joint_friction_and_floating_base_of_the_run(tmp_path):
     r = invoke("inverse", ROBOTS_DIR / "quadruped.urdf", drop, "-o", tmp_path / "root.csv")
     assert r.returncode == 0 and "floating base" in r.stderr, r.stderr
     assert "tau.root.fx" in read_trajectory(tmp_path / "root.csv").names
+
+
+# ------------------------------------------------------------------ several recordings, one process
+
+def _recordings(folder, names, model=ARM):
+    for k, name in enumerate(names):
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        write_motion(folder / name, model, n=120, given=False, seed=k)
+
+
+def test_several_recordings_give_each_the_single_runs_file(tmp_path):
+    _recordings(tmp_path, ["a.csv", "b.parquet", "runs/c.csv"])
+    r = invoke("inverse", ARM6, tmp_path / "a.csv", tmp_path / "b.parquet", tmp_path / "runs/c.csv",
+               "-o", f"{tmp_path / 'out'}/")
+    assert r.exit_code == 0, r.output
+    assert only_files(tmp_path / "out") == ["a.csv", "b.csv", "c.csv"]
+    for name, source in (("a", "a.csv"), ("b", "b.parquet"), ("c", "runs/c.csv")):
+        alone = invoke("inverse", ARM6, tmp_path / source, "-o", tmp_path / f"{name}_alone.csv")
+        assert alone.exit_code == 0, alone.output
+        assert (tmp_path / "out" / f"{name}.csv").read_bytes() == (tmp_path / f"{name}_alone.csv").read_bytes()
+    # every notice names the recording it is about
+    notes = [line for line in r.stderr.splitlines() if "central differences" in line]
+    assert len(notes) == 3 and all(any(s in line for s in ("a.csv", "b.parquet", "c.csv")) for line in notes)
+
+
+def test_a_stem_template_chooses_the_format(tmp_path):
+    _recordings(tmp_path, ["a.csv", "b.csv"])
+    r = invoke("inverse", ARM6, tmp_path / "a.csv", tmp_path / "b.csv", "-o", str(tmp_path / "{stem}_tau.parquet"))
+    assert r.exit_code == 0, r.output
+    assert read_trajectory(tmp_path / "b_tau.parquet").names == ["time"] + tau_columns(ARM)
+
+
+def test_a_bad_recording_is_named_and_the_others_are_written(tmp_path):
+    _recordings(tmp_path, ["a.csv", "c.csv"])
+    (tmp_path / "b.csv").write_text("time,q.nope\n0,1\n0.001,1\n")
+    r = invoke("inverse", ARM6, tmp_path / "a.csv", tmp_path / "b.csv", tmp_path / "c.csv", "-o", f"{tmp_path}/out/")
+    assert r.exit_code == 2
+    errors = [line for line in r.stderr.splitlines() if "error:" in line]
+    assert len(errors) == 2 and "nope" in errors[0] and "b.csv" in errors[0]
+    assert "1 of 3 inputs failed" in errors[1] and "b.csv" in errors[1]
+    assert only_files(tmp_path / "out") == ["a.csv", "c.csv"]
+
+
+@pytest.mark.parametrize("case", ["clash", "stdin", "file", "input_as_output"])
+def test_several_recordings_bad_outputs_are_refused_before_any_work(tmp_path, case):
+    _recordings(tmp_path, ["a/run.csv", "b/run.csv", "c.csv"])
+    sources = {"clash": ["a/run.csv", "b/run.csv"], "stdin": ["c.csv", "-"], "file": ["a/run.csv", "c.csv"],
+               "input_as_output": ["a/run.csv", "c.csv"]}[case]
+    out = {"clash": f"{tmp_path}/out/", "stdin": f"{tmp_path}/out/", "file": str(tmp_path / "out.csv"),
+           "input_as_output": str(tmp_path / "{stem}.csv")}[case]
+    before = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*"))
+    stamps = {p: p.stat().st_mtime_ns for p in tmp_path.rglob("*.csv")}
+    r = invoke("inverse", ARM6, *[s if s == "-" else tmp_path / s for s in sources], "-o", out)
+    assert r.exit_code == 2, r.output
+    assert len(r.stderr.strip().splitlines()) == 1 and "error" in r.stderr
+    assert {"clash": "run.csv", "stdin": "standard input", "file": "folder", "input_as_output": "input"}[case] in r.stderr
+    assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*")) == before  # no folder, no file made
+    assert stamps == {p: p.stat().st_mtime_ns for p in tmp_path.rglob("*.csv")}

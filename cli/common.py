@@ -169,9 +169,12 @@ def derivatives_notice(ctx, requested, used):
                     "(for a noisy recording use --derivatives savgol)")
 
 
-def load_robot(ctx, path, floating_base=False, gravity=None, *, warn=True, package_path=(), armature=(), lock=()):
+def load_robot(ctx, path, floating_base=False, gravity=None, *, warn=True, package_path=(), armature=(), lock=(),
+               strict=True):
     """dynlib.load with the command's options (`armature`, `lock`: the --armature and --lock values); its
-    warnings go to standard error (unless `warn` is False: `dyn info` lists them in its output)."""
+    warnings go to standard error (unless `warn` is False: `dyn info` lists them in its output).
+    `strict=False`: a command that only evaluates the model reads non-physical inertias and friction
+    with a warning (`dynlib.load`'s strict)."""
     import dynlib
     from dynlib.files.locks import LockError
 
@@ -179,7 +182,8 @@ def load_robot(ctx, path, floating_base=False, gravity=None, *, warn=True, packa
     rotors = armature_values(armature) if armature else None
     locks = lock_values(lock) if lock else None
     try:
-        model = dynlib.load(path, floating_base=bool(floating_base), package_path=tuple(package_path), lock=locks)
+        model = dynlib.load(path, floating_base=bool(floating_base), package_path=tuple(package_path), lock=locks,
+                            strict=strict)
     except LockError as exc:
         exc.key = "--lock"
         raise

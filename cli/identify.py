@@ -126,7 +126,7 @@ def identify(ctx, robot, recordings, output, report_path, validate, plot_path, f
     with naming("--columns"):
         columns = parse_column_map(column_map) if column_map else None
     check_robot_file(robot)
-    model = load_robot(ctx, robot, floating_base, gravity, armature=armature, lock=lock)
+    model = load_robot(ctx, robot, floating_base, gravity, armature=armature, lock=lock, strict=False)
     compile_notice(ctx)
     with naming("--friction"):
         result = run(model, list(recordings), validation=list(validate), derivatives=derivatives, window=window,

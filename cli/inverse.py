@@ -77,7 +77,7 @@ def inverse(ctx, robot, traj, output, floating_base, lock, gravity, armature, de
         columns = parse_column_map(column_map) if column_map else None
     check_outputs((output, "trajectory", "-o/--output"), inputs=(robot, traj))
     floating_base = floating_base_of_run(ctx, traj, floating_base)
-    model = load_robot(ctx, robot, floating_base, gravity, armature=armature, lock=lock)
+    model = load_robot(ctx, robot, floating_base, gravity, armature=armature, lock=lock, strict=False)
     rec = read_motion(ctx, model, traj, columns, topic, time_unit, resample, clock, joint_order)
     model, friction_smoothing = model_of_run(ctx, model, rec, gravity, no_joint_friction, friction_smoothing)
     compile_notice(ctx)

@@ -66,8 +66,9 @@ def rpy_to_rot(r, p, y):
 class _Reader:
     """Reads the elements of one document, raising URDFError with file:line."""
 
-    def __init__(self, file):
+    def __init__(self, file, strict=True):
         self.file = file
+        self.strict = strict  # False: non-physical inertias and friction read with a warning (`load`)
         self.warnings = []
         self.materials = {}  # material name -> rgba, robot-level and named in earlier visuals
         self.locked = {}     # locked joints: name -> ((R, p), values) (dynlib.files.locks)
@@ -195,9 +196,11 @@ def _read_link(rd: _Reader, el) -> _Link:
         ev = np.linalg.eigvalsh(I)
         scale = max(1.0, float(np.abs(ev).max()))
         if ev[0] < -max(1e-6, 1e-6 * scale):
-            raise rd.error(i_el, f"link '{lk.name}': inertia is not positive semi-definite "
-                                 f"(principal moments {ev[0]:.6g}, {ev[1]:.6g}, {ev[2]:.6g}), expected moments >= 0")
-        if ev[0] < 0:
+            what = (f"link '{lk.name}': inertia is not positive semi-definite "
+                    f"(principal moments {ev[0]:.6g}, {ev[1]:.6g}, {ev[2]:.6g})")
+            _nonphysical(rd, i_el, what, "expected moments >= 0: no body has them, and forward dynamics with them "
+                                         "is not defined")
+        elif ev[0] < 0:
             rd.warnings.append(f"{rd.file}:{i_el.sourceline}: link '{lk.name}': inertia has a slightly negative "
                                f"principal moment {ev[0]:.3g} kg m^2 (CAD round-off; kept as given)")
         elif ev[2] > ev[0] + ev[1] + 1e-6 * scale:
@@ -217,6 +220,16 @@ def _read_link(rd: _Reader, el) -> _Link:
     lk.visuals = [s for s in (_read_shape(rd, lk.name, v, True) for v in el.findall("visual")) if s]
     lk.collision_shapes = [s for s in (_read_shape(rd, lk.name, c, False) for c in el.findall("collision")) if s]
     return lk
+
+
+def _nonphysical(rd: _Reader, el, what, why):
+    """A value no physical robot has (a non-PSD inertia, negative friction): a URDFError at its line
+    saying why, or, when `rd` is not strict (a model only evaluated), one warning with file:line."""
+    if rd.strict:
+        raise rd.error(el, f"{what}: {why}, so simulate, energy-check and sweep refuse it (inverse, contact-id, "
+                           "identify and info evaluate it, with a warning)")
+    rd.warnings.append(f"{rd.file}:{el.sourceline}: {what}: read as given, to evaluate the model only "
+                       "(simulate, energy-check and sweep refuse it)")
 
 
 def _rgba(rd: _Reader, material):
@@ -317,7 +330,9 @@ def _read_joint(rd: _Reader, el, links) -> _Joint:
         jt.damping = rd.bounded_number(dyn, "damping", f"joint '{jt.name}': ", 0.0)
         jt.friction = rd.bounded_number(dyn, "friction", f"joint '{jt.name}': ", 0.0)
         if jt.damping < 0 or jt.friction < 0:
-            raise rd.error(dyn, f"joint '{jt.name}': damping and friction must be >= 0, got {jt.damping}, {jt.friction}")
+            _nonphysical(rd, dyn, f"joint '{jt.name}': negative damping or friction (damping {jt.damping}, "
+                                  f"friction {jt.friction})", "expected both >= 0: negative friction feeds energy "
+                                                              "into the motion")
     jt.mimic = None
     mim = el.find("mimic")
     if mim is not None:
@@ -337,13 +352,17 @@ def _plane_basis(n):
     return np.eye(3) + w + w @ w / (1.0 + c)
 
 
-def load(path, floating_base: bool = False, gravity=GRAVITY, package_path=(), lock=None) -> Model:
+def load(path, floating_base: bool = False, gravity=GRAVITY, package_path=(), lock=None, *, strict=True) -> Model:
     """Read a .urdf or .xacro file into a Model (see the module docstring). `package_path`:
     folders where a xacro's ``$(find pkg)`` looks first (then ROS_PACKAGE_PATH, AMENT_PREFIX_PATH
     and the workspace above the file: `dynlib.files.packages`). `lock`: {joint: value}, joints held
-    at a value, read as fixed joints there (Pinocchio's buildReducedModel; `dynlib.files.locks`)."""
+    at a value, read as fixed joints there (Pinocchio's buildReducedModel; `dynlib.files.locks`).
+    `strict=False` reads a model to evaluate only (inverse dynamics, regressors; not to integrate):
+    inertias that are not positive semi-definite and negative damping or friction, which published
+    models have, are kept as given with one warning each (``model.warnings``) instead of a URDFError.
+    A negative mass is refused either way."""
     path = Path(os.fspath(path))
-    rd = _Reader(str(path))
+    rd = _Reader(str(path), strict)
     robot = _parse_document(path, package_path)
     return _build(rd, robot, floating_base, gravity, source=str(path), lock=lock)
 

@@ -223,7 +223,7 @@ class Identification:
         data = self.urdf_bytes()
         with (atomic_output(path) if atomic else contextlib.nullcontext(path)) as tmp:
             Path(tmp).write_bytes(data)
-            written = load(tmp, floating_base=self.model.floating_base)
+            written = load(tmp, floating_base=self.model.floating_base, strict=False)  # as identify read it
         written = written.with_gravity(self.model.arrays.gravity)
         return written.with_armature(self.model.arrays.armature) if np.any(self.model.arrays.armature) else written
 

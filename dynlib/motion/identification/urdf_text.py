@@ -169,7 +169,7 @@ def read_inertials(path) -> dict:
     read the way `dynlib.load` reads them."""
     from ...files.urdf import _Reader, _parse_document, _read_link
 
-    rd = _Reader(str(path))
+    rd = _Reader(str(path), strict=False)  # the prior: a published model's values, physical or not
     robot = _parse_document(Path(str(path)))
     out = {}
     for el in robot.iterchildren("link"):

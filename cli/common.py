@@ -27,7 +27,8 @@ def gravity_option(f):
 def armature_option(f):
     return click.option("--armature", multiple=True, metavar="JOINT=KG_M2",
                         help="Rotor inertia of a joint, added to the mass matrix's diagonal (MuJoCo's and "
-                             "Pinocchio's armature); repeat for more joints [default: none, or the scenario's].")(f)
+                             "Pinocchio's armature); repeat for more joints [default: the URDF's <dynamics dyn:armature>, "
+                             "or the scenario's, else none].")(f)
 
 
 def armature_values(values) -> dict:
@@ -191,7 +192,7 @@ def load_robot(ctx, path, floating_base=False, gravity=None, *, warn=True, packa
         model = model.with_gravity(g)
     if rotors:
         with naming("--armature"):
-            model = model.with_armature(rotors)
+            model = model.with_armature(rotors, keep=True)  # the other joints keep the URDF's dyn:armature
     if warn:
         model_warnings(ctx, model)
     return model

@@ -27,7 +27,8 @@ def gravity_option(f):
 def armature_option(f):
     return click.option("--armature", multiple=True, metavar="JOINT=KG_M2",
                         help="Rotor inertia of a joint, added to the mass matrix's diagonal (MuJoCo's and "
-                             "Pinocchio's armature); repeat for more joints [default: none, or the scenario's].")(f)
+                             "Pinocchio's armature); repeat for more joints [default: the URDF's <dynamics dyn:armature>, "
+                             "or the scenario's, else none].")(f)
 
 
 def armature_values(values) -> dict:
@@ -225,9 +226,12 @@ def derivatives_notice(ctx, requested, used):
                     "(for a noisy recording use --derivatives savgol)")
 
 
-def load_robot(ctx, path, floating_base=False, gravity=None, *, warn=True, package_path=(), armature=(), lock=()):
+def load_robot(ctx, path, floating_base=False, gravity=None, *, warn=True, package_path=(), armature=(), lock=(),
+               strict=True):
     """dynlib.load with the command's options (`armature`, `lock`: the --armature and --lock values); its
-    warnings go to standard error (unless `warn` is False: `dyn info` lists them in its output)."""
+    warnings go to standard error (unless `warn` is False: `dyn info` lists them in its output).
+    `strict=False`: a command that only evaluates the model reads non-physical inertias and friction
+    with a warning (`dynlib.load`'s strict)."""
     import dynlib
     from dynlib.files.locks import LockError
 
@@ -235,7 +239,8 @@ def load_robot(ctx, path, floating_base=False, gravity=None, *, warn=True, packa
     rotors = armature_values(armature) if armature else None
     locks = lock_values(lock) if lock else None
     try:
-        model = dynlib.load(path, floating_base=bool(floating_base), package_path=tuple(package_path), lock=locks)
+        model = dynlib.load(path, floating_base=bool(floating_base), package_path=tuple(package_path), lock=locks,
+                            strict=strict)
     except LockError as exc:
         exc.key = "--lock"
         raise
@@ -243,7 +248,7 @@ def load_robot(ctx, path, floating_base=False, gravity=None, *, warn=True, packa
         model = model.with_gravity(g)
     if rotors:
         with naming("--armature"):
-            model = model.with_armature(rotors)
+            model = model.with_armature(rotors, keep=True)  # the other joints keep the URDF's dyn:armature
     if warn:
         model_warnings(ctx, model)
     return model

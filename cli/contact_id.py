@@ -133,10 +133,10 @@ def contact_id(ctx, robot, traj, contacts, point_contacts, guesses, over_time, s
 def _robot_and_contacts(ctx, robot, gravity, armature, lock, contacts, guess):
     """The robot with a free-flyer root (the options' warnings said once) and the parsed --contact values,
     checked against the --guess frames."""
-    model = load_robot(ctx, robot, False, gravity, armature=armature, lock=lock)
+    model = load_robot(ctx, robot, False, gravity, armature=armature, lock=lock, strict=False)
     if not model.has_floating_base:  # the same options on the robot with a free-flyer root (warned once)
         said = set(model.warnings)
-        model = load_robot(ctx, robot, True, gravity, warn=False, armature=armature, lock=lock)
+        model = load_robot(ctx, robot, True, gravity, warn=False, armature=armature, lock=lock, strict=False)
         for w in dict.fromkeys(w for w in model.warnings if w not in said):  # what the free-flyer adds
             notice(ctx, f"warning: {w}")
     with naming("--contact"):  # the options' own mistakes, named by option, before the file is read

@@ -5,7 +5,7 @@ import math
 
 import click
 
-from .common import (armature_option, check_outputs, check_value, compile_notice,
+from .common import (check_outputs, check_value, compile_notice,
                      floating_base_option, gravity_option, load_robot, lock_option, naming, notice,
                      recording_source_options, resample_option)
 
@@ -18,6 +18,7 @@ Examples:
   dyn identify robots/arm7.urdf recording.csv --derivatives savgol --window 0.05 -o identified.urdf
   dyn identify robots/arm7.urdf recording.csv --friction viscous,coulomb,offset -o identified.urdf
   dyn identify robots/arm7.urdf logged.csv --derivatives given --torque-filter savgol -o identified.urdf
+  dyn identify robots/arm7.urdf recording.csv --armature identify -o identified.urdf
 
 \b
 Recordings: CSV or Parquet with time, q.*, optionally qd.* (measured velocities:
@@ -40,10 +41,15 @@ semidefinite, friction >= 0) and stays at the URDF's values where the data
 carry no information. A .xacro robot must be expanded first (xacro robot.xacro > robot.urdf).
 
 \b
-Constant offsets (--friction ...,offset) are identified and reported, but a
-URDF cannot hold them: the URDF written is refitted without them, and the
-errors printed are those of the file written (as 'dyn inverse' computes its
-torques). A fit above --max-error or --max-condition exits 1 and writes nothing.""")
+Rotor inertias (--armature identify: one more parameter per joint, >= 0, or
+--armature JOINT=KG_M2 known) are physics URDF cannot state: they are written
+as dyn's own attribute, <dynamics ... dyn:armature="..."/> (xmlns:dyn declared
+on <robot>), which every dyn command reads and other URDF readers ignore.
+Constant offsets (--friction ...,offset) are a sensor's bias, not physics:
+identified and reported, not written; the URDF written is refitted without
+them. The errors printed are those of the file written (as 'dyn inverse'
+computes its torques). A fit above --max-error or --max-condition exits 1 and
+writes nothing.""")
 @click.argument("robot", metavar="ROBOT", type=click.Path(dir_okay=False))
 @click.argument("recordings", metavar="RECORDING...", nargs=-1, required=True)
 @click.option("-o", "--output", metavar="URDF", required=True, help="The identified URDF.")
@@ -58,7 +64,10 @@ torques). A fit above --max-error or --max-condition exits 1 and writes nothing.
 @floating_base_option
 @lock_option
 @gravity_option
-@armature_option
+@click.option("--armature", multiple=True, metavar="identify|JOINT=KG_M2",
+              help="identify: the rotor inertia of every joint is a parameter too (>= 0), written to the URDF as "
+                   "dyn:armature; JOINT=KG_M2: a known rotor inertia (taken out of the torques before the fit, or "
+                   "with identify the prior), written too; repeatable [default: the URDF's dyn:armature, else none].")
 @click.option("--derivatives", type=click.Choice(["auto", "given", "central", "savgol", "zero"]), default="auto",
               show_default=True, help="Where velocities and accelerations come from: the file's qd.* (given: measured "
                                       "velocities, and its qdd.* or one Savitzky–Golay differentiation of qd), "
@@ -126,13 +135,15 @@ def identify(ctx, robot, recordings, output, report_path, validate, plot_path, f
     with naming("--columns"):
         columns = parse_column_map(column_map) if column_map else None
     check_robot_file(robot)
-    model = load_robot(ctx, robot, floating_base, gravity, armature=armature, lock=lock)
+    rotors = "identify" in armature
+    armature = tuple(a for a in armature if a != "identify")
+    model = load_robot(ctx, robot, floating_base, gravity, armature=armature, lock=lock, strict=False)
     compile_notice(ctx)
     with naming("--friction"):
         result = run(model, list(recordings), validation=list(validate), derivatives=derivatives, window=window,
                      polyorder=polyorder, columns=columns, friction=terms, friction_smoothing=friction_smoothing,
                      method=method, prior_std=prior_std, topic=topic, time_unit=time_unit, resample=resample,
-                     torque_filter=torque_filter, joint_order=joint_order)
+                     torque_filter=torque_filter, joint_order=joint_order, armature=rotors)
     result.urdf_bytes()  # before any work on the outputs: a link that cannot be written stops here
     for rec in (*result.training, *result.validation):
         for line in rec.notes:  # what the recording reader decided (a topic, a time unit, the derivatives)
@@ -169,13 +180,15 @@ def _summary(report):
     if "validation" in rel:
         line += (f"; on the validation data {100 * rel['validation']['urdf']:.3g} % -> "
                  f"{100 * rel['validation']['identified']:.3g} %")
+    if report["armature_identified"]:
+        line += "; the rotor inertias identified are in the URDF written (dyn:armature, which dyn reads back)"
     off = report.get("offsets")
     if off:
         e = off["relative_rms_error"]
         line += (f". With the identified offsets {100 * e['training']:.3g} %"
                  + (f" (validation {100 * e['validation']:.3g} %)" if "validation" in e else "")
-                 + ", but a URDF cannot hold offsets: the URDF written is refitted without them, and its "
-                   "errors are the figures above")
+                 + ", but offsets are a sensor's bias, not physics, and stay out of the URDF: the URDF written is "
+                   "refitted without them, and its errors are the figures above")
     return line
 
 

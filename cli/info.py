@@ -22,7 +22,7 @@ def info(ctx, robot, floating_base, lock, gravity, as_json):
     The q, v and tau names are those of --q0, --qd0, --tau and of the trajectory
     columns q.<name>, qd.<name>, qdd.<name>, tau.<name>.
     """
-    model = load_robot(ctx, robot, floating_base, gravity, warn=False, lock=lock)  # listed below (and in --json)
+    model = load_robot(ctx, robot, floating_base, gravity, warn=False, lock=lock, strict=False)  # listed below (and in --json)
     s = model.summary()
     s["tau_names"] = list(model.tau_names)  # --tau and tau.*: a free-flyer names its wrench (root.fx), not root.vx
     if as_json:

@@ -92,7 +92,7 @@ def inverse(ctx, robot, traj, output, floating_base, lock, gravity, armature, de
 
     def load(fb):
         if bool(fb) not in robots:
-            robots[bool(fb)] = load_robot(ctx, robot, fb, gravity, armature=armature, lock=lock)
+            robots[bool(fb)] = load_robot(ctx, robot, fb, gravity, armature=armature, lock=lock, strict=False)
         return robots[bool(fb)]
 
     def one(source, out):

@@ -210,14 +210,14 @@ class Model:
             raise InputError(f"gravity must be three finite numbers, got {gravity!r}")
         return dataclasses.replace(self, arrays=self.arrays._replace(gravity=g.copy()))
 
-    def with_armature(self, armature) -> "Model":
+    def with_armature(self, armature, *, keep=False) -> "Model":
         """The same robot with rotor inertia on each DoF: ``M(q) + diag(armature)`` everywhere (CRBA, ABA,
         RNEA's ``armature a``, the kinetic energy's ``1/2 armature v^2``), as MuJoCo's MJCF ``armature`` and
         Pinocchio's ``model.armature``. `armature`: one number for every DoF, nv numbers, or
-        {joint name: value} (each of the joint's DoFs; the others zero); kg m^2 (kg for a prismatic
-        joint), finite and >= 0."""
+        {joint name: value} (each of the joint's DoFs; the others zero, or with `keep` their current
+        values: a URDF's ``dyn:armature``); kg m^2 (kg for a prismatic joint), finite and >= 0."""
         if isinstance(armature, dict):
-            arm = np.zeros(self.nv)
+            arm = self.arrays.armature.copy() if keep else np.zeros(self.nv)
             for joint, value in armature.items():
                 i = self.joint_id(joint)
                 iv = int(self.arrays.idx_v[i])

@@ -49,6 +49,11 @@ GRAVITY = (0.0, 0.0, -9.81)
 # example-robot-data's largest are 116 kg, 9.2 kg m^2, 1.6 m and a damping of 2e4, a ship's engine
 # is 2e6 kg. Joint limits are not bounded: 1e16 is a common way to write "no limit" (iris.urdf).
 MAX_MAGNITUDE = 1e9
+# dyn's own URDF attributes (other readers ignore them): <robot xmlns:dyn="urn:dyn:urdf"> …
+# <dynamics damping="…" friction="…" dyn:armature="…"/>, the rotor inertia of a revolute or
+# prismatic joint (kg m^2, kg), which URDF cannot state; `dyn identify` writes it
+DYN_NAMESPACE = "urn:dyn:urdf"
+ARMATURE = f"{{{DYN_NAMESPACE}}}armature"
 _CODE = {"revolute": J.REVOLUTE, "continuous": J.REVOLUTE, "prismatic": J.PRISMATIC,
          "floating": J.FREEFLYER, "planar": J.PLANAR}
 
@@ -66,8 +71,9 @@ def rpy_to_rot(r, p, y):
 class _Reader:
     """Reads the elements of one document, raising URDFError with file:line."""
 
-    def __init__(self, file):
+    def __init__(self, file, strict=True):
         self.file = file
+        self.strict = strict  # False: non-physical inertias and friction read with a warning (`load`)
         self.warnings = []
         self.materials = {}  # material name -> rgba, robot-level and named in earlier visuals
         self.locked = {}     # locked joints: name -> ((R, p), values) (dynlib.files.locks)
@@ -131,7 +137,7 @@ class _Link:
 
 class _Joint:
     __slots__ = ("name", "line", "type", "parent", "child", "R", "p", "axis", "lower", "upper",
-                 "effort", "velocity", "damping", "friction", "mimic")
+                 "effort", "velocity", "damping", "friction", "armature", "mimic")
 
 
 # an XML declaration's version other than 1.0 (pybullet_data's minitaur and some twenty others say
@@ -195,9 +201,11 @@ def _read_link(rd: _Reader, el) -> _Link:
         ev = np.linalg.eigvalsh(I)
         scale = max(1.0, float(np.abs(ev).max()))
         if ev[0] < -max(1e-6, 1e-6 * scale):
-            raise rd.error(i_el, f"link '{lk.name}': inertia is not positive semi-definite "
-                                 f"(principal moments {ev[0]:.6g}, {ev[1]:.6g}, {ev[2]:.6g}), expected moments >= 0")
-        if ev[0] < 0:
+            what = (f"link '{lk.name}': inertia is not positive semi-definite "
+                    f"(principal moments {ev[0]:.6g}, {ev[1]:.6g}, {ev[2]:.6g})")
+            _nonphysical(rd, i_el, what, "expected moments >= 0: no body has them, and forward dynamics with them "
+                                         "is not defined")
+        elif ev[0] < 0:
             rd.warnings.append(f"{rd.file}:{i_el.sourceline}: link '{lk.name}': inertia has a slightly negative "
                                f"principal moment {ev[0]:.3g} kg m^2 (CAD round-off; kept as given)")
         elif ev[2] > ev[0] + ev[1] + 1e-6 * scale:
@@ -217,6 +225,16 @@ def _read_link(rd: _Reader, el) -> _Link:
     lk.visuals = [s for s in (_read_shape(rd, lk.name, v, True) for v in el.findall("visual")) if s]
     lk.collision_shapes = [s for s in (_read_shape(rd, lk.name, c, False) for c in el.findall("collision")) if s]
     return lk
+
+
+def _nonphysical(rd: _Reader, el, what, why):
+    """A value no physical robot has (a non-PSD inertia, negative friction): a URDFError at its line
+    saying why, or, when `rd` is not strict (a model only evaluated), one warning with file:line."""
+    if rd.strict:
+        raise rd.error(el, f"{what}: {why}, so simulate, energy-check and sweep refuse it (inverse, contact-id, "
+                           "identify and info evaluate it, with a warning)")
+    rd.warnings.append(f"{rd.file}:{el.sourceline}: {what}: read as given, to evaluate the model only "
+                       "(simulate, energy-check and sweep refuse it)")
 
 
 def _rgba(rd: _Reader, material):
@@ -317,7 +335,10 @@ def _read_joint(rd: _Reader, el, links) -> _Joint:
         jt.damping = rd.bounded_number(dyn, "damping", f"joint '{jt.name}': ", 0.0)
         jt.friction = rd.bounded_number(dyn, "friction", f"joint '{jt.name}': ", 0.0)
         if jt.damping < 0 or jt.friction < 0:
-            raise rd.error(dyn, f"joint '{jt.name}': damping and friction must be >= 0, got {jt.damping}, {jt.friction}")
+            _nonphysical(rd, dyn, f"joint '{jt.name}': negative damping or friction (damping {jt.damping}, "
+                                  f"friction {jt.friction})", "expected both >= 0: negative friction feeds energy "
+                                                              "into the motion")
+    jt.armature = 0.0 if dyn is None else _armature(rd, dyn, jt.name)
     jt.mimic = None
     mim = el.find("mimic")
     if mim is not None:
@@ -325,6 +346,21 @@ def _read_joint(rd: _Reader, el, links) -> _Joint:
             raise rd.error(mim, f"joint '{jt.name}': <mimic> needs joint=\"…\"")
         jt.mimic = (mim.get("joint"), rd.number(mim, "multiplier", 1.0), rd.number(mim, "offset", 0.0), mim.sourceline)
     return jt
+
+
+def _armature(rd: _Reader, dyn, joint) -> float:
+    """The rotor inertia of ``<dynamics dyn:armature="…">`` (`ARMATURE`), 0 without it."""
+    text = dyn.get(ARMATURE)
+    if text is None:
+        return 0.0
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and 0.0 <= value <= MAX_MAGNITUDE):
+        raise rd.error(dyn, f"joint '{joint}': <dynamics dyn:armature=\"{text}\">: expected a rotor inertia "
+                            f">= 0 and at most {MAX_MAGNITUDE:.0e} (kg m^2, kg for a prismatic joint)")
+    return value
 
 
 def _plane_basis(n):
@@ -337,13 +373,17 @@ def _plane_basis(n):
     return np.eye(3) + w + w @ w / (1.0 + c)
 
 
-def load(path, floating_base: bool = False, gravity=GRAVITY, package_path=(), lock=None) -> Model:
+def load(path, floating_base: bool = False, gravity=GRAVITY, package_path=(), lock=None, *, strict=True) -> Model:
     """Read a .urdf or .xacro file into a Model (see the module docstring). `package_path`:
     folders where a xacro's ``$(find pkg)`` looks first (then ROS_PACKAGE_PATH, AMENT_PREFIX_PATH
     and the workspace above the file: `dynlib.files.packages`). `lock`: {joint: value}, joints held
-    at a value, read as fixed joints there (Pinocchio's buildReducedModel; `dynlib.files.locks`)."""
+    at a value, read as fixed joints there (Pinocchio's buildReducedModel; `dynlib.files.locks`).
+    `strict=False` reads a model to evaluate only (inverse dynamics, regressors; not to integrate):
+    inertias that are not positive semi-definite and negative damping or friction, which published
+    models have, are kept as given with one warning each (``model.warnings``) instead of a URDFError.
+    A negative mass is refused either way."""
     path = Path(os.fspath(path))
-    rd = _Reader(str(path))
+    rd = _Reader(str(path), strict)
     robot = _parse_document(path, package_path)
     return _build(rd, robot, floating_base, gravity, source=str(path), lock=lock)
 
@@ -452,7 +492,7 @@ class _Body:
     joint: str
     type: str               # the URDF joint type (or "floating" for the free-flyer root)
     link: str               # the child link of the joint
-    dyn: tuple              # (damping, friction)
+    dyn: tuple              # (damping, friction, armature)
     lim: tuple              # (lower, upper, effort, velocity)
 
 
@@ -477,7 +517,7 @@ def _walk(links, children, root, floating_base, locked) -> _Walk:
     top_body = -1
     if floating_base:
         walk.bodies.append(_Body(-1, J.FREEFLYER, np.zeros(3), np.eye(3), np.zeros(3), np.zeros((6, 6)), "root",
-                                 "floating", root, (0.0, 0.0), (-np.inf, np.inf, np.inf, np.inf)))
+                                 "floating", root, (0.0, 0.0, 0.0), (-np.inf, np.inf, np.inf, np.inf)))
         top_body = 0
     stack = [(root, top_body, np.eye(3), np.zeros(3))]
     while stack:
@@ -508,7 +548,7 @@ def _walk(links, children, root, floating_base, locked) -> _Walk:
                 B = _plane_basis(jt.axis)
                 Rj, Rc = Rj @ B, B.T
             walk.bodies.append(_Body(body, _CODE[jt.type], jt.axis, Rj, pj, np.zeros((6, 6)), jt.name, jt.type,
-                                     jt.child, (jt.damping, jt.friction), (jt.lower, jt.upper, jt.effort, jt.velocity)))
+                                     jt.child, (jt.damping, jt.friction, jt.armature), (jt.lower, jt.upper, jt.effort, jt.velocity)))
             pushes.append((jt.child, nb, Rc, np.zeros(3)))
         # bodies must be numbered in pre-order: renumber lazily by pushing reversed and numbering on pop
         stack.extend(reversed(pushes))
@@ -576,7 +616,7 @@ def _assemble(rd, order, walk: _Walk, joints, gravity, source, name, floating_ba
         gravity=np.array(gravity, dtype=float).reshape(3),
         frame_body=np.array([new[f[0]] for f in frames], dtype=np.int64),
         frame_R=np.array([f[1] for f in frames]).reshape(-1, 3, 3), frame_p=np.array([f[2] for f in frames]).reshape(-1, 3),
-        damping=coords.damping, friction=coords.friction, armature=np.zeros(len(coords.v_names)),
+        damping=coords.damping, friction=coords.friction, armature=coords.armature,
     )
     for link, joint in massless_free_flyers(arrays, [b.link for b in bodies], jnames):
         warnings.append(f"the floating link '{link}' has no mass or inertia and carries one joint, '{joint}': the "
@@ -613,6 +653,7 @@ class _Coordinates(NamedTuple):
     vlim: np.ndarray        # (nv,)
     damping: np.ndarray     # (nv,)
     friction: np.ndarray    # (nv,)
+    armature: np.ndarray    # (nv,) <dynamics dyn:armature> (1-DoF joints)
 
 
 def _coordinates(bodies, jtype, idx_q, idx_v, nqj, nvj) -> _Coordinates:
@@ -624,7 +665,7 @@ def _coordinates(bodies, jtype, idx_q, idx_v, nqj, nvj) -> _Coordinates:
     q_neutral = np.zeros(nq)
     lower, upper = np.full(nq, -np.inf), np.full(nq, np.inf)
     effort, vlim = np.full(nv, np.inf), np.full(nv, np.inf)
-    damping, friction = np.zeros(nv), np.zeros(nv)
+    damping, friction, armature = np.zeros(nv), np.zeros(nv), np.zeros(nv)
     for k, b in enumerate(bodies):
         iq, iv, t, ax = idx_q[k], idx_v[k], jtype[k], b.axis
         dof_body[iv:iv + nvj[k]] = k
@@ -644,9 +685,9 @@ def _coordinates(bodies, jtype, idx_q, idx_v, nqj, nvj) -> _Coordinates:
         if t in (J.REVOLUTE, J.PRISMATIC):
             lo, up, ef, ve = b.lim
             lower[iq], upper[iq], effort[iv], vlim[iv] = lo, up, ef, ve
-            damping[iv], friction[iv] = b.dyn
+            damping[iv], friction[iv], armature[iv] = b.dyn
     return _Coordinates(S, dof_body, q_names, v_names, tau_names, q_neutral, lower, upper, effort, vlim,
-                        damping, friction)
+                        damping, friction, armature)
 
 
 def _tree_indices(parent, nvj, idx_v):

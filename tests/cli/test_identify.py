@@ -482,3 +482,78 @@ def test_index_in_columns_needs_the_files_joint_order(tmp_path):
     assert not (tmp_path / "id.urdf").exists()
     r = invoke("identify", "--help")
     assert "--joint-order" in r.stdout
+
+
+ROTORS = (0.3, 0.3, 0.2, 0.2, 0.05, 0.05, 0.02)  # kg m^2: a geared arm's reflected rotor inertias
+
+
+@pytest.fixture(scope="module")
+def geared(tmp_path_factory):
+    """A perturbed arm7 with rotor inertias ROTORS: a training recording (tau.*, 1 % noise) and a
+    validation one (effort.*, for `inverse_error`), q, qd, qdd exact."""
+    folder = tmp_path_factory.mktemp("geared")
+    nominal = dynlib.load(ARM7)
+    true = dynlib.load(perturbed_urdf(ARM7, folder / "true.urdf", seed=3)).with_armature(ROTORS)
+    rng = np.random.default_rng(0)
+    for name, seed, seconds, column in (("rec.csv", 4, 8.0, "tau"), ("check.csv", 5, 4.0, "effort")):
+        ex = excitation(nominal, seconds, 3, iterations=0, seed=seed)
+        tau = dynlib.rnea(true, ex.q, ex.v, ex.a) + joint_friction_torques(true, ex.v)
+        tau += 0.01 * np.sqrt(np.mean(tau ** 2, axis=0)) * rng.normal(size=tau.shape)
+        names = column_names(nominal.q_names, nominal.v_names, ("q", "qd", "qdd")) + [f"{column}.{n}" for n in nominal.v_names]
+        write_trajectory(folder / name, names, np.hstack([ex.time[:, None], ex.q, ex.v, ex.a, tau]))
+    return folder / "rec.csv", folder / "check.csv"
+
+
+def test_armature_identify_writes_the_rotors_where_every_dyn_command_reads_them(geared, tmp_path):
+    """--armature identify: one more parameter per joint (>= 0), written as <dynamics dyn:armature>; the
+    validation error printed is `dyn inverse`'s on the file written; Pinocchio still loads the file."""
+    train, check = geared
+    out, report = tmp_path / "id.urdf", tmp_path / "r.json"
+    r = invoke("identify", ARM7, train, "--validate", check, "--armature", "identify", "-o", out, "--report", report)
+    assert r.returncode == 0, r.stderr
+    d = json.loads(report.read_text())
+    assert d["armature_identified"] is True and "dyn:armature" in r.stderr
+    np.testing.assert_allclose(list(d["armature"].values()), ROTORS, rtol=0.1)
+    assert [j["armature"]["after"] for j in d["joints"]] == list(d["armature"].values())
+    written = d["relative_rms_error"]["validation"]["identified"]
+    assert abs(written / inverse_error(out, check, tmp_path) - 1) < 1e-3
+    assert f"{100 * written:.3g} %" in r.stderr and written < 0.02
+    text = out.read_text()
+    assert '<robot xmlns:dyn="urn:dyn:urdf" name="arm7">' in text and text.count("dyn:armature=") == 7
+    assert dynlib.load(out).arrays.armature.tolist() == list(d["armature"].values())  # repr: the same doubles
+    pin = pytest.importorskip("pinocchio")
+    pm = pin.buildModelFromUrdf(str(out))  # an attribute it does not know: ignored
+    assert pm.nv == 7 and not np.any(pm.armature)
+    np.testing.assert_allclose(pm.damping, [j["damping"]["after"] for j in d["joints"]], rtol=1e-15)
+
+
+def test_without_armature_identify_the_rotors_are_a_misfit(geared, tmp_path):
+    train, check = geared
+    r = invoke("identify", ARM7, train, "--validate", check, "-o", tmp_path / "id.urdf", "--report", tmp_path / "r.json")
+    assert r.returncode == 0, r.stderr
+    d = json.loads((tmp_path / "r.json").read_text())
+    assert d["armature"] == {} and d["armature_identified"] is False
+    assert d["relative_rms_error"]["validation"]["identified"] > 0.03
+    assert "dyn:" not in (tmp_path / "id.urdf").read_text()  # no armature: the URDF as before
+
+
+def test_a_urdfs_armature_is_read_by_simulate_and_overridden_per_joint(tmp_path):
+    """<dynamics dyn:armature> is physics every command reads: simulate with it equals simulate of the
+    same URDF without it given --armature; --armature JOINT=V overrides that joint only."""
+    text = ARM7.read_text().replace('<robot name="arm7">', '<robot xmlns:dyn="urn:dyn:urdf" name="arm7">')
+    assert 'xmlns:dyn' in text
+    text = text.replace('<dynamics damping="1" friction="0.5"/>', '<dynamics damping="1" friction="0.5" dyn:armature="0.3"/>')
+    (tmp_path / "geared.urdf").write_text(text)
+    assert dynlib.load(tmp_path / "geared.urdf").arrays.armature.tolist() == [0.3, 0.3, 0, 0, 0, 0, 0]
+    runs = {"file": (tmp_path / "geared.urdf",), "option": (ARM7, "--armature", "joint1=0.3", "--armature", "joint2=0.3"),
+            "override": (tmp_path / "geared.urdf", "--armature", "joint2=0.1")}
+    out = {}
+    for label, args in runs.items():
+        r = invoke("simulate", *args, "--steps", "50", "-o", tmp_path / f"{label}.csv")
+        assert r.returncode == 0, r.stderr
+        out[label] = read_trajectory(tmp_path / f"{label}.csv").data
+    assert np.array_equal(out["file"], out["option"])
+    assert not np.array_equal(out["file"], out["override"])
+    r = invoke("simulate", ARM7, "--armature", "joint1=0.3", "--armature", "joint2=0.1", "--steps", "50",
+               "-o", tmp_path / "override_option.csv")
+    assert r.returncode == 0 and np.array_equal(out["override"], read_trajectory(tmp_path / "override_option.csv").data)

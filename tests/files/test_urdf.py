@@ -294,3 +294,37 @@ def test_an_xml_declaration_with_another_version_is_read_as_1_0(tmp_path, declar
     path.write_text(declaration + "\n<robot name='x'>\n  <link name='a'>\n</robot>\n", encoding="utf-8")
     with pytest.raises(URDFError, match=r"r.urdf:4: malformed XML"):
         dynlib.load(path)
+
+
+def _with_armature(tmp_path, value, declare=True):
+    body = chain().replace('<axis xyz="0 0 1"/></joint>', f'<axis xyz="0 0 1"/><dynamics damping="0.1" '
+                                                           f'dyn:armature="{value}"/></joint>', 1)
+    p = write(tmp_path, body)
+    if declare:
+        p.write_text(p.read_text().replace('<robot name="t">', '<robot name="t" xmlns:dyn="urn:dyn:urdf">'))
+    return p
+
+
+def test_dyn_armature_is_read_from_the_dynamics_element(tmp_path):
+    """dyn's own attribute <dynamics dyn:armature> (namespace urn:dyn:urdf, which other readers ignore):
+    the joint's rotor inertia, on M's diagonal; --armature and a scenario override it per joint."""
+    m = dynlib.load(_with_armature(tmp_path, "0.25"))
+    assert m.arrays.armature.tolist() == [0.25, 0.0] and m.arrays.damping.tolist() == [0.1, 0.0]
+    assert m.with_armature({"j2": 0.5}, keep=True).arrays.armature.tolist() == [0.25, 0.5]
+    assert m.with_armature({"j2": 0.5}).arrays.armature.tolist() == [0.0, 0.5]  # the library's default: the others 0
+    q = np.array([0.3, -0.2])
+    bare = dynlib.load(write(tmp_path, chain(), name="bare.urdf")).with_armature([0.25, 0.0])
+    np.testing.assert_array_equal(dynlib.crba(m, q), dynlib.crba(bare, q))
+
+
+@pytest.mark.parametrize("value", ["-0.1", "abc", "nan", "2e9"])
+def test_a_bad_dyn_armature_is_one_error_at_its_line(tmp_path, value):
+    p = _with_armature(tmp_path, value)
+    with pytest.raises(URDFError, match=rf"r.urdf:6: joint 'j1': <dynamics dyn:armature=\"{value}\">: expected a "
+                                        r"rotor inertia >= 0"):
+        dynlib.load(p)
+
+
+def test_an_undeclared_dyn_prefix_is_malformed_xml(tmp_path):
+    with pytest.raises(URDFError, match="malformed XML.*dyn"):
+        dynlib.load(_with_armature(tmp_path, "0.25", declare=False))

@@ -479,6 +479,46 @@ def test_text_edit_handles_comments_missing_elements_and_self_closing_links(tmp_
     assert crlf.count(b"\n") == crlf.count(b"\r\n") and crlf.replace(b"\r\n", b"\n").count(b"\r") == 0
 
 
+def test_text_edit_writes_armature_as_dyns_attribute_with_its_namespace(tmp_path):
+    """An armature is written as <dynamics dyn:armature>, the namespace declared once on <robot> (or the
+    prefix a file already binds to it reused); a file binding dyn to another namespace is refused."""
+    text = ROBOTS_DIR.joinpath("double_pendulum.urdf").read_bytes()
+    model = dynlib.load(ROBOTS_DIR / "double_pendulum.urdf")
+    j1, j2 = model.joint_names
+    out = urdf_text.edit(text, {}, {j1: (0.5, 0.25, 0.125), j2: (0.0, 0.0, 0.0)})
+    assert out.count(b'xmlns:dyn="urn:dyn:urdf"') == 1 and out.count(b"dyn:armature=") == 2
+    path = tmp_path / "r.urdf"
+    path.write_bytes(out)
+    m = dynlib.load(path)
+    assert m.arrays.armature.tolist() == [0.125, 0.0] and m.arrays.damping.tolist() == [0.5, 0.0]
+    assert urdf_text.edit(out, {}, {j1: (0.5, 0.25, 0.5)}).count(b"xmlns:dyn=") == 1  # declared already
+    mine = out.replace(b'xmlns:dyn="urn:dyn:urdf"', b'xmlns:d="urn:dyn:urdf"').replace(b"dyn:armature", b"d:armature")
+    again = urdf_text.edit(mine, {}, {j1: (0.5, 0.25, 0.5)})
+    assert b"xmlns:dyn" not in again and b'd:armature="0.5"' in again
+    path.write_bytes(again)
+    assert dynlib.load(path).arrays.armature.tolist() == [0.5, 0.0]
+    other = out.replace(b'xmlns:dyn="urn:dyn:urdf"', b'xmlns:dyn="http://example.org/other"')
+    with pytest.raises(URDFError, match="binds the prefix dyn to another namespace"):
+        urdf_text.edit(other, {}, {j1: (0.5, 0.25, 0.5)})
+
+
+def test_the_armature_is_a_parameter_column_of_its_dofs_acceleration():
+    """LinearModel(armature=True): one more column per friction DoF, q̈_k in row k, named '<joint>.armature',
+    its prior the model's armature; the predicted torque is rnea with that armature."""
+    model = dynlib.load(ROBOTS_DIR / "arm7.urdf").with_armature(0.1)
+    lm = E.LinearModel(model, ("viscous", "coulomb"), armature=True)
+    assert lm.p == 10 * model.nb + 3 * model.nv and lm.names[-1] == "joint7.armature"
+    assert np.all(lm.theta0[lm.armature_slice] == 0.1)
+    rng = np.random.default_rng(0)
+    q, v, a = rng.uniform(-1, 1, (3, 4, model.nv))
+    W = lm.columns(q, v, a)
+    np.testing.assert_array_equal(W[:, :, lm.armature_slice], a[:, :, None] * np.eye(model.nv)[None])
+    theta = lm.theta0.copy()
+    theta[lm.armature_slice] = 0.3
+    np.testing.assert_allclose(np.einsum("nkp,p->nk", W, theta), lm.predict(theta, q, v, a), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(lm.predict(theta, q, v, a) - lm.predict(lm.theta0, q, v, a), 0.2 * a, atol=1e-12)
+
+
 def test_xacro_robot_cannot_be_written_back():
     with pytest.raises(URDFError, match="expand it first"):
         urdf_text.check_editable(ROBOTS_DIR / "arm6.urdf.xacro")

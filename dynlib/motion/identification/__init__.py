@@ -31,8 +31,14 @@ The steps (each in its module):
 7. `urdf_text.edit`: the URDF's text with those links' ``<inertial>`` and the
    joints' ``<dynamics>`` replaced, every other byte unchanged.
 
-Constant offsets (friction term 'offset') are identified and reported, but a URDF
-cannot hold them: the parameters written are refitted without them on the same
+Rotor inertias (``armature=True``: one more parameter per revolute or prismatic joint, >= 0
+in the consistent estimate) are physics that every dyn command evaluates (M + diag(armature)):
+they are written into the URDF as dyn's own attribute ``<dynamics … dyn:armature="…"/>``
+(`dynlib.files.urdf.DYN_NAMESPACE`, ignored by other URDF readers), as are known rotor
+inertias given to the model (``model.with_armature``), so that the file predicts what the
+report says. Constant offsets (friction term 'offset') are not physics (a sensor's bias: no
+simulation should apply them) and are identified and reported, not written:
+the parameters written are refitted without them on the same
 normal equations (`estimate.Stack.restricted`), and the errors reported for the URDF
 (`Identification.report(written)`) are those of the file as dyn reads it back,
 computed by `dynlib.motion.inverse.model_torques`, the function `dyn inverse` uses.
@@ -132,6 +138,12 @@ class Identification:
             out[self.model.v_names[k]] = (float(vals["viscous"]), float(vals["coulomb"]), float(vals["offset"]))
         return out
 
+    def armature(self) -> dict:
+        """{joint: rotor inertia} after identification (the model's where not identified) of the
+        revolute and prismatic joints: what the URDF written holds as dyn:armature."""
+        arm = self.lm.armatures(self.theta)
+        return {self.model.v_names[k]: float(arm[k]) for k in self.lm.fdofs}
+
     def inconsistent_links(self) -> list:
         """(link, smallest eigenvalue of its pseudo-inertia) of the output links that are not physically consistent."""
         out = []
@@ -207,14 +219,16 @@ class Identification:
         dynamics = {}
         if any(t in self.lm.friction_slice for t in ("viscous", "coulomb")):
             dynamics = {j: (d, f) for j, (d, f, _) in self.joint_friction().items()}
+        if self.lm.armature or np.any(self.model.arrays.armature):  # with the joints' damping and friction
+            dynamics = {j: (d, f, self.armature()[j]) for j, (d, f, _) in self.joint_friction().items()}
         text = Path(self.model.source).read_bytes()
         return urdf_text.edit(text, inertials, dynamics, file=self.model.source)
 
     def write_urdf(self, path, atomic=True):
         """Write `urdf_bytes()` to `path` and check that dyn reads it back; through `atomic_output`
         unless `atomic` is False (the caller's own temporary file). Returns the model dyn reads
-        from it, with this model's gravity and armature (what ``dyn inverse`` with the same
-        options evaluates)."""
+        from it, with this model's gravity (what ``dyn inverse`` with the same options evaluates;
+        the file holds the armature, identified or given)."""
         import contextlib
 
         from ...files.trajectory import atomic_output
@@ -223,9 +237,10 @@ class Identification:
         data = self.urdf_bytes()
         with (atomic_output(path) if atomic else contextlib.nullcontext(path)) as tmp:
             Path(tmp).write_bytes(data)
-            written = load(tmp, floating_base=self.model.floating_base)
+            written = load(tmp, floating_base=self.model.floating_base, strict=False)  # as identify read it
         written = written.with_gravity(self.model.arrays.gravity)
-        return written.with_armature(self.model.arrays.armature) if np.any(self.model.arrays.armature) else written
+        arm = self.lm.armatures(self.theta)  # a root's rotor inertia has no URDF joint to hold it: given again
+        return written.with_armature(arm) if not np.array_equal(written.arrays.armature, arm) else written
 
     def check_fit(self, max_error=0.2, max_condition=1e5):
         """A CheckFailed naming the cause and the fix when the fit should not be written: the base
@@ -277,7 +292,8 @@ class Identification:
         for name, (d, f, off) in self.joint_friction().items():
             k = model.v_names.index(name)
             joints.append({"joint": name, "damping": {"before": float(a.damping[k]), "after": d},
-                           "friction": {"before": float(a.friction[k]), "after": f}, "offset": off})
+                           "friction": {"before": float(a.friction[k]), "after": f}, "offset": off,
+                           "armature": {"before": float(a.armature[k]), "after": self.armature()[name]}})
         B = self.base.B
         base = [{"name": n, "urdf": float(B[i] @ self.theta0), "least_squares": float(self.wls.beta[i]),
                  "std": _finite(self.wls.std[i]),
@@ -287,7 +303,9 @@ class Identification:
             "robot": model.name, "source": model.source, "floating_base": bool(model.has_floating_base),
             "method": "physically consistent" if self.method == "consistent" else "least squares",
             "friction_terms": list(self.offsets.lm.terms if self.offsets else lm.terms), "friction_smoothing": lm.smoothing, "prior_std": self.prior_std,
-            "armature": {model.v_names[k]: float(x) for k, x in enumerate(a.armature) if x},  # known, held
+            # the rotor inertias in the URDF written (dyn:armature): identified, or known and held
+            "armature": {j: x for j, x in self.armature().items() if x or lm.armature},
+            "armature_identified": lm.armature,
             "recordings": [_info(r) for r in self.training],
             "validation_recordings": [_info(r) for r in self.validation],
             "samples": int(sum(len(r.time) for r in self.training)), "parameters": lm.p,
@@ -309,7 +327,8 @@ class Identification:
         if self.offsets:
             errors = {w: self.offset_error(w) for w in ("training", "validation") if getattr(self, w)}
             out["offsets"] = {"in_urdf": False, "values": self.offsets.values(), "relative_rms_error": errors,
-                              "note": "a URDF cannot hold constant offsets: the URDF written is refitted without them"}
+                              "note": "constant offsets are a sensor's bias, not physics, and stay out of the URDF: "
+                                      "the URDF written is refitted without them"}
         return out
 
 
@@ -324,7 +343,7 @@ def _finite(x):
 
 def identify(model, recordings, *, validation=(), derivatives="auto", window=0.1, polyorder=4,
              friction=("viscous", "coulomb"), friction_smoothing=1e-3, method="consistent", prior_std=1.0,
-             seed=0, torque_filter=None, **reading) -> Identification:
+             seed=0, torque_filter=None, armature=False, **reading) -> Identification:
     """Identify `model`'s inertial and friction parameters from `recordings` (paths or Trajectories).
 
     reading (columns, topic, time_unit, resample, joint_order, clock): how a recording is read, the keywords
@@ -337,6 +356,8 @@ def identify(model, recordings, *, validation=(), derivatives="auto", window=0.1
     default: physically consistent, an SDP) or 'least-squares'. prior_std: the
     width of the prior at the URDF's values, relative to each parameter's scale
     (see `estimate`). validation: recordings to report the fit on, not used to fit.
+    armature: True identifies the rotor inertia of every revolute and prismatic joint (the
+    model's, e.g. ``model.with_armature(...)``, is the prior); False holds the model's.
 
     With 'offset' among the terms, the fit with the offsets is kept as `offsets` (an `OffsetFit`:
     their values and errors), and the parameters (what `write_urdf` writes) are refitted without
@@ -356,7 +377,7 @@ def identify(model, recordings, *, validation=(), derivatives="auto", window=0.1
         raise InputError("identification needs at least one recording")
     timings = {}
     t0 = time.perf_counter()
-    lm = E.LinearModel(model, friction, friction_smoothing)
+    lm = E.LinearModel(model, friction, friction_smoothing, armature)
     opts = dict(derivatives=derivatives, window=window, polyorder=polyorder, torque_filter=torque_filter, **reading)
     recs = [read_measurements(model, r, **opts) for r in recordings]
     vals = [read_measurements(model, r, **opts) for r in validation]
@@ -374,7 +395,7 @@ def identify(model, recordings, *, validation=(), derivatives="auto", window=0.1
     offsets = None
     if "offset" in lm.terms:
         offsets = OffsetFit(lm, fit.theta, tuple(model.v_names[k] for k in lm.fdofs))
-        lm = E.LinearModel(model, tuple(t for t in lm.terms if t != "offset"), friction_smoothing)
+        lm = E.LinearModel(model, tuple(t for t in lm.terms if t != "offset"), friction_smoothing, armature)
         fit, warnings = _estimate(lm, training.restricted(lm), recs, links, timings, **how)
     return Identification(model, lm, links, fit, recs, vals, timings, warnings, had_inertial=inertials,
                           offsets=offsets)

@@ -1,10 +1,13 @@
 """The linear identification problem, its base parameters, and its two estimators.
 
-Unknowns ``theta = (pi, phi)``: ten inertial parameters per body (`dynlib.regressor`)
-and the identified friction terms per revolute or prismatic DoF
-(`dynlib.algorithms.regressor.friction_regressor`). Every sample gives one equation
+Unknowns ``theta = (pi, phi, r)``: ten inertial parameters per body (`dynlib.regressor`),
+the identified friction terms per revolute or prismatic DoF
+(`dynlib.algorithms.regressor.friction_regressor`) and, when identified, the rotor
+inertia (armature) r of each of those DoFs, whose column is the DoF's acceleration
+(the torque armature·q̈; Pinocchio's ``model.armature``). Every sample gives one equation
 per DoF k, ``W_k(q, v, a) theta = y_k``: y is the measured generalized force minus
-the URDF friction terms that are not identified (held at their URDF values).
+the URDF friction terms and the armature torque that are not identified (held at
+their URDF or given values).
 
 Data (`Stack`): per DoF k, the sums of products ``[W_k S | y_k]^T [W_k S | y_k]``
 over the samples, on the columns that can be nonzero in row k (the bodies DoF k
@@ -40,7 +43,7 @@ Estimators:
   ``(theta - theta*)^T H (theta - theta*)`` subject to, per body, the pseudo-inertia of the link
   that carries the body's identified parameters (`parameters.BodyLinks`)
   positive semidefinite (Wensing, Kim and Slotine's LMI:
-  ``J(pi_j) - J(the other links) >= 0``), and damping and Coulomb friction >= 0.
+  ``J(pi_j) - J(the other links) >= 0``), and damping, Coulomb friction and armature >= 0.
   A semidefinite program in the whitened variable x = H^1/2 (theta - theta*)
   (objective |x|^2), solved by Clarabel (PSD triangle cones).
 """
@@ -89,30 +92,34 @@ class LinearModel:
     normal equations are well scaled whatever the units.
     """
 
-    def __init__(self, model, terms=("viscous", "coulomb"), smoothing=1e-3):
+    def __init__(self, model, terms=("viscous", "coulomb"), smoothing=1e-3, armature=False):
         check_friction_terms(terms, smoothing)
         self.model = model
         self.terms = tuple(t for t in FRICTION_TERMS if t in terms)  # a fixed order
+        self.armature = bool(armature)  # the rotor inertias identified (a last group of columns), or held
         self.smoothing = float(smoothing)
         self.fdofs = friction_dofs(model)
         self.n_pi = 10 * model.nb
-        self.p = self.n_pi + len(self.terms) * self.fdofs.size
+        groups = self.terms + (("armature",) if self.armature else ())
+        self.p = self.n_pi + len(groups) * self.fdofs.size
         a = model.arrays
         names = [f"{model.joint_names[j]}.{n}" for j in range(model.nb) for n in PARAMETER_NAMES]
-        names += [f"{model.v_names[k]}.{_FRICTION_NAME[t]}" for t in self.terms for k in self.fdofs]
+        names += [f"{model.v_names[k]}.{_FRICTION_NAME.get(t, t)}" for t in groups for k in self.fdofs]
         self.names = tuple(names)
         self.active = []
         for k in range(model.nv):
             i = a.dof_body[k]
             cols = [c for j in range(i, a.subtree_end[i]) for c in range(10 * j, 10 * j + 10)]
             where = np.flatnonzero(self.fdofs == k)
-            for g in range(len(self.terms)):
+            for g in range(len(groups)):
                 cols += [self.n_pi + g * self.fdofs.size + int(w) for w in where]
             self.active.append(np.array(cols, dtype=np.int64))
-        urdf = {"viscous": a.damping, "coulomb": a.friction}
+        urdf = {"viscous": a.damping, "coulomb": a.friction, "armature": a.armature}
         self.theta0 = np.concatenate([inertial_parameters(model)]
                                      + [urdf[t][self.fdofs] if t in urdf else np.zeros(self.fdofs.size)
-                                        for t in self.terms])
+                                        for t in groups])
+        n = self.n_pi + len(self.terms) * self.fdofs.size
+        self.armature_slice = slice(n, n + self.fdofs.size) if self.armature else None
         self.held = tuple(t for t in ("viscous", "coulomb") if t not in self.terms)
         # positions in theta of each friction term's block
         self.friction_slice = {t: slice(self.n_pi + g * self.fdofs.size, self.n_pi + (g + 1) * self.fdofs.size)
@@ -123,10 +130,15 @@ class LinearModel:
 
     def columns(self, q, v, a):
         """W (N, nv, p) for rows of q, v, a."""
-        Y = regressor(self.model, q, v, a)
-        if not self.terms:
-            return Y
-        return np.concatenate([Y, friction_regressor(self.model, v, self.terms, self.smoothing)], axis=2)
+        parts = [regressor(self.model, q, v, a)]
+        if self.terms:
+            parts.append(friction_regressor(self.model, v, self.terms, self.smoothing))
+        if self.armature:
+            A = np.asarray(a, dtype=float).reshape(len(parts[0]), self.model.nv)
+            R = np.zeros((len(A), self.model.nv, self.fdofs.size))
+            R[:, self.fdofs, np.arange(self.fdofs.size)] = A[:, self.fdofs]
+            parts.append(R)
+        return parts[0] if len(parts) == 1 else np.concatenate(parts, axis=2)
 
     def held_friction(self, v):
         """(N, nv): the URDF friction terms that are not identified, at velocities v."""
@@ -134,8 +146,15 @@ class LinearModel:
         return joint_friction.py_func(a.damping if "viscous" in self.held else 0.0,
                                       a.friction if "coulomb" in self.held else 0.0, self.smoothing, v)
 
+    def armatures(self, theta):
+        """(nv,) the rotor inertias of parameters theta: the identified ones, the model's elsewhere."""
+        arm = self.model.arrays.armature.copy()
+        if self.armature:
+            arm[self.fdofs] = theta[self.armature_slice]
+        return arm
+
     def with_parameters(self, theta):
-        """The model with theta's inertial parameters (its friction arrays unchanged)."""
+        """The model with theta's inertial parameters and armature (`armatures`; its friction arrays unchanged)."""
         import dataclasses
 
         from ...core.spatial import skew
@@ -148,11 +167,12 @@ class LinearModel:
             inertia[j, :3, 3:] = -hx
             inertia[j, 3:, :3] = hx
             inertia[j, 3:, 3:] = P.rotational_inertia(pi)
-        return dataclasses.replace(self.model, arrays=self.model.arrays._replace(inertia=inertia))
+        return dataclasses.replace(self.model, arrays=self.model.arrays._replace(inertia=inertia,
+                                                                                 armature=self.armatures(theta)))
 
     def predict(self, theta, q, v, a):
-        """The motor torques (N, nv) of parameters theta: RNEA of the model with theta's inertias
-        plus the friction terms (identified and held)."""
+        """The motor torques (N, nv) of parameters theta: RNEA of the model with theta's inertias and
+        armature plus the friction terms (identified and held)."""
         from ...algorithms.rnea import rnea
 
         tau = rnea(self.with_parameters(theta), q, v, a) + self.held_friction(v)
@@ -166,7 +186,8 @@ class LinearModel:
 @allocating_kernel
 def _normal_equations(m, d, Q, V, A, Y, gravity, active, n_active, scale, n_pi, nf, codes, smoothing):
     """G (nv, c + 1, c + 1): per DoF k, the lower triangle of sum over the rows of x x^T with
-    x = (W_k[active_k] * scale[active_k], y_k); W from `regressor_kernel` and the friction columns."""
+    x = (W_k[active_k] * scale[active_k], y_k); W from `regressor_kernel`, the friction columns and
+    (code -1) the armature's, the DoF's acceleration."""
     nv = Y.shape[1]
     c = active.shape[1]
     G = np.zeros((nv, c + 1, c + 1))
@@ -180,6 +201,8 @@ def _normal_equations(m, d, Q, V, A, Y, gravity, active, n_active, scale, n_pi, 
                 col = active[k, i]
                 if col < n_pi:
                     x[i] = W[k, col] * scale[col]
+                elif codes[(col - n_pi) // nf] < 0:
+                    x[i] = A[n, k] * scale[col]
                 else:
                     x[i] = friction_column(codes[(col - n_pi) // nf], V[n, k], smoothing) * scale[col]
             x[nk] = Y[n, k]
@@ -205,13 +228,16 @@ class Stack:
         model = lm.model
         Q, V, A = (np.ascontiguousarray(x, dtype=float) for x in (q, v, a))
         # the torques the parameters must explain: the held friction terms and the rotors' inertia
-        # (armature, known: not an inertial parameter of a body, so not a column) taken out
-        Y = np.ascontiguousarray(tau - lm.held_friction(V) - model.arrays.armature * A, dtype=float)
+        # (armature, when known: not an inertial parameter of a body; identified: its columns) taken out
+        held = model.arrays.armature.copy()
+        if lm.armature:
+            held[lm.fdofs] = 0.0
+        Y = np.ascontiguousarray(tau - lm.held_friction(V) - held * A, dtype=float)
         n_active = np.array([c.size for c in lm.active], dtype=np.int64)
         active = np.zeros((model.nv, max(n_active.max(initial=0), 1)), dtype=np.int64)
         for k, c in enumerate(lm.active):
             active[k, :c.size] = c
-        codes = np.array([FRICTION_TERMS.index(t) for t in lm.terms] or [0], dtype=np.int64)
+        codes = np.array([FRICTION_TERMS.index(t) for t in lm.terms] + [-1] * lm.armature or [0], dtype=np.int64)
         blocks = parallel.run(model, len(Q), _normal_equations, (Q,), (V,), (A,), (Y,), model.arrays.gravity,
                               active, n_active, lm.scale, lm.n_pi, max(lm.fdofs.size, 1), codes, lm.smoothing)
         G = sum(g for _, g in blocks)
@@ -224,8 +250,8 @@ class Stack:
     def restricted(self, lm: LinearModel) -> "Stack":
         """The same sums for `lm`, whose parameters are some of this stack's (the same model, fewer
         friction terms among those identified, the held ones unchanged): rows and columns dropped."""
-        if lm.held != self.lm.held:
-            raise InputError("a restricted stack cannot change the friction terms held at the URDF")
+        if lm.held != self.lm.held or lm.armature != self.lm.armature:
+            raise InputError("a restricted stack cannot change the friction terms or armature held at the URDF")
         where = {n: i for i, n in enumerate(self.lm.names)}
         out = Stack(lm)
         for k, cols in enumerate(lm.active):
@@ -372,6 +398,12 @@ def prior_scales(lm: LinearModel, recordings, prior_std=1.0):
         rms = np.maximum(np.sqrt(np.mean(tau ** 2, axis=0))[lm.fdofs], 1e-6)
         for t, s in lm.friction_slice.items():
             S[s] = np.maximum(np.abs(lm.theta0[s]), rms)  # N m per rad/s, N m: the DoF's rms torque as a scale
+    if lm.armature:  # kg m^2: the DoF's rms torque over its rms acceleration, an inertia the data can see
+        tau = np.concatenate([r.tau for r in recordings])[:, lm.fdofs]
+        acc = np.concatenate([r.a for r in recordings])[:, lm.fdofs]
+        rms_a = np.maximum(np.sqrt(np.mean(acc ** 2, axis=0)), 1e-6)
+        inertia = np.maximum(np.sqrt(np.mean(tau ** 2, axis=0)) / rms_a, 1e-6)
+        S[lm.armature_slice] = np.maximum(np.abs(lm.theta0[lm.armature_slice]), inertia)
     return prior_std * S
 
 
@@ -432,6 +464,8 @@ def physically_consistent(lm: LinearModel, links: P.BodyLinks, theta_star, M, S)
         cones.append(clarabel.PSDTriangleConeT(4))
     nonneg = [i for t in ("viscous", "coulomb") if t in lm.friction_slice
               for i in range(p)[lm.friction_slice[t]]]
+    if lm.armature:
+        nonneg += list(range(p)[lm.armature_slice])
     if nonneg:
         idx = np.array(nonneg)
         rows_A.append(-M[idx] / S[idx, None])

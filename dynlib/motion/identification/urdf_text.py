@@ -10,6 +10,11 @@ DOCTYPE), and the new elements are written with the indentation found there.
 Numbers are written with ``repr`` (shortest round-trip), so the file reads back
 to the same doubles.
 
+A joint's rotor inertia, which URDF cannot state, is written as dyn's own attribute
+``<dynamics … dyn:armature="…"/>``, with the namespace declared on ``<robot>``
+(``xmlns:dyn="urn:dyn:urdf"``, `dynlib.files.urdf.DYN_NAMESPACE`): dyn reads it back, and
+other URDF readers (urdfdom, Pinocchio) ignore an attribute they do not know.
+
 A ``.xacro`` robot cannot be edited this way (its links come from macros):
 `check_editable` says to expand it first.
 """
@@ -110,16 +115,38 @@ def inertial_text(mass, com, I, indent: bytes, step=b"  ", newline=b"\n") -> byt
             + indent + b"</inertial>")
 
 
-def dynamics_text(damping, friction) -> bytes:
-    return f'<dynamics damping="{_f(damping)}" friction="{_f(friction)}"/>'.encode()
+def dynamics_text(damping, friction, armature=None, prefix="dyn") -> bytes:
+    """A <dynamics> element; with `armature`, its ``dyn:armature`` (`prefix`: the namespace's in the file)."""
+    rotor = "" if armature is None else f' {prefix}:armature="{_f(armature)}"'
+    return f'<dynamics damping="{_f(damping)}" friction="{_f(friction)}"{rotor}/>'.encode()
+
+
+def _namespace(text: bytes, root: Element, file=None):
+    """(prefix bound to dyn's namespace on <robot>, the edit declaring it or None)."""
+    from ...files.urdf import DYN_NAMESPACE
+
+    for key, value in root.attrs.items():
+        if key.startswith("xmlns:") and value == DYN_NAMESPACE:
+            return key[6:], None
+    if "xmlns:dyn" in root.attrs:
+        raise URDFError(f'<robot xmlns:dyn="{root.attrs["xmlns:dyn"]}"> binds the prefix dyn to another namespace: '
+                        f"the armature needs it for {DYN_NAMESPACE}", file=file)
+    at = root.start + len(b"<") + len(root.tag.encode())
+    return "dyn", (at, at, f' xmlns:dyn="{DYN_NAMESPACE}"'.encode())
 
 
 def edit(text: bytes, inertials: dict, dynamics: dict, file=None) -> bytes:
     """`text` with the <inertial> of each link in `inertials` {name: (mass, com, I_com)} and the
-    <dynamics> of each joint in `dynamics` {name: (damping, friction)} replaced or added."""
+    <dynamics> of each joint in `dynamics` {name: (damping, friction) or (damping, friction,
+    armature)} replaced or added (an armature as ``dyn:armature``, its namespace declared)."""
     root = elements(text, file)
     nl = b"\r\n" if text.count(b"\r\n") * 2 > text.count(b"\n") else b"\n"  # the file's own line ends
     edits = []  # (start, end, new bytes), non-overlapping
+    prefix = "dyn"
+    if any(len(v) > 2 for v in dynamics.values()):
+        prefix, declare = _namespace(text, root, file)
+        if declare:
+            edits.append(declare)
     seen = set()
     for el in root.children:
         name = el.attrs.get("name")
@@ -139,7 +166,7 @@ def edit(text: bytes, inertials: dict, dynamics: dict, file=None) -> bytes:
                 edits.append(_insert(text, el, inertial_text(mass, com, I, inner, newline=nl), inner, nl))
         elif el.tag == "joint" and name in dynamics and name not in seen:
             seen.add(name)
-            new = dynamics_text(*dynamics[name])
+            new = dynamics_text(*dynamics[name], prefix=prefix)
             old = next((c for c in el.children if c.tag == "dynamics"), None)
             if old is not None:
                 edits.append((old.start, old.end, new))
@@ -169,7 +196,7 @@ def read_inertials(path) -> dict:
     read the way `dynlib.load` reads them."""
     from ...files.urdf import _Reader, _parse_document, _read_link
 
-    rd = _Reader(str(path))
+    rd = _Reader(str(path), strict=False)  # the prior: a published model's values, physical or not
     robot = _parse_document(Path(str(path)))
     out = {}
     for el in robot.iterchildren("link"):

@@ -221,7 +221,7 @@ def _build_model(sc, cache=None):
             raise sc.error(("armature", joint),
                            f"robot '{model.name}' has no moving joint '{joint}'; {closest(joint, model.joint_names)}")
     if sc.armature:
-        model = model.with_armature(sc.armature)
+        model = model.with_armature(sc.armature, keep=True)  # the others: the URDF's dyn:armature
     return model
 
 

@@ -339,7 +339,7 @@ class Scenario(_Block):
     """The URDF's joint damping and Coulomb friction, none, or {joint: override}."""
     armature: dict[str, NonNegativeFloat] = {}
     """{joint: rotor inertia} added to the mass matrix's diagonal, kg·m² (kg for a prismatic joint), as
-    MuJoCo's and Pinocchio's armature (URDF has none; default: zero)."""
+    MuJoCo's and Pinocchio's armature (default: the URDF's <dynamics dyn:armature>, else zero)."""
     friction_smoothing: PositiveFloat = 1e-3
     """ε of the Coulomb term friction · tanh(q̇ / ε), rad/s or m/s."""
     friction_integration: Literal["implicit", "explicit"] = "implicit"

@@ -33,7 +33,7 @@ Since S_k is constant in its body, ``dJ_k/dt = ν_i × J_k`` and
   Pairs on different branches are zero.
 
 Two passes, O(n d) (d the tree depth), like CRBA: forward, the world placements,
-velocities, accelerations, inertias, B matrices, forces and per DoF J, dVdq, dAdv;
+velocities, accelerations, inertias, B matrices, forces and per DoF J, dAdq, dAdv;
 backward, for each DoF k of body i the column k against i and its ancestors
 (``J_r · (IC_i X_k)``) and the row k against the ancestors (``(IC_i J_k) · X_l +
 (BC_i^T J_k) · Y_l``), then IC, BC, F added to the parent.
@@ -45,7 +45,7 @@ armature) by the sparse LTDL factorisation (`dynlib.algorithms.linalg.ltdl`), O(
 `aba` applies no joint friction (the simulation does: SPEC §2), so neither does this.
 
 Workspace used (world frame): Data.oR, op, lR, lp (placements), v, a (ν, α), f (F),
-IC, BC (composites; BC holds B / 2, the Coriolis B), Sw (J), U (dVdq), dS (dAdv), and
+IC, BC (composites; BC holds B / 2, the Coriolis B), Sw (J), U (dAdq), dS (dAdv), and
 for `aba_derivatives` also Data.h (qdd) and L (the factor).
 
 Public: `rnea_derivatives`, `aba_derivatives`.
@@ -53,7 +53,7 @@ Public: `rnea_derivatives`, `aba_derivatives`.
 import numpy as np
 
 from .._numba.decorators import kernel
-from ..core.spatial import (ZERO6, act_force, act_inertia, act_motion, add6, cross_force, cross_motion, dot6,
+from ..core.spatial import (ZERO6, act_force, act_motion, act_rigid_inertia, add6, cross_force, cross_motion, dot6,
                             inertia_times, pose, scale6, store6, sub6, vec6)
 from .._numba import parallel
 from . import _args
@@ -87,7 +87,7 @@ def _parent_motion(d, pa, a_world):
 @kernel
 def _forward_pass(m, d, q, v, a, fext, gravity):
     """pass 1: forward, world placements, velocities ν (Data.v), accelerations α (Data.a), inertias (IC),
-    B matrices (BC, halved), body forces f (Data.f), and per DoF J (Sw), dVdq (U), dAdv (dS)."""
+    B matrices (BC, halved), body forces f (Data.f), and per DoF J (Sw), dAdq (U), dAdv (dS)."""
     placements(m, d, q)
     a_world = (-gravity[0], -gravity[1], -gravity[2], 0.0, 0.0, 0.0)
     motion(m, d, v, a, a_world)
@@ -100,26 +100,26 @@ def _forward_pass(m, d, q, v, a, fext, gravity):
         for r in range(6):
             for c in range(6):
                 d.IC[i, r, c] = 0.0
-        act_inertia(oMi, m.inertia, i, d.IC, i)
+        act_rigid_inertia(oMi, m.inertia, i, d.IC, i)
         _b_matrix(d.IC, i, nu, d.BC)
         h = inertia_times(d.IC, i, nu)
         fi = add6(inertia_times(d.IC, i, al), cross_force(nu, h))
         store6(d.f, i, sub6(fi, act_force(oMi, vec6(fext, i))))
-        nu_p = ZERO6 if m.parent[i] < 0 else vec6(d.v, m.parent[i])
+        nu_p, al_p = _parent_motion(d, m.parent[i], a_world)
         for k in range(m.idx_v[i], m.idx_v[i] + m.nvj[i]):
             J = act_motion(oMi, vec6(m.S, k))
             dVdq = cross_motion(nu_p, J)
             store6(d.Sw, k, J)
-            store6(d.U, k, dVdq)
+            store6(d.U, k, add6(cross_motion(al_p, J), cross_motion(nu_p, dVdq)))
             store6(d.dS, k, add6(cross_motion(nu, J), dVdq))
 
 
 @kernel
-def _column(m, d, i, k, a_world, dq, dv, da):
-    """Column k (a DoF of body i) against the DoFs of i and its ancestors (composites of i's subtree)."""
-    J, dVdq, dAdv = vec6(d.Sw, k), vec6(d.U, k), vec6(d.dS, k)
-    nu_p, al_p = _parent_motion(d, m.parent[i], a_world)
-    dAdq = add6(cross_motion(al_p, J), cross_motion(nu_p, dVdq))
+def _column(m, d, i, k, dq, dv, da):
+    """Column k (a DoF of body i) against the DoFs of i and its ancestors (composites of i's subtree);
+    returns IC_i J_k."""
+    J, dAdq, dAdv = vec6(d.Sw, k), vec6(d.U, k), vec6(d.dS, k)
+    dVdq = ZERO6 if m.parent[i] < 0 else cross_motion(vec6(d.v, m.parent[i]), J)
     Fda = inertia_times(d.IC, i, J)
     Fdv = add6(inertia_times(d.IC, i, dAdv), scale6(inertia_times(d.BC, i, J), 2.0))
     Fdq = add6(inertia_times(d.IC, i, dAdq), scale6(inertia_times(d.BC, i, dVdq), 2.0))
@@ -133,23 +133,21 @@ def _column(m, d, i, k, a_world, dq, dv, da):
         if j == i:  # below the joint's own DoFs, the subtree's force turns with J: J x* F_i
             Fdq = add6(Fdq, cross_force(J, vec6(d.f, i)))
         j = m.parent[j]
+    return Fda
 
 
 @kernel
-def _row(m, d, i, k, a_world, dq, dv, da):
-    """Row k (a DoF of body i) against the DoFs of i's strict ancestors."""
-    Jk = vec6(d.Sw, k)
-    u1 = inertia_times(d.IC, i, Jk)
-    u2 = scale6(_transpose_times(d.BC, i, Jk), 2.0)
+def _row(m, d, i, k, u1, dq, dv, da):
+    """Row k (a DoF of body i) against the DoFs of i's strict ancestors; u1 = IC_i J_k."""
+    u2 = scale6(_transpose_times(d.BC, i, vec6(d.Sw, k)), 2.0)
     j = m.parent[i]
     while j >= 0:
-        nu_p, al_p = _parent_motion(d, m.parent[j], a_world)
+        pa = m.parent[j]
         for l in range(m.idx_v[j], m.idx_v[j] + m.nvj[j]):
-            Jl, dVdq = vec6(d.Sw, l), vec6(d.U, l)
-            dAdq = add6(cross_motion(al_p, Jl), cross_motion(nu_p, dVdq))
+            Jl = vec6(d.Sw, l)
             da[k, l] = dot6(u1, Jl)
             dv[k, l] = dot6(u1, vec6(d.dS, l)) + dot6(u2, Jl)
-            dq[k, l] = dot6(u1, dAdq) + dot6(u2, dVdq)
+            dq[k, l] = dot6(u1, vec6(d.U, l)) + (0.0 if pa < 0 else dot6(u2, cross_motion(vec6(d.v, pa), Jl)))
         j = m.parent[j]
 
 
@@ -157,7 +155,6 @@ def _row(m, d, i, k, a_world, dq, dv, da):
 def rnea_derivatives_kernel(m, d, q, v, a, fext, gravity, dq, dv, da):
     nb, nv = m.parent.shape[0], dq.shape[0]
     _forward_pass(m, d, q, v, a, fext, gravity)
-    a_world = (-gravity[0], -gravity[1], -gravity[2], 0.0, 0.0, 0.0)
     for r in range(nv):
         for c in range(nv):
             dq[r, c] = 0.0
@@ -166,8 +163,7 @@ def rnea_derivatives_kernel(m, d, q, v, a, fext, gravity, dq, dv, da):
     # pass 2: backward, the columns and rows of each DoF, then the composites IC, BC, F to the parent
     for i in range(nb - 1, -1, -1):
         for k in range(m.idx_v[i], m.idx_v[i] + m.nvj[i]):
-            _column(m, d, i, k, a_world, dq, dv, da)
-            _row(m, d, i, k, a_world, dq, dv, da)
+            _row(m, d, i, k, _column(m, d, i, k, dq, dv, da), dq, dv, da)
         pa = m.parent[i]
         if pa >= 0:
             for r in range(6):

@@ -19,7 +19,8 @@ Since S_k is constant in its body, ``dJ_k/dt = ν_i × J_k`` and
   ``dν_m/dq_l = J_l × (ν_m - ν_p)`` and, with the Jacobi identity,
   ``dα_m/dq_l = J_l × (α_m - α_p) - (J_l × ν_p) × (ν_m - ν_p)`` (p = p(j)). A force
   of turned quantities turns (J_l ×* f), so, with ``B_m x = ν_m ×* I_m x - I_m (ν_m × x)
-  + x ×* h_m`` (df_m/dν_m; twice the Coriolis matrix's B, `dynlib.algorithms.coriolis`):
+  + x ×* h_m`` (df_m/dν_m; twice the Coriolis matrix's B, `dynlib.algorithms.coriolis`; its first
+  two terms are -(A + A^T) with A = I_m (ν_m ×), the last [[0, -[h_lin]×], [-[h_lin]×, -[h_ang]×]]):
   ``df_m/dq_l = J_l ×* f_m + I_m dAdq_l + B_m dVdq_l`` with
   ``dVdq_l = ν_p × J_l`` and ``dAdq_l = α_p × J_l + ν_p × dVdq_l``.
 - ``df_m/dv_l = I_m dAdv_l + B_m J_l`` with ``dAdv_l = ν_j × J_l + dVdq_l``, and
@@ -45,7 +46,7 @@ armature) by the sparse LTDL factorisation (`dynlib.algorithms.linalg.ltdl`), O(
 `aba` applies no joint friction (the simulation does: SPEC §2), so neither does this.
 
 Workspace used (world frame): Data.oR, op, lR, lp (placements), v, a (ν, α), f (F),
-IC, BC (composites; BC holds B / 2, the Coriolis B), Sw (J), U (dAdq), dS (dAdv), and
+IC, BC (composites), Sw (J), U (dAdq), dS (dAdv), and
 for `aba_derivatives` also Data.h (qdd) and L (the factor).
 
 Public: `rnea_derivatives`, `aba_derivatives`.
@@ -54,13 +55,12 @@ import numpy as np
 
 from .._numba.decorators import kernel
 from ..core.spatial import (ZERO6, act_force, act_motion, act_rigid_inertia, add6, cross_force, cross_motion, dot6,
-                            inertia_times, pose, scale6, store6, sub6, vec6)
+                            inertia_times, pose, store6, sub6, vec6)
 from .._numba import parallel
 from . import _args
 from .._numba import one as _one
 from .._numba.one import one_call
 from .aba import _singular, aba_kernel, check_dynamics
-from .coriolis import _b_matrix
 from .kinematics import motion, placements
 from .linalg import ltdl
 
@@ -77,6 +77,39 @@ def _transpose_times(B, i, x):
 
 
 @kernel
+def _variation(I, i, nu, h, B):
+    """B[i] = (ν x*) I - I (ν x) + (x -> x x* h) with I = I[i] (symmetric) and h = I ν: with A = I (ν x),
+    (ν x*) I - I (ν x) = -(A + A^T), and the last term is [[0, -[h_lin]x], [-[h_lin]x, -[h_ang]x]]."""
+    vx, vy, vz, wx, wy, wz = nu
+    for r in range(6):
+        I0, I1, I2, I3, I4, I5 = I[i, r, 0], I[i, r, 1], I[i, r, 2], I[i, r, 3], I[i, r, 4], I[i, r, 5]
+        B[i, r, 0] = wy * I2 - wz * I1
+        B[i, r, 1] = wz * I0 - wx * I2
+        B[i, r, 2] = wx * I1 - wy * I0
+        B[i, r, 3] = vy * I2 - vz * I1 + wy * I5 - wz * I4
+        B[i, r, 4] = vz * I0 - vx * I2 + wz * I3 - wx * I5
+        B[i, r, 5] = vx * I1 - vy * I0 + wx * I4 - wy * I3
+    for r in range(6):
+        for c in range(r, 6):
+            s = B[i, r, c] + B[i, c, r]
+            B[i, r, c] = s
+            B[i, c, r] = s
+    for o in (0, 3):  # -[h_lin]x in the blocks (0, 3) and (3, 0), -[h_ang]x in (3, 3)
+        B[i, o + 0, 4 - o] += h[2]
+        B[i, o + 0, 5 - o] -= h[1]
+        B[i, o + 1, 3 - o] -= h[2]
+        B[i, o + 1, 5 - o] += h[0]
+        B[i, o + 2, 3 - o] += h[1]
+        B[i, o + 2, 4 - o] -= h[0]
+    B[i, 3, 4] += h[5]
+    B[i, 3, 5] -= h[4]
+    B[i, 4, 3] -= h[5]
+    B[i, 4, 5] += h[3]
+    B[i, 5, 3] += h[4]
+    B[i, 5, 4] -= h[3]
+
+
+@kernel
 def _parent_motion(d, pa, a_world):
     """(ν_p, α_p) of parent body pa in the world frame, the world's (0, (-g, 0)) for pa < 0."""
     if pa < 0:
@@ -87,7 +120,7 @@ def _parent_motion(d, pa, a_world):
 @kernel
 def _forward_pass(m, d, q, v, a, fext, gravity):
     """pass 1: forward, world placements, velocities ν (Data.v), accelerations α (Data.a), inertias (IC),
-    B matrices (BC, halved), body forces f (Data.f), and per DoF J (Sw), dAdq (U), dAdv (dS)."""
+    B matrices (BC), body forces f (Data.f), and per DoF J (Sw), dAdq (U), dAdv (dS)."""
     placements(m, d, q)
     a_world = (-gravity[0], -gravity[1], -gravity[2], 0.0, 0.0, 0.0)
     motion(m, d, v, a, a_world)
@@ -101,8 +134,8 @@ def _forward_pass(m, d, q, v, a, fext, gravity):
             for c in range(6):
                 d.IC[i, r, c] = 0.0
         act_rigid_inertia(oMi, m.inertia, i, d.IC, i)
-        _b_matrix(d.IC, i, nu, d.BC)
         h = inertia_times(d.IC, i, nu)
+        _variation(d.IC, i, nu, h, d.BC)
         fi = add6(inertia_times(d.IC, i, al), cross_force(nu, h))
         store6(d.f, i, sub6(fi, act_force(oMi, vec6(fext, i))))
         nu_p, al_p = _parent_motion(d, m.parent[i], a_world)
@@ -121,8 +154,8 @@ def _column(m, d, i, k, dq, dv, da):
     J, dAdq, dAdv = vec6(d.Sw, k), vec6(d.U, k), vec6(d.dS, k)
     dVdq = ZERO6 if m.parent[i] < 0 else cross_motion(vec6(d.v, m.parent[i]), J)
     Fda = inertia_times(d.IC, i, J)
-    Fdv = add6(inertia_times(d.IC, i, dAdv), scale6(inertia_times(d.BC, i, J), 2.0))
-    Fdq = add6(inertia_times(d.IC, i, dAdq), scale6(inertia_times(d.BC, i, dVdq), 2.0))
+    Fdv = add6(inertia_times(d.IC, i, dAdv), inertia_times(d.BC, i, J))
+    Fdq = add6(inertia_times(d.IC, i, dAdq), inertia_times(d.BC, i, dVdq))
     j = i
     while j >= 0:
         for r in range(m.idx_v[j], m.idx_v[j] + m.nvj[j]):
@@ -139,7 +172,7 @@ def _column(m, d, i, k, dq, dv, da):
 @kernel
 def _row(m, d, i, k, u1, dq, dv, da):
     """Row k (a DoF of body i) against the DoFs of i's strict ancestors; u1 = IC_i J_k."""
-    u2 = scale6(_transpose_times(d.BC, i, vec6(d.Sw, k)), 2.0)
+    u2 = _transpose_times(d.BC, i, vec6(d.Sw, k))
     j = m.parent[i]
     while j >= 0:
         pa = m.parent[j]

@@ -55,13 +55,13 @@ import numpy as np
 
 from .._numba.decorators import kernel
 from ..core.spatial import (ZERO6, act_force, act_motion, act_rigid_inertia, add6, cross_force, cross_motion, dot6,
-                            inertia_times, pose, store6, sub6, vec6)
+                            inertia_times, pose, rigid_inertia_times, scale6, store6, sub6, vec6)
 from .._numba import parallel
 from . import _args
 from .._numba import one as _one
 from .._numba.one import one_call
 from .aba import _singular, aba_kernel, check_dynamics
-from .kinematics import motion, placements
+from .kinematics import placements
 from .linalg import ltdl
 
 
@@ -123,28 +123,32 @@ def _forward_pass(m, d, q, v, a, fext, gravity):
     B matrices (BC), body forces f (Data.f), and per DoF J (Sw), dAdq (U), dAdv (dS)."""
     placements(m, d, q)
     a_world = (-gravity[0], -gravity[1], -gravity[2], 0.0, 0.0, 0.0)
-    motion(m, d, v, a, a_world)
     for i in range(m.parent.shape[0]):
         oMi = pose(d.oR, d.op, i)
-        nu = act_motion(oMi, vec6(d.v, i))
-        al = act_motion(oMi, vec6(d.a, i))
+        nu_p, al_p = _parent_motion(d, m.parent[i], a_world)
+        vJ, aJ = ZERO6, ZERO6
+        for k in range(m.idx_v[i], m.idx_v[i] + m.nvj[i]):
+            J = act_motion(oMi, vec6(m.S, k))
+            store6(d.Sw, k, J)
+            vJ = add6(vJ, scale6(J, v[k]))
+            aJ = add6(aJ, scale6(J, a[k]))
+        nu = add6(nu_p, vJ)
+        al = add6(add6(al_p, aJ), cross_motion(nu, vJ))  # α_i = α_p + J a + ν_i × J v
         store6(d.v, i, nu)
         store6(d.a, i, al)
+        for k in range(m.idx_v[i], m.idx_v[i] + m.nvj[i]):
+            J = vec6(d.Sw, k)
+            dVdq = cross_motion(nu_p, J)
+            store6(d.U, k, add6(cross_motion(al_p, J), cross_motion(nu_p, dVdq)))
+            store6(d.dS, k, add6(cross_motion(nu, J), dVdq))
         for r in range(6):
             for c in range(6):
                 d.IC[i, r, c] = 0.0
         act_rigid_inertia(oMi, m.inertia, i, d.IC, i)
-        h = inertia_times(d.IC, i, nu)
+        h = rigid_inertia_times(d.IC, i, nu)
         _variation(d.IC, i, nu, h, d.BC)
-        fi = add6(inertia_times(d.IC, i, al), cross_force(nu, h))
+        fi = add6(rigid_inertia_times(d.IC, i, al), cross_force(nu, h))
         store6(d.f, i, sub6(fi, act_force(oMi, vec6(fext, i))))
-        nu_p, al_p = _parent_motion(d, m.parent[i], a_world)
-        for k in range(m.idx_v[i], m.idx_v[i] + m.nvj[i]):
-            J = act_motion(oMi, vec6(m.S, k))
-            dVdq = cross_motion(nu_p, J)
-            store6(d.Sw, k, J)
-            store6(d.U, k, add6(cross_motion(al_p, J), cross_motion(nu_p, dVdq)))
-            store6(d.dS, k, add6(cross_motion(nu, J), dVdq))
 
 
 @kernel
@@ -153,9 +157,9 @@ def _column(m, d, i, k, dq, dv, da):
     returns IC_i J_k."""
     J, dAdq, dAdv = vec6(d.Sw, k), vec6(d.U, k), vec6(d.dS, k)
     dVdq = ZERO6 if m.parent[i] < 0 else cross_motion(vec6(d.v, m.parent[i]), J)
-    Fda = inertia_times(d.IC, i, J)
-    Fdv = add6(inertia_times(d.IC, i, dAdv), inertia_times(d.BC, i, J))
-    Fdq = add6(inertia_times(d.IC, i, dAdq), inertia_times(d.BC, i, dVdq))
+    Fda = rigid_inertia_times(d.IC, i, J)  # (a sum of rigid-body inertias is one)
+    Fdv = add6(rigid_inertia_times(d.IC, i, dAdv), inertia_times(d.BC, i, J))
+    Fdq = add6(rigid_inertia_times(d.IC, i, dAdq), inertia_times(d.BC, i, dVdq))
     j = i
     while j >= 0:
         for r in range(m.idx_v[j], m.idx_v[j] + m.nvj[j]):

@@ -57,7 +57,7 @@ KERNEL_MODULES = frozenset({
     "cli/test_sweep.py", "core/test_joints.py", "core/test_model.py", "core/test_pinocchio_order.py",
     "core/test_spatial.py", "files/test_locks.py",
     "motion/test_contact_cones.py", "motion/test_contact_distribution.py", "motion/test_contact_inverse.py",
-    "motion/test_derivatives.py", "motion/test_identify.py", "motion/test_inverse.py", "runs/test_checks.py",
+    "motion/test_derivatives.py", "motion/test_identify.py", "motion/test_linearize.py", "motion/test_inverse.py", "runs/test_checks.py",
     "runs/test_contact_scenarios.py", "runs/test_scenario.py", "runs/test_sweep.py",
     "sim/test_contact_bilateral.py", "sim/test_contact_points.py", "sim/test_contact_relaxed.py",
     "sim/test_contact_soft.py", "sim/test_contact_unilateral.py", "sim/test_controllers.py",

@@ -17,6 +17,8 @@ _PUBLIC = {
     "rnea": "algorithms.rnea",
     "nonlinear_effects": "algorithms.rnea",
     "gravity_torques": "algorithms.rnea",
+    "rnea_derivatives": "algorithms.derivatives",
+    "aba_derivatives": "algorithms.derivatives",
     "crba": "algorithms.crba",
     "aba": "algorithms.aba",
     "forward_dynamics": "algorithms.forward",

@@ -49,7 +49,7 @@ MODEL_CASES += [(f"{tag}-{base}", ("tree", (nb, seed, types), base == "floating"
 # threads and the kernel cache
 KERNEL_MODULES = frozenset({
     "_numba/test_compiled.py", "_numba/test_one.py", "_numba/test_parallel.py", "algorithms/test_aba.py",
-    "algorithms/test_configuration.py", "algorithms/test_coriolis.py", "algorithms/test_crba.py",
+    "algorithms/test_configuration.py", "algorithms/test_coriolis.py", "algorithms/test_crba.py", "algorithms/test_derivatives.py",
     "algorithms/test_energy.py", "algorithms/test_forward.py", "algorithms/test_jacobians.py",
     "algorithms/test_kinematics.py", "algorithms/test_linalg.py", "algorithms/test_regressor.py",
     "algorithms/test_rnea.py", "algorithms/test_task_space.py", "cli/test_contact_id.py",
@@ -57,7 +57,7 @@ KERNEL_MODULES = frozenset({
     "cli/test_sweep.py", "core/test_joints.py", "core/test_model.py", "core/test_pinocchio_order.py",
     "core/test_spatial.py", "files/test_locks.py",
     "motion/test_contact_cones.py", "motion/test_contact_distribution.py", "motion/test_contact_inverse.py",
-    "motion/test_derivatives.py", "motion/test_identify.py", "motion/test_inverse.py", "runs/test_checks.py",
+    "motion/test_derivatives.py", "motion/test_identify.py", "motion/test_linearize.py", "motion/test_inverse.py", "runs/test_checks.py",
     "runs/test_contact_scenarios.py", "runs/test_scenario.py", "runs/test_sweep.py",
     "sim/test_contact_bilateral.py", "sim/test_contact_points.py", "sim/test_contact_relaxed.py",
     "sim/test_contact_soft.py", "sim/test_contact_unilateral.py", "sim/test_controllers.py",

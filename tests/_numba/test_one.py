@@ -39,6 +39,9 @@ CALLS = {
     "kinetic_energy": (lambda model, q, v, a, frame: dynlib.kinetic_energy(model, q, v), 2),
     "potential_energy": (lambda model, q, v, a, frame: dynlib.potential_energy(model, q), 1),
     "coriolis_matrix": (lambda model, q, v, a, frame: dynlib.coriolis_matrix(model, q, v), 2),
+    # (their three matrices stacked: (3, nv, nv), (N, 3, nv, nv) for a batch)
+    "rnea_derivatives": (lambda model, q, v, a, frame: np.stack(dynlib.rnea_derivatives(model, q, v, a), -3), 3),
+    "aba_derivatives": (lambda model, q, v, a, frame: np.stack(dynlib.aba_derivatives(model, q, v, a), -3), 3),
 }
 
 
@@ -240,7 +243,7 @@ def test_bad_vectors_give_the_general_paths_error(bad):
                     "matrix": f"{name} must have shape ({size},) or (N, {size}), got (2, 2, {size})"}[bad]
         for fn, (call, n_args) in CALLS.items():
             if which < n_args:
-                message = expected.replace("a ", "tau ", 1) if fn == "aba" and which == 2 else expected
+                message = expected.replace("a ", "tau ", 1) if fn in ("aba", "aba_derivatives") and which == 2 else expected
                 assert _message(lambda: call(model, *args, frame)) == message, fn
     # q is checked before the frame and the reference, as before
     for frame_function in (dynlib.frame_jacobian, dynlib.frame_placement):

@@ -1,0 +1,71 @@
+"""Linearization of the continuous dynamics at a point (issue 35's `dyn linearize`, its first part).
+
+The state is ``x = (δq, v)`` with ``q = q* ⊕ δq`` (`dynlib.integrate`: δq in the tangent space
+at the point q*, nv coordinates) and v the tangent velocity; the input is tau (nv,). The
+dynamics, with the URDF joint friction as `dynlib.simulate` applies it (SPEC §2, the FREE stage
+of `dynlib.sim.dynamics`: ``tau - damping v - friction tanh(v / eps)``):
+
+- ``δq' = Jr(δq)^-1 v``: for a joint angle or a displacement the identity, for a free-flyer
+  (SE(3)) or a planar joint (SE(2)) the inverse right Jacobian of the exponential,
+  ``Jr^-1(δ) = 1 + ½ ad_δ + O(δ²)``, so ``d(δq')/dδq = -½ ad_v`` (ad_v w = v × w, the
+  motion cross product) and ``d(δq')/dv = 1`` at δq = 0;
+- ``v' = ABA(q, v, tau - friction(v))``, whose derivatives are `aba_derivatives`' with
+  ``d/dv += dqdd_dtau · (-diag(damping + friction / eps · (1 - tanh²(v / eps))))``: the
+  smoothed Coulomb law's slope (friction / eps at v = 0: the law dyn simulates has no kink).
+
+``A = [[d(δq')/dδq, d(δq')/dv], [dqdd_dq, dqdd_dv]]`` (2 nv, 2 nv), ``B = [[0], [dqdd_dtau]]``
+(2 nv, nv). Contacts, controllers and the discrete step map (``--dt``) are not here yet.
+
+Public: `continuous(model, q, v, tau, eps=1e-3, f_ext=None)` -> (A, B).
+"""
+import numpy as np
+
+from ..algorithms.derivatives import aba_derivatives
+from ..core.joints import FREEFLYER, PLANAR
+
+
+def _ad(xi):
+    """The 6x6 matrix of the motion cross product ``xi ×`` (linear first)."""
+    v, w = xi[:3], xi[3:]
+
+    def skew(a):
+        return np.array([[0.0, -a[2], a[1]], [a[2], 0.0, -a[0]], [-a[1], a[0], 0.0]])
+    out = np.zeros((6, 6))
+    out[:3, :3] = out[3:, 3:] = skew(w)
+    out[:3, 3:] = skew(v)
+    return out
+
+
+def configuration_rate_jacobian(model, v):
+    """d(δq')/dδq at δq = 0 (nv, nv): -½ ad_v on each free-flyer's and planar joint's block, else zero."""
+    out = np.zeros((model.nv, model.nv))
+    ar = model.arrays
+    for i in range(model.nb):
+        iv = int(ar.idx_v[i])
+        if ar.jtype[i] == FREEFLYER:
+            out[iv:iv + 6, iv:iv + 6] = -0.5 * _ad(v[iv:iv + 6])
+        elif ar.jtype[i] == PLANAR:  # (vx, vy, wz): the SE(3) block's rows and columns x, y, wz
+            full = -0.5 * _ad(np.array([v[iv], v[iv + 1], 0.0, 0.0, 0.0, v[iv + 2]]))
+            out[iv:iv + 3, iv:iv + 3] = full[np.ix_((0, 1, 5), (0, 1, 5))]
+    return out
+
+
+def continuous(model, q, v, tau, eps=1e-3, f_ext=None):
+    """(A (2 nv, 2 nv), B (2 nv, nv)) of the continuous dynamics at (q, v, tau), joint friction included
+    (`eps`: the Coulomb smoothing velocity, `dynlib.simulate`'s; a model without friction:
+    `model.without_joint_friction()`)."""
+    v = np.asarray(v, dtype=float)
+    tau = np.asarray(tau, dtype=float)
+    ar = model.arrays
+    slope = ar.damping + ar.friction / eps * (1.0 - np.tanh(v / eps) ** 2)
+    tau_total = tau - (ar.damping * v + ar.friction * np.tanh(v / eps))
+    dq, dv, dtau = aba_derivatives(model, q, v, tau_total, f_ext)
+    nv = model.nv
+    A = np.zeros((2 * nv, 2 * nv))
+    A[:nv, :nv] = configuration_rate_jacobian(model, v)
+    A[:nv, nv:] = np.eye(nv)
+    A[nv:, :nv] = dq
+    A[nv:, nv:] = dv - dtau * slope
+    B = np.zeros((2 * nv, nv))
+    B[nv:] = dtau
+    return A, B

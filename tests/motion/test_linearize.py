@@ -1,0 +1,69 @@
+"""dynlib.motion.linearize: the continuous linearization against central differences of the flow
+in the tangent coordinates (δq, v), q = q* ⊕ δq: δq' by a central difference in time of
+difference(q*, q ⊕ t v), v' by aba with the joint friction; fixed and floating bases, joint
+friction on its tanh slope."""
+import numpy as np
+import pytest
+
+import dynlib
+from dynlib.motion.linearize import continuous
+from helpers import assert_close, random_state, random_tree, sample
+
+FD_TOL = 1e-5  # nested central differences: the rate's (step 1e-6) inside the state's (step 1e-4)
+
+
+def _flow(model, q0, tau, eps, x):
+    """(δq', v') at the state x = (δq, v)."""
+    nv = model.nv
+    q = dynlib.integrate(model, q0, x[:nv])
+    v = x[nv:]
+    ar = model.arrays
+    h = 1e-6
+    rate = (dynlib.difference(model, q0, dynlib.integrate(model, q, h * v))
+            - dynlib.difference(model, q0, dynlib.integrate(model, q, -h * v))) / (2 * h)
+    tau_total = tau - (ar.damping * v + ar.friction * np.tanh(v / eps))
+    return np.concatenate([rate, dynlib.aba(model, q, v, tau_total)])
+
+
+def _central(model, q0, v0, tau, eps, s=1e-4):
+    nv = model.nv
+    x0 = np.concatenate([np.zeros(nv), v0])
+    cols = []
+    for k in range(2 * nv):
+        e = np.zeros(2 * nv)
+        e[k] = s
+        cols.append((_flow(model, q0, tau, eps, x0 + e) - _flow(model, q0, tau, eps, x0 - e)) / (2 * s))
+    return np.array(cols).T
+
+
+@pytest.mark.parametrize("name, floating, scale", [("arm6", False, 0.05), ("quadruped", True, 0.05), ("biped", True, 1.0),
+                                                   ("planar-tree8", False, 1.0)])
+def test_continuous_linearization_equals_central_differences(name, floating, scale):
+    """scale 0.05: velocities within a few eps of zero, where the friction's tanh slope matters; 1: where
+    the free-flyer's and planar joints' -½ ad_v is large."""
+    if name == "planar-tree8":
+        model = random_tree(8, 6, floating_base=floating, joint_types=("revolute", "planar", "prismatic", "fixed"))
+    else:
+        model = sample(name, floating)
+    rng = np.random.default_rng(2)
+    q, v, _ = random_state(model, rng)
+    v = scale * v
+    tau = dynlib.gravity_torques(model, q) + rng.uniform(-1, 1, model.nv)
+    eps = 0.1
+    A, B = continuous(model, q, v, tau, eps=eps)
+    assert_close(A, _central(model, q, v, tau, eps), FD_TOL, "A (FD)")
+    x = np.concatenate([np.zeros(model.nv), v])
+    dB = np.array([(_flow(model, q, tau + 1e-4 * e, eps, x) - _flow(model, q, tau - 1e-4 * e, eps, x)) / 2e-4
+                   for e in np.eye(model.nv)]).T
+    assert_close(B, dB, FD_TOL, "B (FD)")
+
+
+def test_joint_friction_slope_enters_the_velocity_block():
+    model = sample("arm6")
+    assert model.arrays.friction.any() or model.arrays.damping.any()
+    q, v, _ = random_state(model, np.random.default_rng(1))
+    v = 0.01 * v
+    tau = dynlib.gravity_torques(model, q)
+    with_friction, _ = continuous(model, q, v, tau)
+    without, _ = continuous(model.without_joint_friction(), q, v, tau)
+    assert np.abs(with_friction[model.nv:, model.nv:] - without[model.nv:, model.nv:]).max() > 1.0

@@ -154,7 +154,8 @@ class Model:
     upper: np.ndarray       # (nq,) position limits (+inf when none)
     effort: np.ndarray      # (nv,) effort limits (inf when none)
     velocity_limit: np.ndarray  # (nv,) velocity limits (inf when none)
-    mimic: tuple            # ((joint, mimicked joint, multiplier, offset), ...)
+    mimic: tuple            # ((follower, leader, multiplier, offset), ...): follower = multiplier * leader + offset
+                            # (dynlib.files.mimic; the coupling: Model.coupling, dynlib.core.mimic)
     link_masses: tuple      # ((link name, mass), ...) every link's own mass
     fixed_mass: float       # mass of the links fixed to the world (not moving)
     warnings: tuple         # what the reader noticed and let pass
@@ -295,6 +296,14 @@ class Model:
             return local.data
 
     @functools.cached_property
+    def coupling(self):
+        """The mimic joints' coupling (`dynlib.core.mimic.Coupling`): the coupled robot's coordinates
+        (the tree's without the followers) and the maps q = expand_q(q_r), v = G v_r, tau_r = G^T tau;
+        None without mimic joints."""
+        from .mimic import Coupling
+        return Coupling(self) if self.mimic else None
+
+    @functools.cached_property
     def massless_free_flyers(self) -> tuple:
         """((link, joint), ...): each free-flyer body with neither mass nor inertia of its own (fixed joints
         merged) that carries exactly one moving joint (see `massless_free_flyers`)."""
@@ -332,7 +341,7 @@ class Model:
 
     def __getstate__(self):
         # the per-thread workspaces and the compiled entries stay behind (neither can be pickled)
-        return {k: v for k, v in self.__dict__.items() if k not in ("_local", "entries", "_frame_index", "_one")}
+        return {k: v for k, v in self.__dict__.items() if k not in ("_local", "entries", "_frame_index", "_one", "coupling")}
 
     def create_data(self) -> Data:
         nb, nv = self.nb, self.nv

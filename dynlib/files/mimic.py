@@ -1,0 +1,86 @@
+"""Mimic joints: ``<mimic joint= multiplier= offset=>`` read as a coupling of the follower to its leader.
+
+A follower's position is ``multiplier * q_leader + offset`` (its velocity and acceleration the multiplier
+times the leader's), as in Pinocchio >= 3.4 (``buildModel(..., mimic=True)``) and MuJoCo's joint equality.
+The reader checks each ``<mimic>`` here (`resolve`), before the tree is built:
+
+- the leader must be a joint of the file (an unknown name, with the closest names, is an error at the
+  ``<mimic>``'s line), and leader and follower one-DoF joints (revolute, continuous, prismatic);
+- a chain ``a`` mimics ``b`` mimics ``c`` is resolved to ``c`` (multipliers multiplied, offsets carried);
+  a cycle is an error at the line of the ``<mimic>`` where it closes;
+- a fixed or locked follower has no coordinate left: its ``<mimic>`` is dropped (example-robot-data's
+  TALOS grippers carry ``<mimic>`` on fixed joints);
+- a follower of a fixed leader (held at 0) or of a locked one (held at its value) is locked in turn at
+  ``multiplier * value + offset``: Pinocchio's buildReducedModel then takes both out.
+
+The coupling itself (one coordinate for the pair, the follower's inertia reflected through the
+multiplier) is `dynlib.core.mimic`.
+"""
+from __future__ import annotations
+
+from ..errors import URDFError, closest
+
+_ONE_DOF = ("revolute", "continuous", "prismatic")
+
+
+def resolve(rd, joints, lock) -> tuple:
+    """(mimics, lock): mimics ((follower, leader, multiplier, offset), ...) in document order, each
+    leader a moving joint that mimics none; `lock` ({joint: value}) with the followers of fixed or locked
+    leaders added. `rd`: the reader (file name for errors); `joints`: its `_Joint` records."""
+    by_name = {jt.name: jt for jt in joints}
+    lock = dict(lock or {})
+    direct = {}
+    for jt in joints:
+        if jt.mimic is None:
+            continue
+        target, _, _, line = jt.mimic
+        if target not in by_name:
+            raise URDFError(f"joint '{jt.name}' mimics joint '{target}', which is not defined; "
+                            f"{closest(target, by_name)}", file=rd.file, line=line)
+        if jt.type == "fixed" or jt.name in lock:
+            continue
+        if jt.type not in _ONE_DOF:
+            raise URDFError(f"joint '{jt.name}': a {jt.type} joint cannot mimic another; <mimic> couples "
+                            f"one-DoF joints (revolute, continuous, prismatic)", file=rd.file, line=line)
+        if target == jt.name:
+            raise URDFError(f"joint '{jt.name}' mimics itself", file=rd.file, line=line)
+        if by_name[target].type not in _ONE_DOF + ("fixed",):
+            raise URDFError(f"joint '{jt.name}' mimics the {by_name[target].type} joint '{target}'; <mimic> couples "
+                            f"one-DoF joints (revolute, continuous, prismatic)", file=rd.file, line=line)
+        direct[jt.name] = jt.mimic
+    mimics = []
+    for name in direct:
+        leader, mult, offset = _root(rd, name, direct)
+        held = _held(by_name[leader], lock)
+        if held is None:
+            mimics.append((name, leader, mult, offset))
+        else:
+            lock[name] = mult * held + offset
+    return tuple(mimics), lock
+
+
+def _root(rd, name, direct) -> tuple:
+    """(leader, multiplier, offset) of `name` followed through `direct` to a joint that mimics none."""
+    seen = [name]
+    mult, offset = 1.0, 0.0
+    while name in direct:
+        target, m, o, _ = direct[name]
+        mult, offset = mult * m, mult * o + offset
+        if target in seen:
+            cycle = " -> ".join(seen[seen.index(target):] + [target])
+            raise URDFError(f"mimic joints form a cycle: {cycle}", file=rd.file, line=direct[target][3])
+        seen.append(target)
+        name = target
+    return name, mult, offset
+
+
+def _held(jt, lock):
+    """The value a fixed (0) or locked leader is held at; None for a moving one."""
+    if jt.type == "fixed":
+        return 0.0
+    if jt.name in lock:
+        try:
+            return float(lock[jt.name])
+        except (TypeError, ValueError):
+            return None  # lock_transforms names the bad value
+    return None

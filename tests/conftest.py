@@ -54,7 +54,7 @@ KERNEL_MODULES = frozenset({
     "algorithms/test_kinematics.py", "algorithms/test_linalg.py", "algorithms/test_regressor.py",
     "algorithms/test_rnea.py", "algorithms/test_task_space.py", "cli/test_contact_id.py",
     "cli/test_energy_check.py", "cli/test_identify.py", "cli/test_inverse.py", "cli/test_simulate.py",
-    "cli/test_sweep.py", "core/test_joints.py", "core/test_model.py", "core/test_pinocchio_order.py",
+    "cli/test_sweep.py", "core/test_joints.py", "core/test_mimic.py", "core/test_model.py", "core/test_pinocchio_order.py",
     "core/test_spatial.py", "files/test_locks.py",
     "motion/test_contact_cones.py", "motion/test_contact_distribution.py", "motion/test_contact_inverse.py",
     "motion/test_derivatives.py", "motion/test_identify.py", "motion/test_inverse.py", "runs/test_checks.py",

@@ -378,6 +378,8 @@ class Model:
             "moving_mass": float(a.inertia[:, 0, 0].sum()) if self.nb else 0.0,
             "gravity": [float(g) for g in a.gravity], "q_names": list(self.q_names), "v_names": list(self.v_names),
             "joints": joints, "frames": frames, "mimic": [list(mm) for mm in self.mimic],
+            "coupled": None if self.coupling is None else {"q_names": list(self.coupling.q_names),
+                                                           "v_names": list(self.coupling.v_names)},
             "locked": {j: (list(x) if isinstance(x, tuple) else x) for j, x in self.locked}, "warnings": list(self.warnings),
         }
 

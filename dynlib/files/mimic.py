@@ -18,6 +18,8 @@ multiplier) is `dynlib.core.mimic`.
 """
 from __future__ import annotations
 
+import numpy as np
+
 from ..errors import URDFError, closest
 
 _ONE_DOF = ("revolute", "continuous", "prismatic")
@@ -84,3 +86,53 @@ def _held(jt, lock):
         except (TypeError, ValueError):
             return None  # lock_transforms names the bad value
     return None
+
+
+# -- recordings --------------------------------------------------------------------------------------
+
+def couple_recording(model, traj):
+    """(trajectory, notes): `traj` (a `dynlib.files.trajectory.Trajectory` by dyn's column names) with each
+    follower's ``q.``, ``qd.`` and ``qdd.`` columns made from its leader's (``multiplier * leader +
+    offset``, the derivatives ``multiplier *``): added when the recording has none (a JointState without
+    the mimicking finger), replaced when it has them. A recorded follower position that disagrees with
+    the coupling by more than 1 % of its range (of a turn, or of 1 m, without limits) is one warning
+    naming the joint, the largest difference and its time. A follower whose leader is not recorded is
+    left as it is (the leader's column is then missing, which the command reports)."""
+    from .trajectory import Trajectory
+
+    names, cols, notes = list(traj.names), {}, []
+    for follower, leader, mult, offset in model.mimic:
+        if not traj.has(f"q.{leader}"):
+            continue
+        for part in ("q", "qd", "qdd"):
+            if traj.has(f"{part}.{leader}"):
+                cols[f"{part}.{follower}"] = mult * traj.column(f"{part}.{leader}") + (offset if part == "q" else 0.0)
+        if traj.has(f"q.{follower}"):
+            note = _disagreement(model, traj, follower, leader, cols[f"q.{follower}"])
+            notes += [note] if note else []
+    if not cols:
+        return traj, ()
+    new = [c for c in cols if c not in traj._index]
+    data = np.empty((len(traj), len(names) + len(new)), order="F")
+    data[:, :len(names)] = traj.data
+    names += new
+    for c, x in cols.items():
+        data[:, names.index(c)] = x
+    return Trajectory(names, data, traj.path, lines=traj._lines, unusable=traj._unusable), tuple(notes)
+
+
+def _disagreement(model, traj, follower, leader, coupled):
+    """The warning when the recorded q.<follower> is off its coupling by more than 1 % of its range."""
+    i = model.joint_id(follower)
+    iq = int(model.arrays.idx_q[i])
+    span = float(model.upper[iq] - model.lower[iq])
+    if not np.isfinite(span) or span <= 0:  # no limits: a turn, or 1 m (1 % of it: 1 cm)
+        span = 1.0 if model.joint_types[i] == "prismatic" else 2 * np.pi
+    diff = np.abs(traj.column(f"q.{follower}") - coupled)
+    diff = np.where(np.isfinite(diff), diff, 0.0)
+    k = int(np.argmax(diff)) if len(diff) else 0
+    if not len(diff) or diff[k] <= 0.01 * span:
+        return None
+    t = traj.column("time")[k] if traj.has("time") else k
+    return (f"warning: {traj.path or 'the recording'}: q.{follower} is off its coupling to {leader} by up to "
+            f"{diff[k]:.4g} (at time {t:g}), more than 1 % of its range: {follower} is read from q.{leader}")

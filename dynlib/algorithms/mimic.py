@@ -21,7 +21,8 @@ algorithms' results.
 """
 import numpy as np
 
-from ..errors import InputError, NumericalError
+from ..core.model import massless_free_flyer_message
+from ..errors import InputError, ModelError, NumericalError
 from .aba import check_dynamics
 from .crba import crba
 from .rnea import rnea
@@ -61,6 +62,8 @@ def coupled_aba(model, q, v, tau, f_ext=None):
     """Forward dynamics of the coupled robot: a_r (nv_r,) with M_r a_r = tau_r - G^T h + G^T J^T f_ext."""
     c = _coupling(model)
     check_dynamics(model)
+    for link, joint in model.massless_free_flyers:  # M singular (dynlib.core.model.check_forward_dynamics)
+        raise ModelError(massless_free_flyer_message(model, link, joint), file=model.source or None)
     q, v, tau = (_vector(x, n, w) for x, n, w in ((q, c.nq, "q"), (v, c.nv, "v"), (tau, c.nv, "tau")))
     qf = c.expand_q(q)
     h = c.project(rnea(model, qf, c.expand_v(v), np.zeros(qf.shape[:-1] + (model.nv,)), f_ext))

@@ -139,3 +139,42 @@ def test_every_example_robot_data_robot_with_mimic_loads_coupled():
         assert not any("independent" in w for w in model.warnings)
     assert found["panda_description/urdf/panda.urdf"] == 1 and found["pr2_description/urdf/pr2.urdf"] == 10
     assert found["talos_data/robots/talos_full_v2.urdf"] == 12 and found["romeo_description/urdf/romeo.urdf"] == 22
+
+
+GRIPPER = """<?xml version="1.0"?><robot name="gripper"><link name="base"/>
+<link name="hand"><inertial><mass value="0.6"/><inertia ixx="1e-3" iyy="2e-3" izz="1e-3" ixy="0" ixz="0" iyz="0"/></inertial></link>
+<link name="l"><inertial><origin xyz="0 0.01 0.03"/><mass value="0.05"/><inertia ixx="1e-5" iyy="1e-5" izz="2e-6" ixy="0" ixz="0" iyz="0"/></inertial></link>
+<link name="r"><inertial><origin xyz="0 -0.01 0.03"/><mass value="0.05"/><inertia ixx="1e-5" iyy="1e-5" izz="2e-6" ixy="0" ixz="0" iyz="0"/></inertial></link>
+<joint name="wrist" type="revolute"><parent link="base"/><child link="hand"/><axis xyz="1 0 0"/></joint>
+<joint name="fl" type="revolute"><parent link="hand"/><child link="l"/><origin xyz="0 0.02 0.05"/><axis xyz="1 0 0"/></joint>
+<joint name="fr" type="revolute"><parent link="hand"/><child link="r"/><origin xyz="0 -0.02 0.05"/><axis xyz="1 0 0"/>
+<mimic joint="fl" multiplier="-1.5" offset="0.2"/></joint></robot>"""
+
+
+def test_coupled_algorithms_take_batches_and_external_wrenches(tmp_path):
+    (tmp_path / "g.urdf").write_text(GRIPPER)
+    model = dynlib.load(tmp_path / "g.urdf")
+    c = model.coupling
+    rng = np.random.default_rng(2)
+    Q, V, A = rng.uniform(-1, 1, (3, 4, c.nv))
+    F = rng.uniform(-1, 1, (model.nb, 6))
+    T = dynlib.coupled_rnea(model, Q, V, A, F)
+    assert T.shape == (4, 2) and rel(dynlib.coupled_aba(model, Q, V, T, F), A) < TOL
+    for k in range(4):
+        assert rel(T[k], dynlib.coupled_rnea(model, Q[k], V[k], A[k], F)) < TOL
+        assert rel(T[k], c.G.T @ dynlib.rnea(model, c.expand_q(Q[k]), c.G @ V[k], c.G @ A[k], F)) < TOL
+    # the follower's inertia reaches the leader's diagonal through multiplier^2: M_r[fl, fl] = M_fl + 2.25 M_fr
+    M = dynlib.crba(model, c.expand_q(Q[0]))
+    assert abs(dynlib.coupled_crba(model, Q[0])[1, 1] - (M[1, 1] + 2.25 * M[2, 2])) < TOL
+
+
+def test_coupled_algorithms_refuse_bad_input(tmp_path):
+    (tmp_path / "g.urdf").write_text(GRIPPER)
+    with pytest.raises(dynlib.errors.InputError, match="has no mimic joints"):
+        dynlib.coupled_crba(dynlib.load(tmp_path / "g.urdf", lock={"fl": 0.1}), np.zeros(1))
+    model = dynlib.load(tmp_path / "g.urdf")
+    with pytest.raises(dynlib.errors.InputError, match=r"q must be finite, of shape \(2,\)"):
+        dynlib.coupled_rnea(model, np.zeros(3), np.zeros(2), np.zeros(2))
+    floating = dynlib.load(tmp_path / "g.urdf", floating_base=True)  # a massless base carrying one joint
+    with pytest.raises(dynlib.errors.ModelError, match="floating link 'base' has no mass"):
+        dynlib.coupled_aba(floating, floating.coupling.reduce_q(floating.q_neutral), np.zeros(8), np.zeros(8))

@@ -132,18 +132,10 @@ def check_forward_dynamics(model) -> None:
         raise ModelError(massless_free_flyer_message(model, link, joint), file=model.source or None)
     if model.mimic:
         followers = [f for f, *_ in model.mimic]
-        with warnings.catch_warnings():  # once per run, not once per process
-            warnings.simplefilter("always", MimicNotCoupledWarning)
-            _warn_uncoupled(model, followers)
-
-
-def _warn_uncoupled(model, followers):
-    import warnings
-
-    warnings.warn(f"robot '{model.name}': the simulation does not couple mimic joints yet: "
+        warnings.warn(f"robot '{model.name}': the simulation does not couple mimic joints yet: "
                       f"{', '.join(followers)} {'moves' if len(followers) == 1 else 'move'} independently of "
                       f"{'its leader' if len(followers) == 1 else 'their leaders'} (--lock a leader holds its "
-                      "followers with it)", MimicNotCoupledWarning, stacklevel=3)
+                      "followers with it)", MimicNotCoupledWarning, stacklevel=2)
 
 
 class Shape(NamedTuple):

@@ -94,31 +94,35 @@ def couple_recording(model, traj):
     """(trajectory, notes): `traj` (a `dynlib.files.trajectory.Trajectory` by dyn's column names) with each
     follower's ``q.``, ``qd.`` and ``qdd.`` columns made from its leader's (``multiplier * leader +
     offset``, the derivatives ``multiplier *``): added when the recording has none (a JointState without
-    the mimicking finger), replaced when it has them. A recorded follower position that disagrees with
+    the mimicking finger), replaced when it has them; a follower's qd or qdd without the leader's is
+    dropped (both are then derived from q alike). A recorded follower position that disagrees with
     the coupling by more than 1 % of its range (of a turn, or of 1 m, without limits) is one warning
     naming the joint, the largest difference and its time. A follower whose leader is not recorded is
     left as it is (the leader's column is then missing, which the command reports)."""
     from .trajectory import Trajectory
 
-    names, cols, notes = list(traj.names), {}, []
+    cols, drop, notes = {}, set(), []
     for follower, leader, mult, offset in model.mimic:
-        if not traj.has(f"q.{leader}"):
+        if f"q.{leader}" not in traj:  # missing or text: the command names it
             continue
         for part in ("q", "qd", "qdd"):
-            if traj.has(f"{part}.{leader}"):
+            if f"{part}.{leader}" in traj:
                 cols[f"{part}.{follower}"] = mult * traj.column(f"{part}.{leader}") + (offset if part == "q" else 0.0)
-        if traj.has(f"q.{follower}"):
+            elif traj.has(f"{part}.{follower}"):
+                drop.add(f"{part}.{follower}")  # derived from the leader's, as the leader's is
+        if f"q.{follower}" in traj:
             note = _disagreement(model, traj, follower, leader, cols[f"q.{follower}"])
             notes += [note] if note else []
-    if not cols:
+    if not cols and not drop:
         return traj, ()
-    new = [c for c in cols if c not in traj._index]
-    data = np.empty((len(traj), len(names) + len(new)), order="F")
-    data[:, :len(names)] = traj.data
-    names += new
+    kept = [j for j, c in enumerate(traj.names) if c not in drop]
+    names = [traj.names[j] for j in kept] + [c for c in cols if c not in traj]
+    data = np.empty((len(traj), len(names)), order="F")
+    data[:, :len(kept)] = traj.data[:, kept]
     for c, x in cols.items():
         data[:, names.index(c)] = x
-    return Trajectory(names, data, traj.path, lines=traj._lines, unusable=traj._unusable), tuple(notes)
+    unusable = {c: why for c, why in traj._unusable.items() if c not in cols and c not in drop}
+    return Trajectory(names, data, traj.path, lines=traj._lines, unusable=unusable), tuple(notes)
 
 
 def _disagreement(model, traj, follower, leader, coupled):

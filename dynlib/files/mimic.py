@@ -56,8 +56,13 @@ def resolve(rd, joints, lock) -> tuple:
         held = _held(by_name[leader], lock)
         if held is None:
             mimics.append((name, leader, mult, offset))
-        else:
-            lock[name] = mult * held + offset
+            continue
+        lock[name] = value = mult * held + offset
+        jt = by_name[name]
+        if jt.type != "continuous" and not jt.lower <= value <= jt.upper:
+            from .locks import LockError
+            raise LockError(leader, f"cannot hold joint '{leader}' at {held:g}: its mimic joint '{name}' would be "
+                                    f"at {value:g}, outside its limits [{jt.lower:g}, {jt.upper:g}] ({rd.file}:{jt.line})")
     return tuple(mimics), lock
 
 

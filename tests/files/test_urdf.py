@@ -335,3 +335,15 @@ def test_an_xml_declaration_with_another_version_is_read_as_1_0(tmp_path, declar
     path.write_text(declaration + "\n<robot name='x'>\n  <link name='a'>\n</robot>\n", encoding="utf-8")
     with pytest.raises(URDFError, match=r"r.urdf:4: malformed XML"):
         dynlib.load(path)
+
+
+def test_a_locked_leader_whose_follower_would_leave_its_limits_is_an_error(tmp_path):
+    from dynlib.files.locks import LockError
+
+    body = mimic_chain(("j2", ("j1", 2, 0))).replace(
+        'name="j2" type="revolute">', 'name="j2" type="revolute"><limit lower="-0.5" upper="0.5"/>')
+    assert dict(dynlib.load(write(tmp_path, body), lock={"j1": 0.2}).locked) == {"j1": 0.2, "j2": 0.4}
+    with pytest.raises(LockError, match=r"cannot hold joint 'j1' at 0.3: its mimic joint 'j2' would be at 0.6, "
+                                        r"outside its limits \[-0.5, 0.5\] \(.*r\.urdf:\d+\)") as e:
+        dynlib.load(write(tmp_path, body), lock={"j1": 0.3})
+    assert e.value.joint == "j1"

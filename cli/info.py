@@ -44,6 +44,11 @@ def info(ctx, robot, floating_base, lock, gravity, as_json):
     click.echo("tau = " + " ".join(s["tau_names"]))
     click.echo("")
     click.echo("frames (link: moved by joint): " + ", ".join(f"{f['name']}: {f['joint']}" for f in s["frames"]))
+    if model.coupling is not None:
+        c = model.coupling
+        click.echo("mimic (coupled: one coordinate per leader, its followers' positions from it): "
+                   + ", ".join(c.describe()))
+        click.echo(f"  coupled coordinates (dynlib.coupled_rnea, coupled_crba, coupled_aba): nq = {c.nq}, nv = {c.nv}")
     if s["locked"]:
         click.echo("locked (held, merged as fixed joints): " + ", ".join(f"{j} = {x}" for j, x in s["locked"].items()))
     if s["warnings"]:

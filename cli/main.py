@@ -307,8 +307,8 @@ def dyn(ctx, verbose, quiet):
 
 def _show_cache_warnings(quiet):
     """The kernel cache's warnings (dynlib._numba.folder.CacheWarning: a cache that cannot be
-    written, a damaged cache file) and rk4's stiff-gains warning (dynlib.sim.controllers.StiffGainsWarning)
-    as one `dyn: warning:` line each, rk4's first-order friction term (dynlib.sim.dynamics.ImplicitFrictionNote)
+    written, a damaged cache file), rk4's stiff-gains warning (dynlib.sim.controllers.StiffGainsWarning)
+    and a simulation's uncoupled mimic joints (dynlib.core.model.MimicNotCoupledWarning) as one `dyn: warning:` line each, rk4's first-order friction term (dynlib.sim.dynamics.ImplicitFrictionNote)
     as a `dyn: note:` line, none with -q."""
     import sys
     import warnings
@@ -321,11 +321,13 @@ def _show_cache_warnings(quiet):
     def show(message, category, filename, lineno, file=None, line=None):
         controllers = sys.modules.get("dynlib.sim.controllers")  # loaded by then when a run's gains warned
         stiff = controllers.StiffGainsWarning if controllers is not None else CacheWarning
+        model = sys.modules.get("dynlib.core.model")  # and by a simulation of mimic joints
+        mimic = model.MimicNotCoupledWarning if model is not None else CacheWarning
         dynamics = sys.modules.get("dynlib.sim.dynamics")
         if dynamics is not None and issubclass(category, dynamics.ImplicitFrictionNote):
             if not quiet:
                 click.echo(f"dyn: note: {message}", err=True)
-        elif issubclass(category, (CacheWarning, stiff)):
+        elif issubclass(category, (CacheWarning, stiff, mimic)):
             if not quiet:
                 click.echo(f"dyn: warning: {message}", err=True)
         else:

@@ -53,8 +53,9 @@ KERNEL_MODULES = frozenset({
     "algorithms/test_energy.py", "algorithms/test_forward.py", "algorithms/test_jacobians.py",
     "algorithms/test_kinematics.py", "algorithms/test_linalg.py", "algorithms/test_regressor.py",
     "algorithms/test_rnea.py", "algorithms/test_task_space.py", "cli/test_contact_id.py",
-    "cli/test_energy_check.py", "cli/test_identify.py", "cli/test_inverse.py", "cli/test_published_models.py", "cli/test_simulate.py",
-    "cli/test_sweep.py", "core/test_joints.py", "core/test_model.py", "core/test_pinocchio_order.py",
+    "cli/test_energy_check.py", "cli/test_identify.py", "cli/test_inverse.py", "cli/test_published_models.py",
+    "cli/test_simulate.py", "cli/test_sweep.py", "core/test_joints.py", "core/test_mimic.py", "core/test_model.py",
+    "core/test_pinocchio_order.py",
     "core/test_spatial.py", "files/test_locks.py",
     "motion/test_contact_cones.py", "motion/test_contact_distribution.py", "motion/test_contact_inverse.py",
     "motion/test_derivatives.py", "motion/test_identify.py", "motion/test_linearize.py", "motion/test_inverse.py", "runs/test_checks.py",
@@ -68,7 +69,7 @@ KERNEL_MODULES = frozenset({
 # files and processes, the docs, the code's layout and imports
 NUMBA_INDEPENDENT = frozenset({
     "cli/test_common.py", "cli/test_info.py", "cli/test_plot.py", "cli/test_view.py", "files/test_column_map.py",
-    "files/test_columns.py", "sim/test_limits.py",
+    "files/test_columns.py", "files/test_mimic.py", "sim/test_limits.py",
     "files/test_output.py", "files/test_packages.py", "files/test_recordings.py", "files/test_trajectory.py",
     "files/test_urdf.py", "files/test_urdf_visuals.py", "runs/test_view.py", "runs/test_view_browser.py",
     "test_bad_inputs.py", "test_docs.py", "test_faults.py", "test_fuzz.py", "test_imports.py",

@@ -129,6 +129,12 @@ BAD = {
     "urdf-joint-type": Case(SIM, {"r.urdf": robot('type="revolute"', 'type="ball"')}, URDF_LINE),
     "urdf-duplicate-link": Case(SIM, {"r.urdf": robot('<link name="tool"/>', '<link name="a"/>')}, URDF_LINE),
     "urdf-limits-reversed": Case(SIM, {"r.urdf": robot('lower="-3" upper="3"', 'lower="3" upper="-3"')}, URDF_LINE),
+    "urdf-mimic-unknown": Case(SIM, {"r.urdf": robot('<axis xyz="0 1 0"/>\n  </joint>\n  <joint name="tool_joint"',
+                                                     '<axis xyz="0 1 0"/><mimic joint="j9"/>\n  </joint>\n'
+                                                     '  <joint name="tool_joint"')}, URDF_LINE),
+    "urdf-mimic-cycle": Case(SIM, {"r.urdf": robot('<limit lower="-3"', '<mimic joint="j2"/><limit lower="-3"').replace(
+        '<axis xyz="0 1 0"/>\n  </joint>\n  <joint name="tool_joint"',
+        '<axis xyz="0 1 0"/><mimic joint="j1"/>\n  </joint>\n  <joint name="tool_joint"')}, URDF_LINE),
     "urdf-link-no-name": Case(SIM, {"r.urdf": robot('<link name="tool"/>', '<link/>')}, URDF_LINE),
     "urdf-joint-empty-name": Case(SIM, {"r.urdf": robot('<joint name="j2"', '<joint name=""')}, URDF_LINE),
     "urdf-empty": Case(SIM, {"r.urdf": ""}, "r.urdf"),

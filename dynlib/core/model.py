@@ -114,13 +114,28 @@ def massless_free_flyer_message(model, link, joint) -> str:
             f"(or --lock {joint}=VALUE, a scenario's lock:), or give '{link}' an <inertial>")
 
 
+class MimicNotCoupledWarning(UserWarning):
+    """The simulation moves a robot's mimic joints independently of their leaders (`check_forward_dynamics`)."""
+
+
 def check_forward_dynamics(model) -> None:
     """Raise ModelError when a massless free-flyer (`massless_free_flyers`) makes M singular: forward
-    dynamics (simulate, energy-check, sweep) refuse such a model at load, before step 0."""
+    dynamics (simulate, energy-check, sweep) refuse such a model at load, before step 0. A robot with
+    mimic joints gets a `MimicNotCoupledWarning`: the simulation loop integrates the tree (each follower
+    its own coordinate), while rnea, crba and aba of the coupled robot are `dynlib.coupled_rnea`, ...
+    and recordings read a follower from its leader (`dynlib.core.mimic`)."""
+    import warnings
+
     from ..errors import ModelError
 
     for link, joint in model.massless_free_flyers:
         raise ModelError(massless_free_flyer_message(model, link, joint), file=model.source or None)
+    if model.mimic:
+        followers = [f for f, *_ in model.mimic]
+        warnings.warn(f"robot '{model.name}': the simulation does not couple mimic joints yet: "
+                      f"{', '.join(followers)} {'moves' if len(followers) == 1 else 'move'} independently of "
+                      f"{'its leader' if len(followers) == 1 else 'their leaders'} (--lock a leader holds its "
+                      "followers with it)", MimicNotCoupledWarning, stacklevel=2)
 
 
 class Shape(NamedTuple):
@@ -154,7 +169,8 @@ class Model:
     upper: np.ndarray       # (nq,) position limits (+inf when none)
     effort: np.ndarray      # (nv,) effort limits (inf when none)
     velocity_limit: np.ndarray  # (nv,) velocity limits (inf when none)
-    mimic: tuple            # ((joint, mimicked joint, multiplier, offset), ...)
+    mimic: tuple            # ((follower, leader, multiplier, offset), ...): follower = multiplier * leader + offset
+                            # (dynlib.files.mimic; the coupling: Model.coupling, dynlib.core.mimic)
     link_masses: tuple      # ((link name, mass), ...) every link's own mass
     fixed_mass: float       # mass of the links fixed to the world (not moving)
     warnings: tuple         # what the reader noticed and let pass
@@ -295,6 +311,14 @@ class Model:
             return local.data
 
     @functools.cached_property
+    def coupling(self):
+        """The mimic joints' coupling (`dynlib.core.mimic.Coupling`): the coupled robot's coordinates
+        (the tree's without the followers) and the maps q = expand_q(q_r), v = G v_r, tau_r = G^T tau;
+        None without mimic joints."""
+        from .mimic import Coupling
+        return Coupling(self) if self.mimic else None
+
+    @functools.cached_property
     def massless_free_flyers(self) -> tuple:
         """((link, joint), ...): each free-flyer body with neither mass nor inertia of its own (fixed joints
         merged) that carries exactly one moving joint (see `massless_free_flyers`)."""
@@ -332,7 +356,7 @@ class Model:
 
     def __getstate__(self):
         # the per-thread workspaces and the compiled entries stay behind (neither can be pickled)
-        return {k: v for k, v in self.__dict__.items() if k not in ("_local", "entries", "_frame_index", "_one")}
+        return {k: v for k, v in self.__dict__.items() if k not in ("_local", "entries", "_frame_index", "_one", "coupling")}
 
     def create_data(self) -> Data:
         nb, nv = self.nb, self.nv
@@ -369,6 +393,8 @@ class Model:
             "moving_mass": float(a.inertia[:, 0, 0].sum()) if self.nb else 0.0,
             "gravity": [float(g) for g in a.gravity], "q_names": list(self.q_names), "v_names": list(self.v_names),
             "joints": joints, "frames": frames, "mimic": [list(mm) for mm in self.mimic],
+            "coupled": None if self.coupling is None else {"q_names": list(self.coupling.q_names),
+                                                           "v_names": list(self.coupling.v_names)},
             "locked": {j: (list(x) if isinstance(x, tuple) else x) for j, x in self.locked}, "warnings": list(self.warnings),
         }
 

@@ -18,8 +18,9 @@ does) and maps coordinates between the two:
 
 Everything else is already Pinocchio's: a free-flyer's q is ``x y z qx qy qz qw`` (quaternion x, y,
 z, w) and its v the body-frame linear then angular velocity; a planar joint's v is body-frame
-``vx vy wz``; spatial vectors are linear first. Pinocchio's mimic joints (``mimic=True``, Pinocchio
->= 3.4) are not mapped: dyn's mimic joints are independent, as Pinocchio's default.
+``vx vy wz``; spatial vectors are linear first. The maps are those of the model's tree, every joint
+with its coordinate (Pinocchio's default, ``mimic=False``); the coupled robot's coordinates, those of
+Pinocchio's ``mimic=True`` model, are the tree's without the followers (`dynlib.core.mimic`).
 """
 from __future__ import annotations
 

@@ -14,7 +14,8 @@ builds the kinematic tree of `dynlib.core.model`:
 - a planar joint's ``<axis>`` (the plane normal) becomes the z axis of its body
   frame by the smallest turn from z (so with ``<axis xyz="0 0 1">``, x and y are the joint
   frame's, as in Pinocchio); the link's own frame stays addressable as a frame;
-- mimic joints are independent joints (with a warning), as in Pinocchio.
+- a ``<mimic>`` couples its joint to the leader (`dynlib.files.mimic` checks and resolves them; the
+  coupling, one coordinate for the pair, is `dynlib.core.mimic`).
 
 ``<visual>`` and ``<collision>`` geometry (boxes, cylinders, spheres, capsules,
 meshes by file name) and material colours (named at robot level or in the
@@ -36,6 +37,7 @@ import numpy as np
 from ..core import joints as J
 from .columns import joint_coordinates
 from .locks import lock_transforms
+from .mimic import resolve as resolve_mimics
 from ..errors import URDFError
 from ..core.model import Model, ModelArrays, Shape, massless_free_flyers
 from ..core.spatial import spatial_inertia, transform_inertia
@@ -77,6 +79,7 @@ class _Reader:
         self.warnings = []
         self.materials = {}  # material name -> rgba, robot-level and named in earlier visuals
         self.locked = {}     # locked joints: name -> ((R, p), values) (dynlib.files.locks)
+        self.mimics = ()     # ((follower, leader, multiplier, offset), ...) (dynlib.files.mimic)
 
     def error(self, el, msg):
         return URDFError(msg, file=self.file, line=None if el is None else el.sourceline)
@@ -390,8 +393,9 @@ def load(path, floating_base: bool = False, gravity=GRAVITY, package_path=(), lo
 
 def _build(rd: _Reader, robot, floating_base, gravity, source, lock=None) -> Model:
     links, joints, lines = _read_elements(rd, robot)
-    root, children = _tree(rd, links, joints, lines)
+    root, children = _tree(rd, links, joints)
     has_floating = [jt.name for jt in joints if jt.type == "floating"]
+    rd.mimics, lock = resolve_mimics(rd, joints, lock)
     locked = lock_transforms(rd, robot.get("name") or Path(source).stem, joints, lock, floating_base, _plane_basis)
     if floating_base and has_floating:
         rd.warnings.append(f"the URDF has a floating joint ('{has_floating[0]}'): no second free-flyer root added")
@@ -453,9 +457,8 @@ def _read_elements(rd: _Reader, robot):
     return links, joints, seen
 
 
-def _tree(rd: _Reader, links, joints, lines):
-    """(root link, {link: its child joints in document order}) of a tree of links; a warning for
-    each mimic joint whose target is not defined (`lines`: the defined joints)."""
+def _tree(rd: _Reader, links, joints):
+    """(root link, {link: its child joints in document order}) of a tree of links."""
     parent_of, children = {}, {name: [] for name in links}
     for jt in joints:
         if jt.child in parent_of:
@@ -470,12 +473,6 @@ def _tree(rd: _Reader, links, joints, lines):
                         f"expected one tree, connect them with joints", file=rd.file, line=links[roots[1]].line)
     if not roots:
         raise URDFError("every link has a parent joint: the joints form a cycle", file=rd.file, line=joints[0].line)
-    for jt in joints:
-        if jt.mimic is not None and jt.mimic[0] not in lines:
-            # real robots ship such files (example-robot-data's alex_psyonic_hands); mimic
-            # joints are independent here, so the missing target changes nothing
-            rd.warnings.append(f"{rd.file}:{jt.mimic[3]}: joint '{jt.name}' mimics joint '{jt.mimic[0]}', "
-                               "which is not defined (ignored: mimic joints are independent)")
     return roots[0], children
 
 
@@ -709,13 +706,10 @@ def _tree_indices(parent, nvj, idx_v):
 
 
 def _model_warnings(rd, joints, inertia, subtree_end, jnames):
-    """(warnings, mimics, massless joints): the reader's warnings, then mimic joints (treated as
-    independent) and the joints whose moving subtree has no mass."""
+    """(warnings, mimics, massless joints): the reader's warnings, the mimic couplings
+    (`dynlib.files.mimic`) and the joints whose moving subtree has no mass."""
     warnings = list(rd.warnings)
-    mimics = tuple((jt.name, jt.mimic[0], jt.mimic[1], jt.mimic[2]) for jt in joints
-                   if jt.mimic is not None and jt.name not in rd.locked)
-    if mimics:
-        warnings.append("mimic joints are treated as independent joints: " + ", ".join(m[0] for m in mimics))
+    mimics = rd.mimics
     massless = []
     for i in range(len(jnames)):
         if not np.any(inertia[i:subtree_end[i]]):

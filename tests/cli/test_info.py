@@ -121,3 +121,26 @@ def test_info_shows_the_locked_joints():
     assert d["locked"] == {"elbow": 0.5} and d["nv"] == 5 and "elbow" not in d["q_names"]
     r = invoke("info", ROBOTS_DIR / "arm6.urdf", "--lock", "elbow=0.5")
     assert "locked (held, merged as fixed joints): elbow = 0.5" in r.stdout
+
+
+def test_info_shows_the_mimic_coupling(tmp_path):
+    """Issue 28 item 8: the coupling listed (follower = multiplier * leader + offset), no "independent" warning."""
+    robot = tmp_path / "g.urdf"
+    robot.write_text(GRIPPER)
+    r = invoke("info", robot)
+    assert "mimic (coupled" in r.stdout and "right = -1 * left + 0.01" in r.stdout and "nv = 2" in r.stdout
+    assert "independent" not in r.stdout + r.stderr
+    d = json.loads(invoke("info", robot, "--json").stdout)
+    assert d["mimic"] == [["right", "left", -1.0, 0.01]] and d["coupled"]["v_names"] == ["slide", "left"]
+
+
+_BOX = '<inertial><mass value="0.1"/><inertia ixx="1e-4" iyy="1e-4" izz="1e-4" ixy="0" ixz="0" iyz="0"/></inertial>'
+GRIPPER = f"""<?xml version="1.0"?><robot name="g">
+<link name="base">{_BOX}</link><link name="hand">{_BOX}</link><link name="fl">{_BOX}</link><link name="fr">{_BOX}</link>
+<joint name="slide" type="prismatic"><parent link="base"/><child link="hand"/><axis xyz="0 0 1"/>
+<limit lower="-1" upper="1" effort="100" velocity="1"/></joint>
+<joint name="left" type="prismatic"><parent link="hand"/><child link="fl"/><axis xyz="0 1 0"/>
+<limit lower="0" upper="0.04" effort="20" velocity="0.2"/></joint>
+<joint name="right" type="prismatic"><parent link="hand"/><child link="fr"/><axis xyz="0 1 0"/>
+<limit lower="-0.03" upper="0.01" effort="20" velocity="0.2"/><mimic joint="left" multiplier="-1" offset="0.01"/></joint>
+</robot>"""

@@ -516,3 +516,32 @@ def test_several_recordings_bad_outputs_are_refused_before_any_work(tmp_path, ca
     assert {"clash": "run.csv", "stdin": "standard input", "file": "folder", "input_as_output": "input"}[case] in r.stderr
     assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*")) == before  # no folder, no file made
     assert stamps == {p: p.stat().st_mtime_ns for p in tmp_path.rglob("*.csv")}
+
+
+def test_a_panda_recording_reads_its_mimic_finger_from_the_leader(tmp_path, erd_path):
+    """Issue 28 item 8: panda_finger_joint2 mimics panda_finger_joint1. A recording without the follower's
+    column runs (its position, velocity and acceleration from the leader's); one with a follower column
+    off the coupling by more than 1 % of its range warns once and reads the leader's. The tree's torques
+    projected are the coupled robot's (dynlib.coupled_rnea)."""
+    path = erd_path("panda_description/urdf/panda.urdf")
+    model = dynlib.load(path)
+    c = model.coupling
+    assert c.v_names[-1] == "panda_finger_joint1" and "panda_finger_joint2" not in c.v_names
+    t = np.arange(12) * 0.01
+    rng = np.random.default_rng(5)
+    q = c.reduce_q(dynlib.random_configuration(model, rng)) + 0.1 * np.sin(t)[:, None]
+    q[:, -1] = 0.02 + 0.01 * t
+    v, a = rng.uniform(-1, 1, (2, len(t), c.nv))
+    names = ["time"] + [f"{p}.{n}" for p in ("q", "qd", "qdd") for n in c.v_names]
+    write_trajectory(tmp_path / "m.csv", names, np.column_stack([t, q, v, a]))
+    p = invoke("inverse", path, tmp_path / "m.csv", "--no-joint-friction", "-o", tmp_path / "tau.csv")
+    assert p.returncode == 0 and "mimic" not in p.stderr and "warning" not in p.stderr, p.stderr
+    tau = read_trajectory(tmp_path / "tau.csv").columns(tau_columns(model))
+    assert_close(tau, dynlib.rnea(model, c.expand_q(q), c.expand_v(v), c.expand_v(a)), 1e-9, "tree tau")
+    assert_close(c.project(tau), dynlib.coupled_rnea(model, q, v, a), 1e-9, "coupled tau")
+    off = np.column_stack([t, q, v, a, c.expand_q(q)[:, -1] + np.where(t > 0.05, 0.003, 0.0)])
+    write_trajectory(tmp_path / "off.csv", names + ["q.panda_finger_joint2"], off)
+    p = invoke("inverse", path, tmp_path / "off.csv", "--no-joint-friction", "-o", tmp_path / "tau2.csv")
+    assert p.returncode == 0 and p.stderr.count("warning") == 1, p.stderr
+    assert "q.panda_finger_joint2 is off its coupling to panda_finger_joint1 by up to 0.003 (at time 0.06)" in p.stderr
+    assert_close(read_trajectory(tmp_path / "tau2.csv").columns(tau_columns(model)), tau, 1e-12, "tau read by the leader")

@@ -4,6 +4,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import dynlib
+
 from dynlib.files.trajectory import read_trajectory
 from helpers import ROBOTS_DIR, invoke, run_process
 from tests.core.test_model import DUMMY_ROOT as MODEL_DUMMY_ROOT
@@ -250,3 +252,17 @@ def test_a_bad_lock_exits_2_with_one_line(tmp_path, lock, message):
         assert p.returncode == 2, (command, p.stderr)
         assert one_line_error(p.stderr).startswith(message), (command, p.stderr)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_simulation_of_mimic_joints_says_they_are_not_coupled_yet(tmp_path):
+    """Issue 28 item 8 is done in rnea/crba/aba (dynlib.coupled_*), info, and recordings, not yet in the
+    simulation loop: one warning says so; a locked leader holds its follower, and the warning goes."""
+    from tests.cli.test_info import GRIPPER
+
+    robot = tmp_path / "g.urdf"
+    robot.write_text(GRIPPER)
+    r = invoke("simulate", robot, "--steps", "3", "-o", tmp_path / "out.csv")
+    assert r.returncode == 0 and r.stderr.count("does not couple mimic joints yet: right moves") == 1, r.stderr
+    r = invoke("simulate", robot, "--steps", "3", "--lock", "left=0.02", "-o", tmp_path / "out.csv")
+    assert r.returncode == 0 and "mimic" not in r.stderr, r.stderr
+    assert dict(dynlib.load(robot, lock={"left": 0.02}).locked) == {"left": 0.02, "right": -0.01}

@@ -1,4 +1,6 @@
 """The URDF reader: tree building, fixed-joint merging, frames, and every validation error."""
+import re
+
 import numpy as np
 import pytest
 
@@ -136,12 +138,51 @@ def test_dynamics_tag_gives_damping_and_friction(tmp_path):
     assert (m.lower[0], m.upper[0], m.effort[0], m.velocity_limit[0]) == (-1, 2, 10, 3)
 
 
-def test_mimic_joints_are_independent_with_a_warning(tmp_path):
-    body = chain().replace('<axis xyz="0 0 1"/></joint>', '<axis xyz="0 0 1"/><mimic joint="j1" multiplier="2"/></joint>', 2)
-    body = body.replace('<mimic joint="j1" multiplier="2"/>', '', 1)
+def mimic_chain(*mimics):
+    """Three revolute joints j1 j2 j3 in a chain, with <mimic> elements {joint: (leader, multiplier, offset)}."""
+    body = "\n".join([link("base"), link("a"), link("b"), link("c"), joint("j1", "base", "a"), joint("j2", "a", "b"),
+                       joint("j3", "b", "c")])
+    for name, (leader, mult, offset) in dict(mimics).items():
+        body = body.replace(f'name="{name}" type="revolute">',
+                            f'name="{name}" type="revolute"><mimic joint="{leader}" multiplier="{mult}" offset="{offset}"/>')
+    return body
+
+
+def test_mimic_joint_is_coupled_to_its_leader_without_a_warning(tmp_path):
+    # issue 28 item 8: the warning "treated as independent joints" is gone (this test replaces
+    # test_mimic_joints_are_independent_with_a_warning, which expected it)
+    m = dynlib.load(write(tmp_path, mimic_chain(("j2", ("j1", 2, 0.5)))))
+    assert m.nv == 3 and m.mimic == (("j2", "j1", 2.0, 0.5),)
+    assert not any("mimic" in w for w in m.warnings)
+    c = m.coupling
+    assert c.q_names == ("j1", "j3") and c.v_names == ("j1", "j3") and c.describe() == ["j2 = 2 * j1 + 0.5"]
+    np.testing.assert_array_equal(c.expand_q([0.1, 0.3]), [0.1, 2 * 0.1 + 0.5, 0.3])
+    np.testing.assert_array_equal(c.G, [[1, 0], [2, 0], [0, 1]])
+
+
+def test_a_chain_of_mimics_resolves_to_its_root(tmp_path):
+    m = dynlib.load(write(tmp_path, mimic_chain(("j3", ("j2", 3, 1)), ("j2", ("j1", 2, 0.5)))))
+    # j3 = 3 j2 + 1 = 3 (2 j1 + 0.5) + 1
+    assert dict((f, (l, k, o)) for f, l, k, o in m.mimic) == {"j2": ("j1", 2.0, 0.5), "j3": ("j1", 6.0, 2.5)}
+    assert m.coupling.v_names == ("j1",)
+
+
+def test_a_fixed_leader_locks_its_follower_and_a_fixed_follower_is_dropped(tmp_path):
+    body = mimic_chain(("j2", ("j1", 2, 0.25))).replace('name="j1" type="revolute"', 'name="j1" type="fixed"')
     m = dynlib.load(write(tmp_path, body))
-    assert m.nv == 2 and m.mimic == (("j2", "j1", 2.0, 0.0),)
-    assert any("mimic" in w and "j2" in w for w in m.warnings)
+    assert m.mimic == () and m.joint_names == ("j3",) and m.locked == (("j2", 0.25),)
+    m = dynlib.load(write(tmp_path, mimic_chain(("j3", ("j1", 1, 0)))), lock={"j3": 0.0})
+    assert m.mimic == () and m.joint_names == ("j1", "j2")
+    m = dynlib.load(write(tmp_path, mimic_chain(("j3", ("j1", -1, 0)))), lock={"j1": 0.5})
+    assert m.mimic == () and dict(m.locked) == {"j1": 0.5, "j3": -0.5}
+
+
+def test_mimic_of_an_unknown_joint_or_a_cycle_is_an_error_at_its_line(tmp_path):
+    msg = error_of(tmp_path, mimic_chain(("j2", ("j7", 1, 0))))
+    assert "r.urdf:" in msg and "'j2' mimics joint 'j7', which is not defined" in msg and "j1" in msg
+    msg = error_of(tmp_path, mimic_chain(("j1", ("j3", 1, 0)), ("j2", ("j1", 1, 0)), ("j3", ("j2", 1, 0))))
+    assert "cycle" in msg and re.search(r"r\.urdf:\d+", msg)
+    assert "mimics itself" in error_of(tmp_path, mimic_chain(("j2", ("j2", 1, 0))))
 
 
 def test_triangle_inequality_violation_is_a_warning(tmp_path):
@@ -328,3 +369,15 @@ def test_a_bad_dyn_armature_is_one_error_at_its_line(tmp_path, value):
 def test_an_undeclared_dyn_prefix_is_malformed_xml(tmp_path):
     with pytest.raises(URDFError, match="malformed XML.*dyn"):
         dynlib.load(_with_armature(tmp_path, "0.25", declare=False))
+
+
+def test_a_locked_leader_whose_follower_would_leave_its_limits_is_an_error(tmp_path):
+    from dynlib.files.locks import LockError
+
+    body = mimic_chain(("j2", ("j1", 2, 0))).replace(
+        'name="j2" type="revolute">', 'name="j2" type="revolute"><limit lower="-0.5" upper="0.5"/>')
+    assert dict(dynlib.load(write(tmp_path, body), lock={"j1": 0.2}).locked) == {"j1": 0.2, "j2": 0.4}
+    with pytest.raises(LockError, match=r"cannot hold joint 'j1' at 0.3: its mimic joint 'j2' would be at 0.6, "
+                                        r"outside its limits \[-0.5, 0.5\] \(.*r\.urdf:\d+\)") as e:
+        dynlib.load(write(tmp_path, body), lock={"j1": 0.3})
+    assert e.value.joint == "j1"

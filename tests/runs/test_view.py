@@ -383,3 +383,23 @@ def test_write_view_is_atomic_and_leaves_nothing_on_error(tmp_path):
     with pytest.raises(dynlib.errors.InputError):
         write_view(tmp_path / "q.html", arm, tmp_path / "m.csv", fps=0)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["m.csv", "p.html"]
+
+
+def test_a_mimic_follower_is_drawn_at_its_coupled_position(tmp_path):
+    """Issue 28 item 8: a recording of the leader alone plays the follower at multiplier * leader + offset."""
+    box = '<inertial><mass value="0.1"/><inertia ixx="1e-4" iyy="1e-4" izz="1e-4" ixy="0" ixz="0" iyz="0"/></inertial>'
+    (tmp_path / "g.urdf").write_text(f"""<?xml version="1.0"?><robot name="g">
+<link name="hand">{box}</link><link name="fl">{box}</link><link name="fr">{box}</link>
+<joint name="left" type="prismatic"><parent link="hand"/><child link="fl"/><axis xyz="0 1 0"/>
+<limit lower="0" upper="0.04" effort="20" velocity="0.2"/></joint>
+<joint name="right" type="prismatic"><parent link="hand"/><child link="fr"/><axis xyz="0 1 0"/>
+<limit lower="-0.04" upper="0" effort="20" velocity="0.2"/><mimic joint="left" multiplier="-1" offset="0"/></joint>
+</robot>""")
+    model = dynlib.load(tmp_path / "g.urdf")
+    t = np.arange(0, 0.5, 0.05)
+    write_trajectory(tmp_path / "m.csv", ["time", "q.left"], np.column_stack([t, 0.04 * t]))
+    playback = read_playback(model, tmp_path / "m.csv")
+    np.testing.assert_array_equal(playback.q, np.column_stack([0.04 * t, -0.04 * t]))
+    page = build_view(model, playback, fps=20)
+    _, pos = animation_of(commands_of(page.html))["/dyn/robot/fr"][".position"]
+    assert_close(pos.reshape(-1, 3)[:, 1], -0.04 * np.arange(10) / 20, 1e-6, "follower position (float32)")

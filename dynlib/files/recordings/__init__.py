@@ -108,8 +108,21 @@ def read_recording(model, source, *, topic=None, columns=None, time_unit=None, r
     A ROS recording's stamps must keep the driver's rhythm (`clock.rhythm_break`): a sample
     stamped at another time than its neighbours allow is a TrajectoryError naming it, unless
     `resample` is given (the stamps are then taken as they are) or the time is the log time.
+    A robot's mimic joints (`dynlib.files.mimic.couple_recording`) are read from their leaders' columns:
+    a follower's column is added when missing, replaced when present (one warning in the notes when it
+    disagrees with the coupling by more than 1 % of its range).
     Raises `TrajectoryError` (file, line or message, column) or `InputError`.
     """
+    rec = _read_recording(model, source, topic, columns, time_unit, resample, clock, joint_order)
+    if not model.mimic:
+        return rec
+    from ..mimic import couple_recording
+
+    traj, notes = couple_recording(model, rec.trajectory)
+    return rec._replace(trajectory=traj, notes=rec.notes + notes)
+
+
+def _read_recording(model, source, topic, columns, time_unit, resample, clock, joint_order) -> Recording:
     from ..trajectory import Trajectory, open_source
 
     columns = dict(columns or {})

@@ -143,6 +143,8 @@ CLOSE = 0.5     # a step below half the median step: two samples closer than the
 BETWEEN = 0.4   # a sample this far (in median steps) from every tick of the rhythm, on both sides
 ON_TICK = 0.2   # a step within this (in median steps) of a whole number of them keeps the rhythm
 RHYTHM = 0.9    # the share of steps that keep it for the stamps to have a rhythm at all
+JUMP = 1000     # a first or last step over this many median steps, and longer than all the others together,
+# is a clock jump (one stamp at 2**31 s read a 0.4 s bag as a 14-year recording), not a pause
 
 
 def rhythm_break(t, Q=None) -> RhythmBreak | None:
@@ -160,7 +162,8 @@ def rhythm_break(t, Q=None) -> RhythmBreak | None:
 
     Stamps without a rhythm (fewer than `RHYTHM` of the steps within `ON_TICK` m of a whole number of
     m: a logging PC's stamps, an irregular rate) have none to break: None. Their steps are true
-    (`dynlib.motion.derivatives` takes non-uniform steps; identification resamples them)."""
+    (`dynlib.motion.derivatives` takes non-uniform steps; identification resamples them). A first or
+    last sample whose one step is a clock jump (`_end_jump`) breaks it too."""
     t = np.asarray(t, dtype=np.float64)
     d = np.diff(t)
     if d.size < 3:
@@ -178,13 +181,33 @@ def rhythm_break(t, Q=None) -> RhythmBreak | None:
     between = np.flatnonzero(off[:-1] & off[1:] & (np.abs(pair - np.rint(pair)) <= 0.25))
     first_close = int(close[0]) if close.size else d.size
     first_between = int(between[0]) + 1 if between.size else d.size + 1
+    jump = _end_jump(d, m)
     if first_close == d.size and first_between == d.size + 1:
-        return None
-    if first_between <= first_close:
+        if jump is None:
+            return None
+        k = jump
+    elif first_between <= first_close:
         k = first_between
     else:
         k = _stray_of_pair(t, r, whole, first_close, Q)
+    if jump == 0 or (jump is not None and k >= d.size - 1):  # not its neighbour, whose other step is fine
+        k = jump
     return RhythmBreak(k, float(d[k - 1]) if k > 0 else None, float(d[k]) if k < d.size else None, m)
+
+
+def _end_jump(d, m):
+    """0 (the first sample) or d.size (the last) when its one step in `d` is a clock jump: over `JUMP` median
+    steps `m` and longer than every other step together (a sample in the middle stamped at another time
+    has two steps, and the rules above find it), else None."""
+    if d.size < 2:
+        return None
+    a = np.abs(d)  # forward, or back (the first stamp 14 years late, the last one at 0)
+    rest = float(a[1:-1].sum())
+    if a[0] > JUMP * m and a[0] > rest + a[-1]:
+        return 0
+    if a[-1] > JUMP * m and a[-1] > rest + a[0]:
+        return d.size
+    return None
 
 
 def _stray_of_pair(t, r, whole, i, Q):

@@ -1,0 +1,203 @@
+"""Faults in the files dyn reads (#33 items 8 and 5): damaged bags (a bad bz2 or lz4 chunk, a bad
+index, flipped MCAP bytes), a ROS 2 ``metadata.yaml`` whose message count is huge, a clock jump in
+the stamps. Each is one ``dyn: error:`` line and exit 2, never an internal error (exit 3).
+docs/faults.md is the table of these cases. The bags are written by `rosbags`' own writers
+(tests/recording_files.py), then damaged byte by byte."""
+import random
+import resource
+import shutil
+import struct
+
+import numpy as np
+import pytest
+
+from dynlib.errors import DynError
+from dynlib.files.recordings import read_recording
+from helpers import ROBOTS_DIR, invoke, sample
+from recording_files import EPOCH_NS, messages, swing, write_bag, write_rostopic_csv
+
+ARM6 = ROBOTS_DIR / "arm6.urdf"
+ARM = sample("arm6")
+N = 400
+
+
+def one_line_error(result):
+    assert result.exit_code == 2, (result.exit_code, result.stderr)
+    assert "internal error" not in result.stderr and "Traceback" not in result.stderr, result.stderr
+    lines = [ln for ln in result.stderr.splitlines() if ln.startswith("dyn: error:")]
+    assert len(lines) == 1, result.stderr
+    return lines[0]
+
+
+def joint_states(n=N, stamps=None):
+    t_ns = EPOCH_NS + np.arange(n, dtype=np.int64) * 1_000_000 if stamps is None else stamps
+    Q, V, _ = swing(ARM.nq, np.arange(n) * 1e-3)
+    return messages(ARM.q_names, t_ns, Q, V, np.ones_like(Q))
+
+
+def ros1_bag(path, compression=None, msgs=None):
+    """A ROS 1 bag of JointStates; `compression` 'BZ2' or 'LZ4' (chunks of 16 kB: several of them)."""
+    from rosbags.rosbag1 import Writer
+
+    from recording_files import _joint_state, _typestore
+
+    if compression is None:
+        return write_bag(path, {"/joint_states": msgs or joint_states()}, "bag")
+    ts = _typestore(True)
+    w = Writer(path)
+    w.set_compression(Writer.CompressionFormat[compression])
+    w.chunk_threshold = 16 * 1024
+    with w:
+        c = w.add_connection("/joint_states", "sensor_msgs/msg/JointState", typestore=ts)
+        for k, m in enumerate(msgs or joint_states()):
+            w.write(c, m.logtime, ts.serialize_ros1(_joint_state(ts, m, k, True), "sensor_msgs/msg/JointState"))
+    return path
+
+
+def damage(data, how):
+    """The bytes of a bag, damaged as a bad disk, a cut copy or a bad tool damages them."""
+    d = bytearray(data)
+    if how in ("bz2", "lz4"):  # bytes in the first compressed chunk's stream
+        at = d.index(b"BZh" if how == "bz2" else b"\x04\x22\x4d\x18")
+        d[at + 12:at + 28] = b"\xa5" * 16
+    elif how == "index":  # an index record (op 0x04) whose count does not match its entries
+        c = d.index(b"count=", d.index(b"op=\x04") - 64)
+        d[c + 6:c + 10] = struct.pack("<I", struct.unpack_from("<I", d, c + 6)[0] + 1)
+    elif how == "mcap-length":  # the top byte of the first message record's length, in the first chunk
+        pos = 8
+        while d[pos] != 0x06:  # records: opcode, u64 length, body
+            pos += 9 + struct.unpack_from("<Q", d, pos + 1)[0]
+        body = pos + 9 + 28  # a chunk: start and end time, uncompressed size (u64), CRC (u32), compression
+        body += 4 + struct.unpack_from("<I", d, body)[0] + 8  # the compression's name, the records' length
+        while d[body] != 0x05:
+            body += 9 + struct.unpack_from("<Q", d, body + 1)[0]
+        d[body + 8] = 0xff
+    return bytes(d)
+
+
+@pytest.fixture(scope="module")
+def bags(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("bags")
+    made = {"plain": ros1_bag(folder / "plain.bag"), "bz2": ros1_bag(folder / "bz2.bag", "BZ2"),
+            "lz4": ros1_bag(folder / "lz4.bag", "LZ4")}
+    for kind in ("mcap", "db3"):
+        made[kind] = write_bag(folder / kind, {"/joint_states": joint_states()}, kind)
+    return made
+
+
+def damaged_copy(bags, tmp_path, kind, how):
+    src = bags[kind]
+    if src.is_dir():
+        dst = tmp_path / src.name
+        shutil.copytree(src, dst)
+        f = next(p for p in dst.iterdir() if p.name != "metadata.yaml")
+    else:
+        dst = f = tmp_path / src.name
+        shutil.copy(src, dst)
+    f.write_bytes(damage(f.read_bytes(), how))
+    return dst
+
+
+# ------------------------------------------------------------------ damaged bags
+
+@pytest.mark.parametrize("kind, how, says", [
+    ("bz2", "bz2", "OSError: Invalid data stream"),
+    ("lz4", "lz4", "RuntimeError: LZ4F_"),
+    ("plain", "index", "AssertionError"),
+    ("lz4", "index", "AssertionError"),
+    ("mcap", "mcap-length", "OverflowError"),
+])
+def test_a_damaged_bag_is_one_line_naming_the_file_and_the_repair(bags, tmp_path, kind, how, says):
+    bag = damaged_copy(bags, tmp_path, kind, how)
+    out = tmp_path / "out.csv"
+    line = one_line_error(invoke("inverse", ARM6, bag, "-o", out))
+    assert f"{bag}: cannot be read as a ROS bag: the file is damaged" in line and says in line, line
+    assert ("`mcap recover`" if kind == "mcap" else "`rosbag reindex`") in line, line
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("kind", ["plain", "bz2", "lz4", "mcap", "db3"])
+def test_bytes_flipped_anywhere_in_a_bag_are_never_an_internal_error(bags, tmp_path, kind):
+    """60 random damages per kind (1 to 16 bytes set to random values): the recording is read (a value
+    changed) or refused with a DynError; no other exception leaves the reader."""
+    src = bags[kind]
+    rng = random.Random(kind)
+    others = []
+    for i in range(60):
+        dst = tmp_path / str(i)
+        dst.mkdir()
+        if src.is_dir():
+            bag = dst / src.name
+            shutil.copytree(src, bag)
+            f = next(p for p in bag.iterdir() if p.name != "metadata.yaml")
+        else:
+            bag = f = dst / src.name
+            shutil.copy(src, f)
+        d = bytearray(f.read_bytes())
+        for _ in range(rng.choice([1, 4, 16])):
+            d[rng.randrange(len(d))] = rng.randrange(256)
+        f.write_bytes(bytes(d))
+        try:
+            read_recording(ARM, bag)
+        except DynError:
+            pass
+        except Exception as exc:  # noqa: BLE001 - the point: none may come out
+            others.append(f"damage {i}: {type(exc).__name__}: {exc}")
+        shutil.rmtree(dst)
+    assert not others, others[:5]
+
+
+def test_a_huge_message_count_in_metadata_yaml_allocates_nothing_from_it(bags, tmp_path):
+    """A ROS 2 folder whose metadata.yaml says 10**12 messages (138 TiB of rows were asked: an
+    internal error) or 2 * 10**7 (3.2 GB allocated for 400 messages): read in the memory of its
+    400 messages."""
+    for count, name in ((10**12, "tera"), (2 * 10**7, "twenty-million")):
+        bag = tmp_path / name
+        shutil.copytree(bags["db3"], bag)
+        meta = bag / "metadata.yaml"
+        meta.write_text(meta.read_text().replace(f"message_count: {N}", f"message_count: {count}"))
+        before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        rec = read_recording(ARM, bag)
+        grown_mb = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
+        assert rec.trajectory.data.shape[0] == N
+        assert grown_mb < 200, grown_mb
+
+
+# ------------------------------------------------------------------ a clock jump (#33 item 5)
+
+def _jumped(msgs, k, stamp_ns):
+    return [m._replace(stamp=stamp_ns) if i == k else m for i, m in enumerate(msgs)]
+
+
+@pytest.mark.parametrize("k", [0, N - 1])
+@pytest.mark.parametrize("fmt", ["bag", "rostopic"])
+def test_one_stamp_at_2_31_s_is_an_error_naming_the_message_not_a_14_year_recording(tmp_path, k, fmt):
+    """One header stamp at 2**31 s (a clock jump; 2038-01-19) at the first or the last message: it was
+    read as a recording of 4.47e8 s (14 years), exit 0, when the jumped message was the last one. A
+    jump in the middle has two steps and was already refused (`rhythm_break`)."""
+    msgs = _jumped(joint_states(), k, 2**31 * 10**9 + k * 1_000_000)
+    if fmt == "bag":
+        path = write_bag(tmp_path / "run.bag", {"/joint_states": _ros1_stamps(msgs)}, "bag")
+        path.write_bytes(_stamp_2_31(path.read_bytes(), k))
+        where = f"message {k + 1} of /joint_states, stamp 2147483648."
+    else:
+        path = write_rostopic_csv(tmp_path / "run.csv", msgs)
+        where = f"run.csv:{k + 2}: this message, stamp 2147483648."
+    out = tmp_path / "out.csv"
+    line = one_line_error(invoke("inverse", ARM6, path, "-o", out))
+    assert where in line and "breaks the rhythm" in line and "--clock log" in line, line
+    assert not out.exists()
+
+
+def _ros1_stamps(msgs):
+    """The messages with stamps a ROS 2 typestore can serialize (int32 seconds): the jumped one is
+    written at its normal time and its seconds are set to 2**31 in the bag's bytes (`_stamp_2_31`)."""
+    return [m._replace(stamp=EPOCH_NS + i * 1_000_000) if m.stamp >= 2**31 * 10**9 else m
+            for i, m in enumerate(msgs)]
+
+
+def _stamp_2_31(data, k):
+    """ROS 1 header: seq, stamp seconds, nanoseconds (uint32 each): message k's seconds at 2**31."""
+    old = struct.pack("<III", k, EPOCH_NS // 10**9, k * 1_000_000)
+    assert data.count(old) == 1
+    return data.replace(old, struct.pack("<III", k, 2**31, k * 1_000_000))

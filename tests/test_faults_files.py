@@ -201,3 +201,43 @@ def _stamp_2_31(data, k):
     old = struct.pack("<III", k, EPOCH_NS // 10**9, k * 1_000_000)
     assert data.count(old) == 1
     return data.replace(old, struct.pack("<III", k, 2**31, k * 1_000_000))
+
+
+# ------------------------------------------------------------------ file names that are not UTF-8
+
+def _bytes_name(folder, raw: bytes):
+    """A path in `folder` whose last part is the bytes `raw` (Linux allows any but '/' and NUL)."""
+    import os
+
+    return type(folder)(os.fsdecode(os.fsencode(folder) + b"/" + raw))
+
+
+def test_file_names_that_are_not_utf8_are_read_and_written(tmp_path):
+    """A trajectory, a URDF, an output or its folder named with bytes that are not UTF-8 (a Latin-1
+    name from an old system, a damaged name): read and written as any other (they were internal
+    errors, exit 3: Arrow takes UTF-8 paths only, the page and the figure's title could not
+    encode the name); a name shown in a message, a title or a page has the bytes as \\xNN."""
+    import shutil as sh
+
+    robot = _bytes_name(tmp_path, b"arm\xff6.urdf")
+    sh.copy(ARM6, robot)
+    folder = _bytes_name(tmp_path, b"d\xfe")
+    folder.mkdir()
+    csv_out, pq_out = _bytes_name(tmp_path, b"tr\xe9.csv"), _bytes_name(folder, b"tr\xff.parquet")
+    for out in (csv_out, pq_out):
+        ran = invoke("simulate", robot, "--steps", "20", "-o", out)
+        assert ran.exit_code == 0, ran.stderr
+    torques = _bytes_name(folder, b"tau\xff.csv")
+    ran = invoke("inverse", robot, pq_out, "-o", torques)
+    assert ran.exit_code == 0, ran.stderr
+    assert torques.read_text().startswith("time,")
+    figure = _bytes_name(folder, b"q\xff.png")
+    ran = invoke("plot", csv_out, "-o", figure)
+    assert ran.exit_code == 0, ran.stderr
+    assert figure.read_bytes().startswith(b"\x89PNG")
+    page = _bytes_name(folder, b"v\xff.html")
+    ran = invoke("view", robot, csv_out, "-o", page)
+    assert ran.exit_code == 0, ran.stderr
+    assert "tr\\xe9.csv" in page.read_text(encoding="utf-8")
+    line = one_line_error(invoke("inverse", robot, _bytes_name(tmp_path, b"missing\xff.csv")))
+    assert "missing\\xff.csv: no such file" in line, line

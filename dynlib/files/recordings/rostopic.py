@@ -32,7 +32,7 @@ from ..column_map import mapped, source_columns
 from ...errors import InputError, TrajectoryError, closest
 from ..trajectory import Trajectory
 from ..trajectory.csv import RowLines, read_file
-from ..trajectory.in_memory import listing
+from ..trajectory.in_memory import arrow_input, listing
 from . import clock
 
 from .kinds import ROSTOPIC_FIRST as FIRST
@@ -123,7 +123,7 @@ def _read_columns(display, buf, path, names, joints, n_names, arrays, time_name)
     convert = pa_csv.ConvertOptions(column_types=types, include_columns=wanted, strings_can_be_null=False,
                                     quoted_strings_can_be_null=False)
     try:
-        with (pa.BufferReader(buf) if buf is not None else pa.OSFile(str(path))) as source:
+        with (pa.BufferReader(buf) if buf is not None else arrow_input(path)) as source:
             table = pa_csv.read_csv(source, convert_options=convert)
     except pa.ArrowInvalid:
         raise _diagnose(buf if buf is not None else read_file(path, display), display, names, joints,

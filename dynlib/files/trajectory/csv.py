@@ -27,7 +27,7 @@ import pyarrow.csv as pa_csv
 
 from ...errors import TrajectoryError
 from ..._numba.parallel import threads
-from .in_memory import Trajectory, check_names, from_arrow
+from .in_memory import Trajectory, arrow_input, check_names, from_arrow
 
 _HEAD_BYTES = 1 << 16  # read first for the header; the whole file only when the header is longer
 _WRITE_BLOCK_ROWS = 1 << 15  # rows formatted per task when a CSV is written on several cores
@@ -256,7 +256,7 @@ def read(display, buf, path=None) -> Trajectory:
             column_types={n: pa.binary() if n in text else pa.float64() for n in names},
             null_values=[""], strings_can_be_null=False, quoted_strings_can_be_null=False)
         try:
-            with (pa.BufferReader(buf) if buf is not None else pa.OSFile(str(path))) as stream:
+            with (pa.BufferReader(buf) if buf is not None else arrow_input(path)) as stream:
                 table = pa_csv.read_csv(stream, convert_options=convert)
             break
         except pa.ArrowInvalid as exc:

@@ -241,3 +241,47 @@ def test_file_names_that_are_not_utf8_are_read_and_written(tmp_path):
     assert "tr\\xe9.csv" in page.read_text(encoding="utf-8")
     line = one_line_error(invoke("inverse", robot, _bytes_name(tmp_path, b"missing\xff.csv")))
     assert "missing\\xff.csv: no such file" in line, line
+
+
+# ------------------------------------------------------------------ a cell over 128 kB
+
+BIG = 200_000  # characters: over the csv module's default field limit of 131072
+
+
+def _dyn_csv(tmp_path):
+    path = tmp_path / "run.csv"
+    ran = invoke("simulate", ARM6, "--steps", "20", "-o", path)
+    assert ran.exit_code == 0, ran.stderr
+    return path.read_text().splitlines()
+
+
+def test_a_cell_over_128_kb_in_a_column_dyn_does_not_need_is_read(tmp_path):
+    """A 200 kB note cell, a 200 kB column name (dyn CSV) and a 200 kB log line in a PlotJuggler
+    export: read as the file without them (they were internal errors: the csv module's "field larger
+    than field limit (131072)"); a 200 kB cell that is not a number in a column dyn reads is one line,
+    not a 200 kB one."""
+    from recording_files import write_plotjuggler_csv
+
+    lines = _dyn_csv(tmp_path)
+    made = {"note": [lines[0] + ",note"] + [ln + ("," + "n" * BIG if k == 3 else ",ok") for k, ln in enumerate(lines[1:])],
+            "name": [lines[0] + "," + "h" * BIG] + [ln + ",1" for ln in lines[1:]]}
+    pj = write_plotjuggler_csv(tmp_path / "pj.csv", {"/joint_states": joint_states(50)})
+    pj_lines = pj.read_text().splitlines()
+    made["plotjuggler"] = [pj_lines[0] + ",/rosout/msg"] + [ln + ("," + "y" * BIG if k == 2 else ",")
+                                                            for k, ln in enumerate(pj_lines[1:])]
+    for name, text in made.items():
+        path = tmp_path / f"{name}.csv"
+        path.write_text("\n".join(text) + "\n")
+        out = tmp_path / f"tau-{name}.csv"
+        ran = invoke("inverse", ARM6, path, "-o", out)
+        assert ran.exit_code == 0, (name, ran.stderr[:500])
+        assert out.read_text().startswith("time,")
+    bad = list(lines)
+    cells = bad[4].split(",")
+    cells[2] = "z" * BIG
+    bad[4] = ",".join(cells)
+    path = tmp_path / "bad.csv"
+    path.write_text("\n".join(bad) + "\n")
+    line = one_line_error(invoke("inverse", ARM6, path, "-o", tmp_path / "tau.csv"))
+    assert f"bad.csv:5: column '{lines[0].split(',')[2]}': 'zzz" in line and f"({BIG} characters) is not a number" in line
+    assert len(line) < 400, len(line)

@@ -31,7 +31,7 @@ from ..columns import EFFORT, TIME, coordinate_columns
 from ..column_map import mapped, source_columns
 from ...errors import InputError, TrajectoryError, closest
 from ..trajectory import Trajectory
-from ..trajectory.csv import RowLines, read_file
+from ..trajectory.csv import RowLines, quoted_cell, read_file
 from ..trajectory.in_memory import arrow_input, listing
 from . import clock
 
@@ -260,5 +260,6 @@ def _diagnose(buf, display, names, joints, n_names, n_arrays) -> TrajectoryError
                 try:
                     float(value)
                 except ValueError:
-                    return TrajectoryError(f"{value!r} is not a number", file=display, line=line, column=name)
+                    return TrajectoryError(f"{quoted_cell(value)} is not a number", file=display, line=line,
+                                           column=name)
     return TrajectoryError("cannot be read as a rostopic echo -p file", file=display)

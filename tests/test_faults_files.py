@@ -285,3 +285,54 @@ def test_a_cell_over_128_kb_in_a_column_dyn_does_not_need_is_read(tmp_path):
     line = one_line_error(invoke("inverse", ARM6, path, "-o", tmp_path / "tau.csv"))
     assert f"bad.csv:5: column '{lines[0].split(',')[2]}': 'zzz" in line and f"({BIG} characters) is not a number" in line
     assert len(line) < 400, len(line)
+
+
+# ------------------------------------------------------------------ the memory check's limits
+
+def test_the_memory_check_counts_ulimit_v(tmp_path):
+    """Under ``ulimit -v 3 GB`` a run whose trajectory needs 18 GB (less than the machine's memory)
+    is one line naming the limit, before the run (it was refused only by the machine's memory:
+    MemoryError, an internal error)."""
+    from helpers import run_process
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_AS, (3 * 10**9, resource.RLIM_INFINITY))
+
+    out = tmp_path / "big.parquet"
+    ran = run_process("simulate", ARM6, "--steps", "30000000", "-o", out, preexec_fn=limit, timeout=300)
+    assert ran.returncode == 2, ran.stderr[-2000:]
+    assert "internal error" not in ran.stderr
+    line = [ln for ln in ran.stderr.splitlines() if ln.startswith("dyn: error:")]
+    assert len(line) == 1 and "--steps" in line[0] and "(ulimit -v)" in line[0], ran.stderr
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("version", ["v2", "v1"])
+def test_the_memory_check_counts_the_control_groups_limit(tmp_path, monkeypatch, version):
+    """A process in a control group of 1 GB (its parent's limit, 2 GB of which 0.5 used: the least
+    counts) cannot have the machine's memory: a need of 1.5 GB is over, 0.5 GB fits."""
+    from dynlib.files import output
+
+    proc, root = tmp_path / "proc", tmp_path / "cgroup"
+    proc.mkdir()
+    (proc / "status").write_text("VmSize:\t 100 kB\n")
+    if version == "v2":
+        (proc / "cgroup").write_text("0::/jobs/run\n")
+        files, base = ("memory.max", "memory.current"), root
+        (base / "jobs" / "run").mkdir(parents=True)
+        (base / files[0]).write_text("max\n")
+    else:
+        (proc / "cgroup").write_text("5:cpu:/\n4:memory:/jobs/run\n")
+        files, base = ("memory.limit_in_bytes", "memory.usage_in_bytes"), root / "memory"
+        (base / "jobs" / "run").mkdir(parents=True)
+        (base / files[0]).write_text(f"{2**63 - 4096}\n")
+    (base / "jobs" / files[0]).write_text(f"{10**9}\n")
+    (base / "jobs" / files[1]).write_text("0\n")
+    (base / "jobs" / "run" / files[0]).write_text(f"{2 * 10**9}\n")
+    (base / "jobs" / "run" / files[1]).write_text(f"{5 * 10**8}\n")
+    monkeypatch.setattr(output, "_PROC", proc)
+    monkeypatch.setattr(output, "_CGROUP", root)
+    over = output.memory_shortfall(1.5e9)
+    assert over and over.startswith("1.5 GB, more than the 1 GB its control group has left of its limit of 1 GB"), over
+    assert str(base / "jobs" / files[0]) in over
+    assert output.memory_shortfall(0.5e9) is None

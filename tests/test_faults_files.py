@@ -336,3 +336,38 @@ def test_the_memory_check_counts_the_control_groups_limit(tmp_path, monkeypatch,
     assert over and over.startswith("1.5 GB, more than the 1 GB its control group has left of its limit of 1 GB"), over
     assert str(base / "jobs" / files[0]) in over
     assert output.memory_shortfall(0.5e9) is None
+
+
+# ------------------------------------------------------------------ a sweep worker killed by the OOM killer
+
+OOM_SWEEP = f"""\
+dyn: 1
+robot: {ARM6}
+duration: 0.2
+dt: 0.001
+output: {{every: 10}}
+sweep:
+  grid:
+    initial.q.shoulder_lift: [-1.0, -0.5, 0.0, 0.5, 1.0]
+"""
+
+
+@pytest.mark.kernels
+def test_a_sweep_worker_killed_by_the_oom_killer_fails_its_variant_and_the_sweep_goes_on(tmp_path, monkeypatch):
+    """The worker running v001 is killed with SIGKILL every time (as the out-of-memory killer kills a
+    variant that does not fit): v001 is recorded as failed, naming SIGKILL; the variants that shared
+    its pool run again and are ok (each break of the pool blamed every task queued in it: two breaks
+    failed them too)."""
+    import helpers
+    from dynlib.runs.sweep import backends, plan_sweep, run_sweep
+
+    monkeypatch.setattr(backends, "run_variant", helpers.variant_killed_as_by_the_oom_killer)
+    scenario = tmp_path / "sweep.yaml"
+    scenario.write_text(OOM_SWEEP)
+    report = run_sweep(plan_sweep(scenario), tmp_path / "out", workers=2)
+    status = {row["variant"]: row["status"] for row in report.rows.values()} if isinstance(report.rows, dict) \
+        else {row["variant"]: row["status"] for row in report.rows}
+    assert status == {"v000": "ok", "v001": "failed", "v002": "ok", "v003": "ok", "v004": "ok"}, status
+    summary = (tmp_path / "out" / "summary.csv").read_text()
+    v001 = next(line for line in summary.splitlines() if line.startswith("v001,"))
+    assert "killed by SIGKILL" in v001, v001

@@ -3,6 +3,7 @@ index, flipped MCAP bytes), a ROS 2 ``metadata.yaml`` whose message count is hug
 the stamps. Each is one ``dyn: error:`` line and exit 2, never an internal error (exit 3).
 docs/faults.md is the table of these cases. The bags are written by `rosbags`' own writers
 (tests/recording_files.py), then damaged byte by byte."""
+import contextlib
 import random
 import resource
 import shutil
@@ -371,3 +372,78 @@ def test_a_sweep_worker_killed_by_the_oom_killer_fails_its_variant_and_the_sweep
     summary = (tmp_path / "out" / "summary.csv").read_text()
     v001 = next(line for line in summary.splitlines() if line.startswith("v001,"))
     assert "killed by SIGKILL" in v001, v001
+
+
+# ------------------------------------------------------------------ a full disk when a sweep starts
+
+SMALL_SWEEP = f"""\
+dyn: 1
+robot: {ARM6}
+duration: 0.05
+dt: 0.001
+sweep:
+  grid:
+    initial.q.shoulder_lift: [-1.0, 0.0]
+"""
+
+
+@pytest.fixture
+def full_tmpfs(tmp_path):
+    """A mounted tmpfs of 1 MB filled to its last byte (root only; skipped where mounting is not
+    allowed), unmounted at the end."""
+    import os
+    import subprocess
+
+    if os.geteuid() != 0 or not shutil.which("mount"):
+        pytest.skip("mounting a tmpfs needs root")
+    folder = tmp_path / "tmpfs"
+    folder.mkdir()
+    p = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(folder)], capture_output=True)
+    if p.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {p.stderr.decode().strip()}")
+    try:
+        fd = os.open(folder / "filler", os.O_WRONLY | os.O_CREAT)
+        for size in (65536, 1):
+            with contextlib.suppress(OSError):
+                while True:
+                    os.write(fd, b"\0" * size)
+        os.close(fd)
+        yield folder
+    finally:
+        subprocess.run(["umount", "-l", str(folder)], capture_output=True)
+
+
+def _assert_sweep_refused_leaving_nothing(ran, out):
+    line = one_line_error(ran)
+    assert f"{out}: cannot start the sweep there: No space left on device" in line, line
+    assert not out.exists(), sorted(p.name for p in out.rglob("*"))
+
+
+def test_a_full_disk_when_a_sweep_starts_is_one_line_and_leaves_no_folder_or_lock(tmp_path, full_tmpfs):
+    """The output folder on a full file system (a real tmpfs): the folder and .dyn-sweep could be made,
+    the lock's pid could not be written: exit 2 naming the folder, and the folder, with its lock, is
+    removed (it was an internal error, exit 3, and left out/.dyn-sweep/lock)."""
+    from helpers import run_process
+
+    scenario = tmp_path / "sweep.yaml"
+    scenario.write_text(SMALL_SWEEP)
+    out = full_tmpfs / "out"
+    ran = run_process("sweep", scenario, "-o", out, "--workers", "1", "--no-progress")
+    _assert_sweep_refused_leaving_nothing(ran, out)
+
+
+def test_a_full_disk_when_a_sweep_starts_is_one_line_and_leaves_no_folder_or_lock_in_process(tmp_path, monkeypatch):
+    """The same where no file system can be mounted: the lock's write fails with ENOSPC."""
+    import errno
+    import os
+
+    def full(fd, length):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    scenario = tmp_path / "sweep.yaml"
+    scenario.write_text(SMALL_SWEEP)
+    out = tmp_path / "out"
+    monkeypatch.setattr(os, "ftruncate", full)
+    ran = invoke("sweep", scenario, "-o", out, "--workers", "1", "--no-progress")
+    monkeypatch.undo()
+    _assert_sweep_refused_leaving_nothing(ran, out)

@@ -447,3 +447,139 @@ def test_a_full_disk_when_a_sweep_starts_is_one_line_and_leaves_no_folder_or_loc
     ran = invoke("sweep", scenario, "-o", out, "--workers", "1", "--no-progress")
     monkeypatch.undo()
     _assert_sweep_refused_leaving_nothing(ran, out)
+
+
+# ------------------------------------------------------------------ dyn view: meshes and link names
+
+MESH_SECRET = "SECRET-mesh-7e31"
+TRIANGLE_OBJ = "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n"
+
+
+def _page_payload(html: bytes) -> bytes:
+    import base64
+    import gzip
+    import re
+
+    found = re.search(rb'<script id="dyn-scene" type="application/octet-stream">\s*([A-Za-z0-9+/=]+)\s*</script>',
+                      html)
+    return gzip.decompress(base64.b64decode(found.group(1)))
+
+
+def _robot_with_mesh(tmp_path, filename, package=True):
+    """robot/ (a package when `package`) with robot.urdf whose one visual is the mesh `filename`."""
+    pkg = tmp_path / "robot"
+    (pkg / "meshes").mkdir(parents=True)
+    if package:
+        (pkg / "package.xml").write_text("<package><name>mesh_description</name></package>\n")
+    (pkg / "meshes" / "own.obj").write_text(TRIANGLE_OBJ)
+    robot = pkg / "robot.urdf"
+    robot.write_text(f'<robot name="r"><link name="base"><visual><geometry><mesh filename="{filename}"/>'
+                     '</geometry></visual></link></robot>\n')
+    motion = tmp_path / "m.csv"
+    motion.write_text("time\n0\n0.1\n")
+    return robot, motion
+
+
+def _view(robot, motion, page, timeout=None):
+    from helpers import run_process
+
+    if timeout is None:
+        return invoke("view", robot, motion, "-o", page)
+    return run_process("view", robot, motion, "-o", page, timeout=timeout)
+
+
+@pytest.mark.parametrize("filename", ["/PLACE/secret/scan.obj", "../secret/scan.obj", "file:///PLACE/secret/scan.obj",
+                                      "meshes/link.obj", "package://mesh_description/../secret/scan.obj"])
+def test_a_page_embeds_no_mesh_outside_the_robots_package(tmp_path, filename):
+    """A URDF <mesh> naming an .obj (.stl, .dae) outside the robot's package (absolute, ../, file://, a
+    symlink in the package, package:// with ../): one warning, left out; nothing of the file is in the
+    page (it was embedded, as mtllib files were before #33 item 2)."""
+    secret = tmp_path / "secret"
+    secret.mkdir()
+    (secret / "scan.obj").write_text(f"# {MESH_SECRET}\n" + TRIANGLE_OBJ)
+    robot, motion = _robot_with_mesh(tmp_path, filename.replace("/PLACE", str(tmp_path)))
+    (robot.parent / "meshes" / "link.obj").symlink_to(secret / "scan.obj")
+    page = tmp_path / "page.html"
+    ran = invoke("view", robot, motion, "-o", page, "--package-path", tmp_path)
+    assert ran.exit_code == 0, ran.stderr
+    warnings = [ln for ln in ran.stderr.splitlines() if ln.startswith("dyn: warning:")]
+    assert any("is not a mesh file inside the robot's package" in w and "left out" in w for w in warnings), ran.stderr
+    assert MESH_SECRET.encode() not in _page_payload(page.read_bytes())
+
+
+@pytest.mark.parametrize("filename, package", [("meshes/own.obj", True), ("meshes/own.obj", False),
+                                               ("package://mesh_description/meshes/own.obj", True),
+                                               ("file:///PLACE/other_description/meshes/shared.obj", True)])
+def test_a_page_still_embeds_the_robots_own_meshes_and_other_packages(tmp_path, filename, package):
+    """The robot's own meshes (relative, package://, in a folder without package.xml) and another ROS
+    package's (a generated URDF names them by file://) are drawn, without a warning."""
+    other = tmp_path / "other_description"
+    (other / "meshes").mkdir(parents=True)
+    (other / "package.xml").write_text("<package><name>other_description</name></package>\n")
+    (other / "meshes" / "shared.obj").write_text("# shared\n" + TRIANGLE_OBJ)
+    robot, motion = _robot_with_mesh(tmp_path, filename.replace("/PLACE", str(tmp_path)), package)
+    page = tmp_path / "page.html"
+    ran = invoke("view", robot, motion, "-o", page, "--package-path", tmp_path)
+    assert ran.exit_code == 0, ran.stderr
+    assert "warning" not in ran.stderr, ran.stderr
+    assert b"v 0 1 0" in _page_payload(page.read_bytes())
+
+
+@pytest.mark.parametrize("kind", ["dev-zero-link", "dev-zero-node", "fifo", "fifo-texture"])
+def test_a_mesh_that_is_a_device_or_a_fifo_is_left_out_without_reading_it(tmp_path, kind):
+    """A mesh that is /dev/zero (a symlink in the package to it, or the device itself made there: it
+    filled the memory), a FIFO in the package (the build hung), a FIFO as an .obj's texture: one
+    warning, left out, in a process that ends (a real process: a hang is the fault)."""
+    import os
+    import stat as st
+
+    robot, motion = _robot_with_mesh(tmp_path, "meshes/own.obj" if kind == "fifo-texture" else "meshes/link.stl")
+    meshes = robot.parent / "meshes"
+    if kind == "dev-zero-link":
+        (meshes / "link.stl").symlink_to("/dev/zero")
+    elif kind == "dev-zero-node":
+        try:
+            os.mknod(meshes / "link.stl", st.S_IFCHR | 0o666, os.makedev(1, 5))  # /dev/zero's numbers
+        except PermissionError:
+            pytest.skip("making a device needs root")
+    elif kind == "fifo":
+        os.mkfifo(meshes / "link.stl")
+    else:
+        os.mkfifo(meshes / "wood.png")
+        (meshes / "own.mtl").write_text("newmtl m\nmap_Kd wood.png\n")
+        (meshes / "own.obj").write_text("mtllib own.mtl\nusemtl m\n" + TRIANGLE_OBJ)
+    page = tmp_path / "page.html"
+    ran = _view(robot, motion, page, timeout=120)
+    assert ran.returncode == 0, ran.stderr[-2000:]
+    warnings = [ln for ln in ran.stderr.splitlines() if ln.startswith("dyn: warning:") and "link frames" not in ln]
+    assert len(warnings) == 1, ran.stderr
+    says = {"dev-zero-link": "is not a mesh file inside the robot's package",
+            "dev-zero-node": "is not a regular file (a character device)",
+            "fifo": "is not a regular file (a FIFO)", "fifo-texture": "is not a regular file (a FIFO)"}[kind]
+    assert says in warnings[0] and "left out" in warnings[0], warnings
+
+
+def test_links_whose_names_differ_only_by_slash_and_underscore_stay_two_in_the_page(tmp_path):
+    """tf-prefixed link names ``arm/link1`` and ``arm_link1`` (two moving bodies): two nodes of the
+    page, each with its own shape and motion (mapping '/' to '_' merged them into one node)."""
+    import json
+
+    robot = tmp_path / "r.urdf"
+    robot.write_text("""<robot name="r">
+  <link name="base"/>
+  <link name="arm/link1"><visual><geometry><box size="0.1 0.1 0.1"/></geometry></visual></link>
+  <link name="arm_link1"><visual><geometry><sphere radius="0.05"/></geometry></visual></link>
+  <joint name="j1" type="revolute"><parent link="base"/><child link="arm/link1"/><axis xyz="0 0 1"/>
+    <limit lower="-3" upper="3" effort="1" velocity="1"/></joint>
+  <joint name="j2" type="revolute"><parent link="base"/><child link="arm_link1"/><origin xyz="1 0 0"/>
+    <axis xyz="0 0 1"/><limit lower="-3" upper="3" effort="1" velocity="1"/></joint>
+</robot>
+""")
+    motion = tmp_path / "m.csv"
+    motion.write_text("time,q.j1,q.j2\n0,0,0\n0.5,1,-1\n1,2,-2\n")
+    page = tmp_path / "page.html"
+    ran = invoke("view", robot, motion, "-o", page)
+    assert ran.exit_code == 0, ran.stderr
+    payload = _page_payload(page.read_bytes())
+    assert b"/dyn/robot/arm%2Flink1" in payload and b"/dyn/robot/arm_link1" in payload
+    assert payload.count(b"BoxGeometry") == 1 and payload.count(b"SphereGeometry") == 1

@@ -218,7 +218,7 @@ def _robot(model, Tb, package_path):
     from ...files.packages import Packages
 
     packages = Packages(package_path, near=model.source or None)
-    meshes, notes, warnings = MeshFiles(), [], []
+    meshes, notes, warnings = MeshFiles(model.source or None), [], []
     objects, drawn = S.robot_objects(model, model.visuals, meshes, packages, S.DEFAULT_RGBA, notes)
     drawn_from = "visual"
     if drawn == 0:

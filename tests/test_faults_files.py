@@ -583,3 +583,19 @@ def test_links_whose_names_differ_only_by_slash_and_underscore_stay_two_in_the_p
     payload = _page_payload(page.read_bytes())
     assert b"/dyn/robot/arm%2Flink1" in payload and b"/dyn/robot/arm_link1" in payload
     assert payload.count(b"BoxGeometry") == 1 and payload.count(b"SphereGeometry") == 1
+
+
+def test_a_clock_that_jumps_and_stays_is_an_error_naming_the_first_message_after_it():
+    """Stamps that jump by 14 years half-way and stay there: the first sample after the jump breaks
+    the rhythm (the recording was 14 years long, exit 0); a pause of 30 s in a 0.4 s recording is a
+    gap, not a jump."""
+    from dynlib.files.recordings.clock import rhythm_break
+
+    t = np.arange(N) * 1e-3
+    jumped = t.copy()
+    jumped[N // 2:] += 2**31 - 1.7e9
+    brk = rhythm_break(jumped)
+    assert brk is not None and brk.k == N // 2 and brk.before > 4e8
+    paused = t.copy()
+    paused[N // 2:] += 30.0
+    assert rhythm_break(paused) is None

@@ -145,6 +145,7 @@ ON_TICK = 0.2   # a step within this (in median steps) of a whole number of them
 RHYTHM = 0.9    # the share of steps that keep it for the stamps to have a rhythm at all
 JUMP = 1000     # a first or last step over this many median steps, and longer than all the others together,
 # is a clock jump (one stamp at 2**31 s read a 0.4 s bag as a 14-year recording), not a pause
+LONG_PAUSE = 3600.0  # s: a step in the middle is a clock jump only when longer (and 10 x the rest)
 
 
 def rhythm_break(t, Q=None) -> RhythmBreak | None:
@@ -190,24 +191,30 @@ def rhythm_break(t, Q=None) -> RhythmBreak | None:
         k = first_between
     else:
         k = _stray_of_pair(t, r, whole, first_close, Q)
-    if jump == 0 or (jump is not None and k >= d.size - 1):  # not its neighbour, whose other step is fine
+    if jump is not None and (jump == 0 or k >= jump - 1):  # not its neighbour, whose other step is fine
         k = jump
     return RhythmBreak(k, float(d[k - 1]) if k > 0 else None, float(d[k]) if k < d.size else None, m)
 
 
 def _end_jump(d, m):
-    """0 (the first sample) or d.size (the last) when its one step in `d` is a clock jump: over `JUMP` median
-    steps `m` and longer than every other step together (a sample in the middle stamped at another time
-    has two steps, and the rules above find it), else None."""
+    """The sample after a clock jump, or None: a first or last step (one sample stamped at another
+    time) over `JUMP` median steps `m` and longer than every other step together (0 or d.size), or a
+    step in the middle over `JUMP` m, `LONG_PAUSE` and ten times every other step together (the clock
+    jumped and stayed: the first sample after it). A sample in the middle stamped at another time
+    has two such steps, and the rules of `rhythm_break` find it; a pause of a few times the rest of
+    the recording is a gap, not a jump."""
     if d.size < 2:
         return None
     a = np.abs(d)  # forward, or back (the first stamp 14 years late, the last one at 0)
-    rest = float(a[1:-1].sum())
-    if a[0] > JUMP * m and a[0] > rest + a[-1]:
+    i = int(np.argmax(a))
+    other = float(a.sum() - a[i])
+    if not a[i] > JUMP * m:
+        return None
+    if i == 0 and a[0] > other:
         return 0
-    if a[-1] > JUMP * m and a[-1] > rest + a[0]:
+    if i == d.size - 1 and a[i] > other:
         return d.size
-    return None
+    return i + 1 if a[i] > 10 * other and a[i] > LONG_PAUSE else None
 
 
 def _stray_of_pair(t, r, whole, i, Q):

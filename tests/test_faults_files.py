@@ -242,6 +242,12 @@ def test_file_names_that_are_not_utf8_are_read_and_written(tmp_path):
     assert "tr\\xe9.csv" in page.read_text(encoding="utf-8")
     line = one_line_error(invoke("inverse", robot, _bytes_name(tmp_path, b"missing\xff.csv")))
     assert "missing\\xff.csv: no such file" in line, line
+    scenario = _bytes_name(tmp_path, b"sweep\xff.yaml")
+    scenario.write_text(SMALL_SWEEP)
+    sweep = _bytes_name(tmp_path, b"out\xff")
+    ran = invoke("sweep", scenario, "-o", sweep, "--workers", "1", "--no-progress", "--view")
+    assert ran.exit_code == 0, ran.stderr
+    assert "<title>dyn sweep: sweep\\xff.yaml" in (sweep / "index.html").read_text(encoding="utf-8")
 
 
 # ------------------------------------------------------------------ a cell over 128 kB

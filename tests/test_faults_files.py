@@ -605,3 +605,24 @@ def test_a_clock_that_jumps_and_stays_is_an_error_naming_the_first_message_after
     paused = t.copy()
     paused[N // 2:] += 30.0
     assert rhythm_break(paused) is None
+
+
+@pytest.mark.parametrize("args, says", [
+    (("inverse", ARM6, "/dev/zero", "-o", "OUT"), "/dev/zero: is a character device, expected a trajectory file"),
+    (("plot", "/dev/urandom", "-o", "OUT.png"), "/dev/urandom: is a character device"),
+    (("info", "/dev/zero"), "/dev/zero: is a device, expected a .urdf or .xacro file"),
+])
+def test_a_device_as_an_input_file_is_one_line_without_reading_it(tmp_path, args, says):
+    """/dev/zero or /dev/urandom given as a trajectory or a robot: one line, exit 2, nothing read (they
+    were read whole: a MemoryError under a memory limit, all the machine's memory without one). Run
+    under ulimit -v 4 GB, so that a reader that reads them stops there."""
+    from helpers import run_process
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_AS, (4 * 10**9, resource.RLIM_INFINITY))
+
+    args = [str(a).replace("OUT", str(tmp_path / "out.csv")) for a in args]
+    ran = run_process(*args, preexec_fn=limit, timeout=120)
+    assert ran.returncode == 2, ran.stderr[-1000:]
+    assert "internal error" not in ran.stderr
+    assert says in [ln for ln in ran.stderr.splitlines() if ln.startswith("dyn: error:")][0], ran.stderr

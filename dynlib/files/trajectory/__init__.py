@@ -281,6 +281,9 @@ def open_source(path):
         raise TrajectoryError(f"cannot read: {exc.strerror}", file=display) from None
     if stat.S_ISDIR(mode):
         raise TrajectoryError("is a folder, expected a trajectory file", file=display)
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):  # /dev/zero would fill the memory: never read whole
+        raise TrajectoryError(f"is a {'character' if stat.S_ISCHR(mode) else 'block'} device, expected a "
+                              "trajectory file, a pipe or standard input", file=display)
     if stat.S_ISREG(mode):
         if fmt == "parquet" and p.stat().st_size == 0:
             raise TrajectoryError("empty file", file=display)

@@ -156,9 +156,7 @@ def parse_vector(text, n=None, what="value"):
 def notice(ctx, message):
     """A line on standard error unless -q."""
     if not (ctx.obj or {}).get("quiet"):
-        from dynlib.errors import shown  # a file name that is not UTF-8: its bytes as \xNN
-
-        click.echo(f"dyn: {shown(message)}", err=True)
+        click.echo(f"dyn: {message}", err=True)
 
 
 def derivatives_notice(ctx, requested, used):

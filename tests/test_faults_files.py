@@ -244,6 +244,10 @@ def test_file_names_that_are_not_utf8_are_read_and_written(tmp_path):
     ran = invoke("view", robot, csv_out, "-o", page)
     assert ran.exit_code == 0, ran.stderr
     assert "tr\\xe9.csv" in page.read_text(encoding="utf-8")
+    xacro = _bytes_name(tmp_path, b"arm\xff6.urdf.xacro")
+    sh.copy(ROBOTS_DIR / "arm6.urdf.xacro", xacro)
+    ran = invoke("info", xacro)
+    assert ran.exit_code == 0 and "shoulder_pan" in ran.stdout, ran.stderr
     line = one_line_error(invoke("inverse", robot, _bytes_name(tmp_path, b"missing\xff.csv")))
     assert "missing\\xff.csv: no such file" in line, line
     scenario = _bytes_name(tmp_path, b"sweep\xff.yaml")

@@ -28,7 +28,9 @@ def info(ctx, robot, floating_base, lock, gravity, as_json):
     if as_json:
         click.echo(json.dumps(_finite(s), indent=2, allow_nan=False))
         return
-    click.echo(f"robot {s['robot']}  ({s['source']})")
+    from dynlib.errors import shown  # a file name that is not UTF-8: its bytes as \xNN
+
+    click.echo(f"robot {s['robot']}  ({shown(str(s['source']))})")
     click.echo(f"  nq = {s['nq']}, nv = {s['nv']}, moving bodies = {s['bodies']}, frames = {len(s['frames'])}")
     click.echo(f"  total mass = {s['total_mass']:.6g} kg (moving {s['moving_mass']:.6g} kg), "
                f"gravity = ({', '.join(f'{g:g}' for g in s['gravity'])})")

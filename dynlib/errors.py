@@ -49,7 +49,17 @@ class DynError(Exception):
 
     def __str__(self) -> str:
         loc = self.location
-        return f"{loc}: {self.message}" if loc else self.message
+        return shown(f"{loc}: {self.message}" if loc else self.message)
+
+
+def shown(text: str) -> str:
+    """`text` printable as UTF-8: a file name that is not UTF-8 (Linux allows any bytes; Python keeps
+    them as lone surrogates, which no UTF-8 stream, page or font takes) with those bytes as ``\\xNN``."""
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    return text
 
 
 class URDFError(DynError):

@@ -72,8 +72,8 @@ NUMBA_INDEPENDENT = frozenset({
     "files/test_columns.py", "files/test_mimic.py", "sim/test_limits.py",
     "files/test_output.py", "files/test_packages.py", "files/test_recordings.py", "files/test_trajectory.py",
     "files/test_urdf.py", "files/test_urdf_visuals.py", "runs/test_view.py", "runs/test_view_browser.py",
-    "test_bad_inputs.py", "test_docs.py", "test_faults.py", "test_fuzz.py", "test_imports.py",
-    "test_layout.py", "test_readme.py",
+    "test_bad_inputs.py", "test_docs.py", "test_faults.py", "test_faults_files.py", "test_fuzz.py",
+    "test_imports.py", "test_layout.py", "test_readme.py",
 })
 TESTS_DIR = Path(__file__).resolve().parent
 

@@ -12,7 +12,7 @@ import warnings
 import numpy as np
 
 from .columns import TIME, UNITS, coordinate, part, unit
-from ..errors import InputError, TrajectoryError
+from ..errors import InputError, TrajectoryError, shown
 
 FIGURE_FORMATS = (".png", ".pdf", ".svg")
 DEFAULT_COLUMNS = ("q.*",)  # every configuration column
@@ -129,7 +129,7 @@ def default_title(traj, groups) -> str:
 
     source = "standard input" if traj.path in (None, "-", "<stdin>") else Path(traj.path).name
     parts = list(dict.fromkeys(g for g, _ in groups))
-    return f"{', '.join(parts)} against time ({source})"
+    return f"{', '.join(parts)} against time ({shown(source)})"  # a name that is not UTF-8: \\xNN
 
 
 def joint_types_of(robot) -> dict:

@@ -300,17 +300,85 @@ def _probe(folder, label, path):
 
 
 def memory_shortfall(need) -> str | None:
-    """None when `need` bytes fit in this machine's physical memory (or the system does not say how much it
-    has); else ``"<need> GB, more than this machine's <memory> GB"`` for the caller's message. The one check,
-    before the arrays are made, of a table too large to make (a long run, a high resampling rate, a long
-    excitation), so that it is a one-line input error instead of a MemoryError."""
+    """None when `need` bytes fit in the memory this process may have (or the system does not say);
+    else ``"<need> GB, more than <what>"`` for the caller's message. The one check, before the arrays
+    are made, of a table too large to make (a long run, a high resampling rate, a long excitation), so
+    that it is a one-line input error instead of a MemoryError. What the process may have is the least
+    of: this machine's physical memory; the address space left under ``ulimit -v`` (RLIMIT_AS, less
+    what the process maps already); what its control group has left (cgroup v2 ``memory.max``, v1
+    ``memory.limit_in_bytes``, less its current use, at every level up to the root)."""
+    for available, what in sorted(_memory_limits(), key=lambda limit: limit[0]):
+        if need > available:
+            return f"{need / 1e9:.3g} GB, more than {what}"
+    return None
+
+
+_PROC = Path("/proc/self")
+_CGROUP = Path("/sys/fs/cgroup")
+_NO_LIMIT = 1 << 62  # cgroup v1 writes "no limit" as a page-rounded 2**63 - 1
+
+
+def _memory_limits():
+    """(bytes available, what to call it) of each limit the process is under."""
+    found = []
     try:
         memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+        found.append((memory, f"this machine's {memory / 1e9:.3g} GB"))
     except (AttributeError, ValueError, OSError):
+        pass
+    import resource
+
+    soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+    if soft != resource.RLIM_INFINITY:
+        mapped = _status_bytes("VmSize")
+        found.append((max(soft - mapped, 0), f"the {max(soft - mapped, 0) / 1e9:.3g} GB of address space this "
+                      f"process has left under its limit of {soft / 1e9:.3g} GB (ulimit -v)"))
+    found += _cgroup_limits()
+    return found
+
+
+def _status_bytes(field) -> int:
+    try:
+        for line in (_PROC / "status").read_text().splitlines():
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) * 1024  # kB
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0
+
+
+def _cgroup_limits():
+    """(bytes left, what) of the memory limits of the process's control group and its ancestors."""
+    try:
+        lines = (_PROC / "cgroup").read_text().splitlines()
+    except OSError:
+        return []
+    found = []
+    for line in lines:
+        _, controllers, path = (line.split(":", 2) + ["", ""])[:3]
+        if controllers == "":  # v2: one hierarchy
+            base, files = _CGROUP, ("memory.max", "memory.current")
+        elif "memory" in controllers.split(","):  # v1: the memory controller's own hierarchy
+            base, files = _CGROUP / "memory", ("memory.limit_in_bytes", "memory.usage_in_bytes")
+        else:
+            continue
+        parts = [p for p in path.strip().split("/") if p]
+        for depth in range(len(parts), -1, -1):
+            folder = base.joinpath(*parts[:depth])
+            limit, used = _read_int(folder / files[0]), _read_int(folder / files[1])
+            if limit is not None and limit < _NO_LIMIT:
+                left = max(limit - (used or 0), 0)
+                found.append((left, f"the {left / 1e9:.3g} GB its control group has left of its limit of "
+                              f"{limit / 1e9:.3g} GB ({folder / files[0]})"))
+    return found
+
+
+def _read_int(path):
+    try:
+        text = path.read_text().strip()
+    except OSError:
         return None
-    if need <= memory:
-        return None
-    return f"{need / 1e9:.3g} GB, more than this machine's {memory / 1e9:.3g} GB"
+    return int(text) if text.isdigit() else None  # v2 writes "max" for no limit
 
 
 # ------------------------------------------------------------------ writing

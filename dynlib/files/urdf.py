@@ -158,6 +158,8 @@ def _parse_document(path: Path, package_path=()):
         raise URDFError("no such file", file=file)
     if path.is_dir():
         raise URDFError("is a folder, expected a .urdf or .xacro file", file=file)
+    if path.is_char_device() or path.is_block_device():  # /dev/zero would fill the memory
+        raise URDFError("is a device, expected a .urdf or .xacro file", file=file)
     if path.suffix == ".xacro":
         from .xacro_expand import expand_xacro
 

@@ -196,7 +196,9 @@ def _child():
 
         path = request["path"]
         _resolve_find(xacro, path, request.get("package_path", ()))
-        text = xacro.process_file(path).toxml().encode()
+        from ..errors import shown  # xacro's comment names the file: a name that is not UTF-8 as \xNN
+
+        text = shown(xacro.process_file(path).toxml()).encode()
     except BaseException as exc:  # xacro raises many types (and may call sys.exit): all are its errors
         del reserve
         if _out_of_memory(exc):  # xacro wraps an expression's MemoryError in its own (empty) message

@@ -26,6 +26,7 @@ read, where its stamp puts it (`dynlib.files.recordings.clock.rhythm_break` find
 """
 from __future__ import annotations
 
+import contextlib
 import operator
 import struct
 from pathlib import Path
@@ -33,7 +34,7 @@ from pathlib import Path
 import numpy as np
 
 from ..columns import EFFORT, TIME, coordinate_columns
-from ...errors import InputError, TrajectoryError, closest
+from ...errors import DynError, InputError, TrajectoryError, closest
 from ..trajectory import Trajectory
 from ..trajectory.in_memory import listing
 from . import clock
@@ -222,15 +223,74 @@ def read_bag(path, model, *, topic=None, columns=None, notes=None, clock_name="h
         reader.open()
     except errors as exc:
         raise TrajectoryError(f"cannot be read as a ROS bag ({_first_line(exc)})", file=display) from None
+    except Exception as exc:  # noqa: BLE001 - whatever a damaged file makes rosbags (or bz2, lz4, sqlite3) raise
+        raise TrajectoryError(f"cannot be read as a ROS bag: {_damaged(exc, kind)}", file=display) from None
     try:
-        return _read(reader, display, model, joints, topic, notes, clock_name)
+        return _read(reader, display, model, joints, topic, notes, clock_name, _size(p), kind)
     except errors as exc:
         raise TrajectoryError(f"cannot be read as a ROS bag ({_first_line(exc)})", file=display) from None
     finally:
-        reader.close()
+        with contextlib.suppress(Exception):  # a damaged bag may fail to close too
+            reader.close()
 
 
-def _read(reader, display, model, joints, topic, notes, clock_name):
+def _damaged(exc, kind_of_bag, where="") -> str:
+    """What to say of an exception that rosbags or a decompressor raised reading a damaged file."""
+    kind = type(exc).__name__ if type(exc).__name__ != "error" else f"{type(exc).__module__}.error"  # struct.error
+    return (f"the file is damaged{where} ({kind}"
+            f"{': ' + _first_line(exc) if str(exc).strip() else ''}); copy it again from the robot, or "
+            f"repair it ({_REPAIR.get(kind_of_bag, _REPAIR['folder'])})")
+
+
+_REPAIR = {".bag": "`rosbag reindex`", ".mcap": "`mcap recover`", ".db3": "`sqlite3 FILE .recover`",
+           "folder": "`ros2 bag reindex`, `mcap recover`"}
+
+
+def _messages(reader, conns, describe):
+    """(log time, raw bytes) of the messages of `conns`, in log order; a damaged chunk, index or record
+    (a bad bz2 or lz4 stream, an index pointing past a record, flipped bytes) is a TrajectoryError
+    naming the message that could not be read, not whatever the library raised."""
+    errors = _rosbags_errors()
+    it = reader.messages(connections=conns)
+    k = 0
+    while True:
+        try:
+            _, logtime, data = next(it)
+        except StopIteration:
+            return
+        except DynError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - see the docstring
+            where = describe(k, None).split(": ", 1)[1]
+            if isinstance(exc, errors):
+                raise TrajectoryError(f"cannot be read as a ROS bag at {where} ({_first_line(exc)})",
+                                      file=describe.display) from None
+            raise TrajectoryError(f"cannot be read as a ROS bag: {_damaged(exc, describe.kind, ' at ' + where)}",
+                                  file=describe.display) from None
+        yield logtime, data
+        k += 1
+
+
+def _size(path) -> int:
+    """The bytes of the bag's files (a ROS 2 folder: every file in it)."""
+    try:
+        if path.is_dir():
+            return sum(f.stat().st_size for f in path.iterdir() if f.is_file())
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
+def _first_rows(count, size, joints) -> int:
+    """Rows to allocate first: the index's message count (a damaged or hostile ``metadata.yaml`` may say
+    20 million, or 2**60, for a bag of 2000 messages), at most the messages the bag's bytes can hold
+    uncompressed (a JointState of these joints is at least its header, names and positions); a
+    compressed bag that holds more grows the table by doubling."""
+    smallest = 16 + 4 + sum(4 + len(j.encode()) for j in joints) + 12 + 8 * len(joints)
+    return max(min(count, size // smallest + 1), 1024)
+
+
+def _read(reader, display, model, joints, topic, notes, clock_name, size, kind):
     conns = [c for c in reader.connections if c.msgtype == JOINT_STATE]
     topics = sorted({c.topic for c in conns})
     if topic is not None:
@@ -252,7 +312,7 @@ def _read(reader, display, model, joints, topic, notes, clock_name):
     count = sum(int(c.msgcount or 0) for c in conns)
     nj = len(joints)
     width = 1 + 3 * nj
-    cap = max(count, 1024)
+    cap = _first_rows(count, size, joints)
     out = np.full((cap, width), np.nan)
     stamps = np.empty(cap, dtype=np.int64)
     logged = np.empty(cap, dtype=np.int64)
@@ -260,13 +320,14 @@ def _read(reader, display, model, joints, topic, notes, clock_name):
     def describe(k, stamp):
         when = "" if stamp is None else f", stamp {stamp // 1_000_000_000}.{stamp % 1_000_000_000:09d} s"
         return f"{display}: message {k + 1} of {chosen}{when}"
+    describe.display, describe.kind = display, kind
 
     dec = _Decoder(reader.is2, joints, describe)
     k = 0
     last = None
     layouts = []  # (the message where a layout starts, the layout), in message order
     head1 = struct.Struct("<4I").unpack_from
-    for _, logtime, data in reader.messages(connections=conns):
+    for logtime, data in _messages(reader, conns, describe):
         if k == cap:
             cap *= 2
             out = _grow(out, cap, np.nan)

@@ -143,6 +143,9 @@ CLOSE = 0.5     # a step below half the median step: two samples closer than the
 BETWEEN = 0.4   # a sample this far (in median steps) from every tick of the rhythm, on both sides
 ON_TICK = 0.2   # a step within this (in median steps) of a whole number of them keeps the rhythm
 RHYTHM = 0.9    # the share of steps that keep it for the stamps to have a rhythm at all
+JUMP = 1000     # a first or last step over this many median steps, and longer than all the others together,
+# is a clock jump (one stamp at 2**31 s read a 0.4 s bag as a 14-year recording), not a pause
+LONG_PAUSE = 3600.0  # s: a step in the middle is a clock jump only when longer (and 10 x the rest)
 
 
 def rhythm_break(t, Q=None) -> RhythmBreak | None:
@@ -160,7 +163,8 @@ def rhythm_break(t, Q=None) -> RhythmBreak | None:
 
     Stamps without a rhythm (fewer than `RHYTHM` of the steps within `ON_TICK` m of a whole number of
     m: a logging PC's stamps, an irregular rate) have none to break: None. Their steps are true
-    (`dynlib.motion.derivatives` takes non-uniform steps; identification resamples them)."""
+    (`dynlib.motion.derivatives` takes non-uniform steps; identification resamples them). A first or
+    last sample whose one step is a clock jump (`_end_jump`) breaks it too."""
     t = np.asarray(t, dtype=np.float64)
     d = np.diff(t)
     if d.size < 3:
@@ -178,13 +182,39 @@ def rhythm_break(t, Q=None) -> RhythmBreak | None:
     between = np.flatnonzero(off[:-1] & off[1:] & (np.abs(pair - np.rint(pair)) <= 0.25))
     first_close = int(close[0]) if close.size else d.size
     first_between = int(between[0]) + 1 if between.size else d.size + 1
+    jump = _end_jump(d, m)
     if first_close == d.size and first_between == d.size + 1:
-        return None
-    if first_between <= first_close:
+        if jump is None:
+            return None
+        k = jump
+    elif first_between <= first_close:
         k = first_between
     else:
         k = _stray_of_pair(t, r, whole, first_close, Q)
+    if jump is not None and (jump == 0 or k >= jump - 1):  # not its neighbour, whose other step is fine
+        k = jump
     return RhythmBreak(k, float(d[k - 1]) if k > 0 else None, float(d[k]) if k < d.size else None, m)
+
+
+def _end_jump(d, m):
+    """The sample after a clock jump, or None: a first or last step (one sample stamped at another
+    time) over `JUMP` median steps `m` and longer than every other step together (0 or d.size), or a
+    step in the middle over `JUMP` m, `LONG_PAUSE` and ten times every other step together (the clock
+    jumped and stayed: the first sample after it). A sample in the middle stamped at another time
+    has two such steps, and the rules of `rhythm_break` find it; a pause of a few times the rest of
+    the recording is a gap, not a jump."""
+    if d.size < 2:
+        return None
+    a = np.abs(d)  # forward, or back (the first stamp 14 years late, the last one at 0)
+    i = int(np.argmax(a))
+    other = float(a.sum() - a[i])
+    if not a[i] > JUMP * m:
+        return None
+    if i == 0 and a[0] > other:
+        return 0
+    if i == d.size - 1 and a[i] > other:
+        return d.size
+    return i + 1 if a[i] > 10 * other and a[i] > LONG_PAUSE else None
 
 
 def _stray_of_pair(t, r, whole, i, Q):

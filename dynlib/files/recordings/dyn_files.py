@@ -16,7 +16,7 @@ from ..columns import TIME, coordinate_columns
 from ..column_map import mapped, source_columns
 from ...errors import InputError, TrajectoryError, closest
 from ..trajectory import read_opened, require_columns
-from ..trajectory.in_memory import listing
+from ..trajectory.in_memory import arrow_file, arrow_input, listing
 from . import clock
 
 _PRECISE = 1e6  # clock readings below this are exact enough as doubles (ulp 1e-10)
@@ -32,7 +32,7 @@ def csv_decimal_column(display, buf, path, name):
 
     opts = pa_csv.ConvertOptions(include_columns=[name], column_types={name: pa.decimal128(37, 9)})
     try:
-        with (pa.BufferReader(buf) if buf is not None else pa.OSFile(str(path))) as source:
+        with (pa.BufferReader(buf) if buf is not None else arrow_input(path)) as source:
             table = pa_csv.read_csv(source, convert_options=opts)
     except (pa.ArrowException, OSError):
         return None
@@ -46,7 +46,7 @@ def parquet_integer_column(path, name):
     import pyarrow.parquet as pq
 
     try:
-        col = pq.ParquetFile(path).read(columns=[name]).column(0)
+        col = pq.ParquetFile(arrow_file(path)).read(columns=[name]).column(0)
     except (pa.ArrowException, OSError, KeyError):
         return None
     if not pa.types.is_integer(col.type) or col.null_count:
@@ -89,7 +89,7 @@ def run_settings_of(display, buf, fmt, path) -> dict:
     from ..columns import run_settings
 
     try:
-        meta = pq.read_schema(pa.BufferReader(buf) if buf is not None else str(path)).metadata
+        meta = pq.read_schema(pa.BufferReader(buf) if buf is not None else arrow_file(path)).metadata
     except (pa.ArrowException, OSError, UnicodeDecodeError):
         return {}  # (the table's reader reports a damaged file)
     return run_settings(meta, display)

@@ -31,8 +31,8 @@ from ..columns import EFFORT, TIME, coordinate_columns
 from ..column_map import mapped, source_columns
 from ...errors import InputError, TrajectoryError, closest
 from ..trajectory import Trajectory
-from ..trajectory.csv import RowLines, read_file
-from ..trajectory.in_memory import listing
+from ..trajectory.csv import RowLines, quoted_cell, read_file
+from ..trajectory.in_memory import arrow_input, listing
 from . import clock
 
 from .kinds import ROSTOPIC_FIRST as FIRST
@@ -123,7 +123,7 @@ def _read_columns(display, buf, path, names, joints, n_names, arrays, time_name)
     convert = pa_csv.ConvertOptions(column_types=types, include_columns=wanted, strings_can_be_null=False,
                                     quoted_strings_can_be_null=False)
     try:
-        with (pa.BufferReader(buf) if buf is not None else pa.OSFile(str(path))) as source:
+        with (pa.BufferReader(buf) if buf is not None else arrow_input(path)) as source:
             table = pa_csv.read_csv(source, convert_options=convert)
     except pa.ArrowInvalid:
         raise _diagnose(buf if buf is not None else read_file(path, display), display, names, joints,
@@ -260,5 +260,6 @@ def _diagnose(buf, display, names, joints, n_names, n_arrays) -> TrajectoryError
                 try:
                     float(value)
                 except ValueError:
-                    return TrajectoryError(f"{value!r} is not a number", file=display, line=line, column=name)
+                    return TrajectoryError(f"{quoted_cell(value)} is not a number", file=display, line=line,
+                                           column=name)
     return TrajectoryError("cannot be read as a rostopic echo -p file", file=display)

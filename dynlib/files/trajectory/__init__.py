@@ -32,6 +32,7 @@ every column must still hold numbers (a text column is reported, not skipped).
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 import sys
@@ -42,7 +43,7 @@ from ..columns import TIME, column_names
 from ...errors import InputError, TrajectoryError
 from ..output import atomic_output, in_place, reason
 from . import csv, parquet
-from .in_memory import Trajectory, check_increasing_time, require_columns, to_arrow
+from .in_memory import Trajectory, arrow_file, check_increasing_time, require_columns, to_arrow
 
 __all__ = [
     "Trajectory",
@@ -87,7 +88,11 @@ def write_trajectory(path, names, data, *, source=None, metadata=None, durable=F
         return
     with atomic_output(path, durable=durable) as tmp:
         if fmt == "csv":
-            csv.write(table, str(tmp))
+            with contextlib.ExitStack() as stack:
+                sink = arrow_file(tmp, "w")  # a name that is not UTF-8: Python's file
+                if not isinstance(sink, str):
+                    stack.callback(sink.close)
+                csv.write(table, sink)
         else:
             parquet.write(table, tmp)
 
@@ -276,6 +281,9 @@ def open_source(path):
         raise TrajectoryError(f"cannot read: {exc.strerror}", file=display) from None
     if stat.S_ISDIR(mode):
         raise TrajectoryError("is a folder, expected a trajectory file", file=display)
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):  # /dev/zero would fill the memory: never read whole
+        raise TrajectoryError(f"is a {'character' if stat.S_ISCHR(mode) else 'block'} device, expected a "
+                              "trajectory file, a pipe or standard input", file=display)
     if stat.S_ISREG(mode):
         if fmt == "parquet" and p.stat().st_size == 0:
             raise TrajectoryError("empty file", file=display)

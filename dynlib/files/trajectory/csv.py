@@ -27,11 +27,16 @@ import pyarrow.csv as pa_csv
 
 from ...errors import TrajectoryError
 from ..._numba.parallel import threads
-from .in_memory import Trajectory, check_names, from_arrow
+from .in_memory import Trajectory, arrow_input, check_names, from_arrow
 
 _HEAD_BYTES = 1 << 16  # read first for the header; the whole file only when the header is longer
 _WRITE_BLOCK_ROWS = 1 << 15  # rows formatted per task when a CSV is written on several cores
 _WRITE_THREADS = 4
+# the csv module refuses a field over 128 kB (`csv.field_size_limit`, a limit of the process): a long
+# note, a log line or a frame id in a column dyn does not need was an internal error. dyn holds the
+# file's bytes already, so a long cell costs nothing more: the limit is raised once, for every reader
+if csv.field_size_limit() < 2**31 - 1:
+    csv.field_size_limit(2**31 - 1)
 
 
 def read_file(path, display, size=-1) -> bytes:
@@ -179,6 +184,12 @@ def _diagnose_csv(source, display, arrow_message: str) -> TrajectoryError:
     return TrajectoryError(f"cannot be read as CSV ({message})", file=display)
 
 
+def quoted_cell(value: str, show: int = 60) -> str:
+    """A cell quoted for a message: its first `show` characters and its length when it is longer
+    (a 200 kB cell is not a 200 kB error line)."""
+    return repr(value) if len(value) <= show else f"{value[:show]!r}… ({len(value)} characters)"
+
+
 def _text_error(source, display, name):
     """A function giving the error of text column `name`: its first cell that is not
     a number, found with the csv module (on a second, streamed pass, only when asked)."""
@@ -190,7 +201,7 @@ def _text_error(source, display, name):
                 continue
             value = fields[k] if 0 <= k < len(fields) else ""
             if value.strip() and not _is_number(value):
-                return TrajectoryError(f"{value!r} is not a number", file=display, line=line, column=name)
+                return TrajectoryError(f"{quoted_cell(value)} is not a number", file=display, line=line, column=name)
         return TrajectoryError("holds text, not numbers", file=display, column=name)
     return make
 
@@ -256,7 +267,7 @@ def read(display, buf, path=None) -> Trajectory:
             column_types={n: pa.binary() if n in text else pa.float64() for n in names},
             null_values=[""], strings_can_be_null=False, quoted_strings_can_be_null=False)
         try:
-            with (pa.BufferReader(buf) if buf is not None else pa.OSFile(str(path))) as stream:
+            with (pa.BufferReader(buf) if buf is not None else arrow_input(path)) as stream:
                 table = pa_csv.read_csv(stream, convert_options=convert)
             break
         except pa.ArrowInvalid as exc:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import math
+import os
 
 import numpy as np
 import pyarrow as pa
@@ -20,6 +21,25 @@ from ..columns import TIME
 from ...errors import InputError, TrajectoryError, closest
 
 _SHOW = 8  # names listed in a message before "… (N more)"
+
+
+def arrow_file(path, mode="r"):
+    """What pyarrow opens `path` through: the path itself (a str), or, for a name that is not UTF-8
+    (Linux allows any bytes, and Arrow takes UTF-8 paths only: a UnicodeEncodeError, an internal
+    error), Python's file of it wrapped for Arrow. For reading (``r``: a file Arrow reads, closed
+    with it) or for Parquet's writer (``w``)."""
+    name = os.fspath(path)
+    try:
+        name.encode()
+    except UnicodeEncodeError:
+        return pa.PythonFile(open(name, "rb" if mode == "r" else "wb"), mode=mode)
+    return name
+
+
+def arrow_input(path):
+    """An Arrow input stream of the file at `path` (any name, see `arrow_file`)."""
+    file = arrow_file(path)
+    return pa.OSFile(file) if isinstance(file, str) else file
 
 
 def listing(names, show: int = _SHOW) -> str:
@@ -244,7 +264,7 @@ def to_arrow(names, data, source=None, metadata=None) -> pa.Table:
     cols = np.ascontiguousarray(data.T)  # one transpose (none for column-major data), then zero-copy columns
     meta = {str(k).encode(): str(v).encode() for k, v in (metadata or {}).items()}
     if source is not None:
-        meta[b"dyn.source"] = str(source).encode()
+        meta[b"dyn.source"] = str(source).encode("utf-8", "backslashreplace")  # a name that is not UTF-8
     # from_buffers, not pa.array: the latter imports pandas on first use (~0.3 s)
     arrays = [pa.Array.from_buffers(pa.float64(), len(c), [None, pa.py_buffer(c)]) for c in cols]
     return pa.Table.from_arrays(arrays, names=names, metadata=meta or None)

@@ -12,7 +12,7 @@ import functools
 import pyarrow as pa
 
 from ...errors import TrajectoryError
-from .in_memory import Trajectory, check_names, from_arrow
+from .in_memory import Trajectory, arrow_file, check_names, from_arrow
 
 
 def read(display, source) -> Trajectory:
@@ -22,7 +22,7 @@ def read(display, source) -> Trajectory:
     try:
         # ParquetFile.read, not pq.read_table: the latter imports pandas (~0.3 s)
         table = pq.ParquetFile(pa.BufferReader(source) if isinstance(source, bytes)
-                               else source).read()
+                               else arrow_file(source)).read()
     except (pa.ArrowException, OSError, UnicodeDecodeError) as exc:  # a damaged file: bad metadata, bad names
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise TrajectoryError(f"cannot be read as Parquet ({first})", file=display) from None
@@ -49,4 +49,9 @@ def write(table: pa.Table, path) -> None:
 
     # no dictionary encoding: sampled floats hardly ever repeat, and trying it
     # costs 5x the rest of the write (0.1 s against 0.02 s for 200k x 7) for a larger file
-    pq.write_table(table, str(path), use_dictionary=False)
+    sink = arrow_file(path, "w")
+    try:
+        pq.write_table(table, sink, use_dictionary=False)
+    finally:
+        if not isinstance(sink, str):
+            sink.close()

@@ -28,49 +28,92 @@ class Local:
         self.workers = n
 
     def run(self, tasks, scenario, finished):
+        """Run `tasks` in a pool of `workers`. A worker that dies (the out-of-memory killer's SIGKILL, a
+        crash) breaks the pool and every task in it; those tasks are then run one by one, each alone in a
+        pool of one, so that a worker that dies again is that task's: it is recorded as failed, saying how
+        the worker ended, and the sweep goes on (it blamed every task queued with it, and a task killed
+        at submission ended the sweep with an internal error)."""
         import multiprocessing
-        from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
-        from concurrent.futures.process import BrokenProcessPool
 
-        n = min(self.workers, len(tasks))
         ctx = multiprocessing.get_context("spawn")
         if not loop_ready():  # compile once here; the workers then load the kernels from the cache
             warm(scenario)
+        queue, suspects = list(reversed(tasks)), []
+        while queue or suspects:
+            if suspects:
+                self._pool(ctx, scenario, 1, [suspects.pop()], finished, alone=True)
+            else:
+                suspects = list(reversed(self._pool(ctx, scenario, min(self.workers, len(queue)), queue, finished)))
 
-        def start():
-            return ProcessPoolExecutor(n, mp_context=ctx, initializer=init_worker,
-                                       initargs=(scenario, os.getpid()))
+    @staticmethod
+    def _pool(ctx, scenario, n, queue, finished, alone=False):
+        """Run the tasks of `queue` (popped from its end) in one pool of `n` processes until they are done
+        (returns []) or a worker dies: returns the tasks that were in the pool then (`alone`: the one
+        task is recorded as failed instead)."""
+        from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+        from concurrent.futures.process import BrokenProcessPool
 
-        pool, queue, running, breaks = start(), list(reversed(tasks)), {}, {}
+        pool = ProcessPoolExecutor(n, mp_context=ctx, initializer=init_worker, initargs=(scenario, os.getpid()))
+        running, lost, workers = {}, [], {}
         try:
-            while queue or running:
-                while queue and len(running) < 2 * n:
+            while (queue or running) and not lost:
+                while queue and len(running) < 2 * n and not lost:
                     task = queue.pop()
-                    running[pool.submit(run_variant, task)] = task
-                done, _ = wait(running, return_when=FIRST_COMPLETED)
-                broken = False
+                    try:
+                        running[pool.submit(run_variant, task)] = task
+                        workers.update(getattr(pool, "_processes", None) or {})  # the pool forgets them when it breaks
+                    except BrokenProcessPool:  # a worker died since the last wait
+                        lost.append(task)
+                done, _ = wait(running, return_when=FIRST_COMPLETED) if running and not lost else (set(), None)
                 for fut in done:
                     task = running.pop(fut)
                     try:
                         outcome = fut.result()
                     except BrokenProcessPool:
-                        # every task in the pool fails with it: each is retried once in a new pool
-                        broken = True
-                        breaks[task.key] = breaks.get(task.key, 0) + 1
-                        if breaks[task.key] < 2:
-                            queue.append(task)
-                            continue
-                        outcome = _lost("a worker process died twice while this variant was running or queued "
-                                        "(a crash or out of memory); rerun the sweep to retry it")
+                        lost.append(task)
+                        continue
                     finished(task, outcome)
-                if broken:
-                    pool.shutdown(wait=False, cancel_futures=True)
-                    pool = start()
+            if lost:
+                _terminate(pool)
+                ends = _worker_ends(workers.values())
+                for fut, task in running.items():  # done before the break: kept; else run again
+                    if fut.done() and not fut.cancelled() and fut.exception() is None:
+                        finished(task, fut.result())
+                    else:
+                        lost.append(task)
+                if alone:
+                    finished(lost[0], _lost(f"its worker process {ends or 'died'} while it ran (out of memory, or "
+                                            "a crash); rerun the sweep to retry it"))
+                    return []
+                return lost
+            return []
         except BaseException:
             _terminate(pool)
             raise
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _worker_ends(processes) -> str:
+    """How a pool's dead worker ended: 'was killed by SIGKILL' (the out-of-memory killer's signal) or
+    'exited with code N', or '' when unknown (the pool ends its other workers with SIGTERM)."""
+    import signal
+
+    codes = []
+    for proc in processes:
+        with contextlib.suppress(Exception):
+            proc.join(5)  # the pool saw its pipe close: it is ending, or ended
+            codes.append(proc.exitcode)
+    codes = [c for c in codes if c and c != -signal.SIGTERM] or [c for c in codes if c]
+    if not codes:
+        return ""
+    code = -signal.SIGKILL if -signal.SIGKILL in codes else codes[0]
+    if code > 0:
+        return f"exited with code {code}"
+    try:
+        return f"was killed by {signal.Signals(-code).name}"
+    except ValueError:
+        return f"was killed by signal {-code}"
 
 
 def _cores() -> int:

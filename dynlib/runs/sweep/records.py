@@ -309,6 +309,9 @@ def claim(outdir, source=None) -> Claim:
         os.write(fd, f"{os.getpid()}\n".encode())
         if not (records / MANIFEST).is_file():
             _write_manifest(records / MANIFEST, source)
+    except OSError as exc:  # a full disk (ENOSPC), a quota: the caller removes what this made (`unmake`)
+        held.release()
+        raise InputError(f"{outdir}: cannot start the sweep there: {exc.strerror or exc}") from None
     except BaseException:
         held.release()
         raise

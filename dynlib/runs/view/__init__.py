@@ -46,7 +46,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ...algorithms.configuration import interpolate
-from ...errors import InputError, TrajectoryError
+from ...errors import InputError, TrajectoryError, shown
 from ...files.columns import PENETRATION, contact_columns, contact_names, coordinate_columns, part
 from . import scene as S
 from .meshes import MeshFiles
@@ -199,7 +199,7 @@ def build_view(model, playback: Playback, *, fps: float = DEFAULT_FPS, traces=()
         commands.append({"type": "set_animation", "animations": clips, "options": {"play": True, "repetitions": 1}})
 
     duration = float(t[-1] - t[0])
-    title = title or f"{model.name}: {playback.source}"
+    title = shown(title or f"{model.name}: {playback.source}")  # a file name that is not UTF-8: \xNN
     info = [f"{title} — {duration:.6g} s, {len(t)} samples, {K} frames"
             + (f" at {fps:g} fps" if K < len(t) else "")
             + ("" if drawn_from == "visual" else f"; drawn from its {drawn_from}"),
@@ -218,7 +218,7 @@ def _robot(model, Tb, package_path):
     from ...files.packages import Packages
 
     packages = Packages(package_path, near=model.source or None)
-    meshes, notes, warnings = MeshFiles(), [], []
+    meshes, notes, warnings = MeshFiles(model.source or None), [], []
     objects, drawn = S.robot_objects(model, model.visuals, meshes, packages, S.DEFAULT_RGBA, notes)
     drawn_from = "visual"
     if drawn == 0:

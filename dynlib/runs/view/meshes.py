@@ -16,13 +16,24 @@ loaders (``_meshfile_geometry`` / ``_meshfile_object``):
   ``map_Kd ../../../../home/me/.ssh/id.png``) is one warning and is left out:
   a page is meant to be mailed, and a robot package must not smuggle the
   reader's files into it;
+- a mesh file itself is read only when it is inside the robot's package (the nearest folder
+  above the URDF with a ``package.xml``; without one, the URDF's folder), inside the package
+  its ``package://`` names, or inside any ROS package (a folder above it holds a
+  ``package.xml``: a generated URDF names another package's meshes by ``file://``); a mesh
+  elsewhere (``file:///etc/passwd.stl``, ``../../../home/me/scan.obj``) is one warning and
+  left out, for the same reason;
+- a mesh, material library or texture is read only from a regular file: a device
+  (``/dev/zero``, which filled the memory) or a FIFO (which hung the page's build) is one
+  warning and left out;
 - a .dae's ``<unit meter="…">`` is applied (the viewer's loader leaves it out);
   its ``<up_axis>`` is ignored, as RViz and Pinocchio's viewers do.
 """
 from __future__ import annotations
 
 import base64
+import errno
 import os
+import stat
 import re
 import struct
 import zlib
@@ -96,13 +107,42 @@ def _png(r: int, g: int, b: int) -> bytes:
 MISSING_TEXTURE = "data:image/png;base64," + base64.b64encode(_png(160, 160, 160)).decode()
 
 
+class NotRegular(OSError):
+    """A device, FIFO or socket where a file is read (its strerror says which)."""
+
+
+def read_regular(path) -> bytes:
+    """The bytes of the regular file at `path`; OSError for anything else (a device such as /dev/zero,
+    a FIFO, a socket), found on the open file without blocking or reading."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
+        if not stat.S_ISREG(mode):
+            raise NotRegular(errno.EINVAL, f"is not a regular file (a {_KINDS.get(stat.S_IFMT(mode), 'special file')}): "
+                                        "left out")
+        with os.fdopen(fd, "rb", closefd=True) as f:
+            fd = None
+            return f.read()
+    finally:
+        if fd is not None:
+            os.close(fd)
+
+
+_KINDS = {stat.S_IFCHR: "character device", stat.S_IFBLK: "block device", stat.S_IFIFO: "FIFO",
+          stat.S_IFSOCK: "socket"}
+
+
 class MeshFiles:
     """Reads mesh files once each; `notes` collects what was wrong with the textures."""
 
-    def __init__(self):
+    def __init__(self, robot=None):
         self._cache = {}
         self._roots = {}
         self.notes = []
+        # the folder whose meshes the robot may name: its URDF's package, else the URDF's folder
+        self.robot_root = self._root(Path(os.path.abspath(robot if robot else "robot.urdf")))
 
     def _root(self, mesh: Path) -> str:
         """The folder whose files a mesh may name: its package's (the nearest folder above it holding a
@@ -125,11 +165,13 @@ class MeshFiles:
         """How many mesh files were read."""
         return sum(not isinstance(m, MeshError) for m in self._cache.values())
 
-    def load(self, path) -> MeshFile:
+    def load(self, path, package=None) -> MeshFile:
+        """The mesh file at `path`; `package`: the folder of the package its ``package://`` names."""
         path = Path(path)
         key = str(path.resolve()) if path.exists() else str(path)
         if key not in self._cache:
             try:
+                self._allowed(path, package)
                 self._cache[key] = self._read(path)
             except MeshError as exc:
                 self._cache[key] = exc
@@ -138,16 +180,31 @@ class MeshFiles:
             raise found
         return found
 
+    def _allowed(self, path: Path, package) -> None:
+        """MeshError unless `path` is inside the robot's package (or folder), the named package, or any
+        ROS package (see the module docstring); symlinks resolved."""
+        if not os.path.lexists(path):
+            return  # _read says it is missing
+        roots = [self.robot_root] + ([os.path.realpath(package)] if package is not None else [])
+        if any(self._inside(path, root) for root in roots):
+            return
+        if os.path.isfile(os.path.join(self._root(Path(os.path.realpath(path))), "package.xml")):
+            return
+        raise MeshError(f"{path}: is not a mesh file inside the robot's package ({self.robot_root}) or another "
+                        "ROS package: left out")
+
     def _read(self, path: Path) -> MeshFile:
         fmt = FORMATS.get(path.suffix.lower())
         if fmt is None:
             raise MeshError(f"{path}: mesh format '{path.suffix}' is not drawn (only .stl, .obj and .dae)")
         try:
-            data = path.read_bytes()
+            data = read_regular(path)
         except FileNotFoundError:
             raise MeshError(f"{path}: no such file") from None
         except IsADirectoryError:
             raise MeshError(f"{path}: is a folder, expected a mesh file") from None
+        except NotRegular as exc:
+            raise MeshError(f"{path}: {exc.strerror}") from None
         except OSError as exc:
             raise MeshError(f"{path}: cannot read: {exc.strerror}") from None
         if not data.strip():
@@ -174,8 +231,12 @@ class MeshFiles:
                 self.notes.append(f"{path}: material library '{names}' is not an .mtl file inside the robot's "
                                   f"package ({root}): left out (drawn in one colour)")
                 continue
-            if lib.is_file():
-                mtl = lib.read_text(errors="replace")
+            if lib.exists():  # a FIFO or device too: read_regular refuses it
+                try:
+                    mtl = read_regular(lib).decode("utf-8", errors="replace")
+                except OSError as exc:
+                    self.notes.append(f"{path}: material library '{names}': {exc.strerror} (drawn in one colour)")
+                    continue
                 # a texture statement's file is its last word (options such as -s 1 1 1 come first)
                 resources = self._textures(lib, {line.split()[-1] for line in _MTL_MAP.findall(mtl)}, root)
                 break
@@ -194,8 +255,12 @@ class MeshFiles:
                 out[name] = MISSING_TEXTURE
                 self.notes.append(f"{referrer}: texture '{name}' is not an image inside the robot's package "
                                   f"({root}): left out (drawn plain)")
-            elif file.is_file():
-                out[name] = f"data:{mime};base64," + base64.b64encode(file.read_bytes()).decode()
+            elif file.exists():  # a FIFO or device too: read_regular refuses it
+                try:
+                    out[name] = f"data:{mime};base64," + base64.b64encode(read_regular(file)).decode()
+                except OSError as exc:
+                    out[name] = MISSING_TEXTURE
+                    self.notes.append(f"{referrer}: texture '{name}': {exc.strerror} (drawn plain)")
             else:
                 out[name] = MISSING_TEXTURE
                 self.notes.append(f"{referrer}: texture '{name}' not found (drawn plain)")

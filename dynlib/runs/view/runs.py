@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ...errors import DynError
+from ...errors import DynError, shown
 
 
 def scenario_contacts(scenario):
@@ -73,7 +73,7 @@ def write_sweep_views(report, **options):
                 page_name = None
         rows.append((v, row, page_name))
     index = outdir / "index.html"
-    _write(index, _index_html(report.plan, rows).encode("utf-8"))
+    _write(index, shown(_index_html(report.plan, rows)).encode("utf-8"))  # a name that is not UTF-8: \xNN
     return written, list(dict.fromkeys(warnings)), index
 
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import itertools
 import uuid
+from urllib.parse import unquote
 
 import numpy as np
 
@@ -43,8 +44,10 @@ def _uid() -> str:
 
 
 def node_name(name: str) -> str:
-    """A scene-tree path element (no '/')."""
-    return str(name).replace("/", "_") or "_"
+    """A scene-tree path element (no '/'), one per name: '%' and '/' percent-encoded, so that tf-prefixed
+    names that differ only by '/' and '_' (``arm/link1``, ``arm_link1``) stay two nodes (mapping '/' to
+    '_' merged them: one link's shapes and motion replaced the other's)."""
+    return str(name).replace("%", "%25").replace("/", "%2F") or "%"
 
 
 def matrix(T) -> list:
@@ -156,11 +159,14 @@ def add_shape(obj: ObjectBuilder, shape, T_link, meshes, packages, rgba_default,
     elif kind == "mesh":
         try:
             path = packages.resolve(shape.filename)
+            uri = str(shape.filename).strip()
+            package = (packages.find(unquote(uri[len("package://"):].partition("/")[0]))
+                       if uri.startswith("package://") else None)
         except InputError as exc:  # PackageNotFound, or a URI scheme that is not read
             notes.append(("package", shape, str(exc)))
             return False
         try:
-            mf = meshes.load(path)
+            mf = meshes.load(path, package)
         except MeshError as exc:
             notes.append(("mesh", shape, str(exc)))
             return False

@@ -1,33 +1,45 @@
-"""A URDF's joint limits held in the simulation: position limits as a compliant limit torque, effort limits
-as motor torque saturation; two steps of the one evaluation (`dynlib.sim.stages`), switched by data.
+"""A URDF's joint limits held in the simulation: position limits as a one-sided limit torque, effort limits
+as motor torque saturation; steps of the one evaluation (`dynlib.sim.stages`), switched by data.
 
 Position limits (``<limit lower upper>`` of revolute and prismatic joints; continuous joints and
-free-flyers have none). The model, and why: a compliant, one-sided limit in the spirit of MuJoCo's
-soft constraints (solref = (timeconst, dampratio)): past a limit, by r > 0 (q - upper, or lower - q),
-the joint gets the torque that gives it, alone, the reference acceleration
+free-flyers have none). The model, and why: a unilateral limit in the spirit of MuJoCo's soft
+constraints (solref = (timeconst, dampratio), impedance 1), solved as a generalized force. At each
+evaluation, a coordinate at or near its limit (past it, or reaching it within two steps at its
+velocity: `past_limits`) gets a bound on its outward acceleration (`limit_targets`):
 
-    a_ref = -b v_out - k r,   b = 2 / timeconst,   k = 1 / (timeconst² dampratio²)
+- past the limit by r > 0, MuJoCo's reference acceleration ``-b v_out - k r`` with
+  ``b = 2 / timeconst``, ``k = 1 / (timeconst² dampratio²)``: a critically damped return to the limit;
+- moving outward faster than it can stop at the limit within the next step, the deceleration that
+  stops it there (a speculative stop, as speculative contacts in game engines): a joint whose
+  velocity would carry it past the limit in one step (the panda's wrist reaches it at 36 rad/s,
+  0.036 rad per step) is stopped at it, not a step's travel beyond.
 
-(v_out the velocity away from the range), scaled by the joint's effective inertia at q,
-``1 / (M⁻¹)_kk`` (the inertia a torque on joint k meets with every other joint free: CRBA, then
-the LTDL factor of M on its tree sparsity and one solve per joint past its limit), and clipped so that it
-never pulls the joint outward (a limit pushes; it does not hold a joint that leaves it). It is a
-generalized force summed into ``tau_total`` after the joint friction, so it works unchanged with every
-integrator and every contact model (the contact stages see it as part of tau); it is a smooth function
-of the state where it acts and exactly zero elsewhere, so a motion that does not reach a limit is bit
-for bit the unlimited one, and rk4 keeps its order away from the limit event (only the event itself is
-not smooth). A rigid limit (a unilateral constraint with restitution 0, as the `unilateral` contacts'
-projected impulses) would hold the limit exactly, but only as a velocity jump between steps: the
-semi-implicit Euler step alone, each evaluation of an rk4 step seeing another constraint state, and a
-second solver beside the contact models'. Dissipation: the damping is critical (dampratio 1), so a
-joint that hits its limit comes to rest on it without bouncing and the limit does no net positive work.
+The limit torques are the smallest inward torques λ >= 0 that meet those bounds given the acceleration
+the other forces produce, ``a_free = M⁻¹ (tau_total - h)`` (CRBA, the LTDL factor of M on its tree
+sparsity, one RNEA with the body wrenches), with the coupling between joints at their limits through
+``M⁻¹`` (projected Gauss-Seidel on the few joints at a limit, `hold_forces`; exact for one). So a
+motor pressing a light joint against its limit (arm7's joint1 at its 176 N·m: 1.8e4 rad/s² free) is
+held at it, not sunk to a_free / k. The torque never pulls (a limit pushes; it does not hold a joint
+that leaves it) and is summed into ``tau_total`` after the joint friction and the body wrenches, so it
+works unchanged with every integrator and every contact model (the contact stages see it as part of
+tau; their own constraint forces are not in a_free). It is exactly zero where no joint is at or near a
+limit: a motion that stays away from the limits is bit for bit the unlimited one, and rk4 keeps its
+order there (only the limit event is not smooth). Energy: the bounds only slow an outward motion and
+return a penetrated joint critically damped, so a limit takes energy and never gives it (the
+`dynlib.runs.checks` ``limit_work`` check).
 
-timeconst: MuJoCo's default 0.02 s lets a fast fall sink too deep (the kuka's joint_2 reaches its limit
-at about 9 rad/s: v / (e ω) = 0.066 rad with ω = 50/s); ``TIMECONST = 0.004 s`` (ω = 250/s) keeps the
-same fall within 0.02 rad, and a joint pressed by a static load a_free sinks a_free / k (gravity on the
-kuka's shoulder: below 1e-3 rad). As MuJoCo does, the time constant is at least two steps
-(``max(TIMECONST, 2 dt)``): ω dt <= 0.5, inside the stability region of every scheme (euler's is 2 on
-this critically damped, real double pole).
+Why not the alternatives. A compliant limit force alone (MuJoCo's solref with the effective inertia,
+no a_free) penetrates by v / (e ω) at impact and a_free / k under a load: with MuJoCo's default
+timeconst 0.02 s the kuka's fall sinks 0.066 rad, the panda's wrist 0.06 rad even at 2 ms. A
+velocity projection after the step (rigid, restitution 0, as the `unilateral` contacts) lives
+between steps: it holds for semi-implicit Euler, but each of rk4's evaluations would see another
+constraint state, and it is a second solver beside the contact models'. The bound here is an
+acceleration-level constraint inside each evaluation: the same for every scheme.
+
+timeconst: ``max(TIMECONST, 2 dt)``, 2 ms at the default 1 ms step (MuJoCo's rule: at least two
+steps; ω dt <= 0.5, inside every scheme's stability region on this critically damped pole). The
+cost is paid only at a limit: CRBA, LTDL, RNEA and one sparse solve per joint there
+(`benchmarks/bench_limits.py`).
 
 Effort limits (``<limit effort>``): the controller's motor torque saturates at ±effort
 (`saturate`), before the joint friction, so the recorded ``tau`` is the torque applied. A PD's gains
@@ -48,10 +60,13 @@ import numpy as np
 from .._numba.decorators import inline_kernel, kernel
 from ..algorithms.crba import crba_kernel
 from ..algorithms.linalg import ltdl, ltdl_solve
+from ..algorithms.rnea import rnea_kernel
 from ..core import joints as J
 
 TIMECONST = 0.002  # s, the limit's time constant (MuJoCo's solref[0]; at least 2 dt)
 DAMPRATIO = 1.0    # critical damping (MuJoCo's solref[1] default)
+SWEEPS = 30        # projected Gauss-Seidel sweeps over the joints at their limits, at most
+TOLERANCE = 1e-10  # rad/s²: ... until no joint's acceleration changes by more
 
 
 class Limits(NamedTuple):
@@ -67,6 +82,9 @@ class Limits(NamedTuple):
     dt: float             # the run's step, s
     side: np.ndarray      # (nl,) +1: held at its upper limit in this evaluation, -1: at its lower, 0: free
     depth: np.ndarray     # (nl,) r: how far past that limit (< 0: the distance to it)
+    target: np.ndarray    # (nl,) the largest outward acceleration allowed (inf: none)
+    lam: np.ndarray       # (nl,) the inward limit torque
+    cols: np.ndarray      # (nl, nv) M⁻¹ e_j of each coordinate with a bound
     force: np.ndarray     # (nv,) the limit torque of the last evaluation (zero on a joint inside its range)
     unit: np.ndarray      # (nv,) scratch: a unit torque
     x: np.ndarray         # (nv,) scratch: M⁻¹ times it
@@ -89,7 +107,7 @@ def limits_record(model, dt, position, effort, gain_m, gain_v) -> Limits:
     gains = saturates and bool(np.any(gain_m != 0) or np.any(gain_v != 0))
     none = np.zeros(0)
     return Limits(qi, vi, lo[qi].copy(), hi[qi].copy(), 1.0 / (tc * DAMPRATIO) ** 2, 2.0 / tc, float(dt),
-                  np.zeros(qi.size), np.zeros(qi.size),
+                  np.zeros(qi.size), np.zeros(qi.size), np.zeros(qi.size), np.zeros(qi.size), np.zeros((qi.size, nv)),
                   np.zeros(nv), np.zeros(nv), np.zeros(nv), bound.copy() if saturates else none,
                   gain_m.copy() if gains else none, gain_v.copy() if gains else none,
                   np.zeros(nv) if saturates else none)
@@ -125,41 +143,82 @@ def past_limits(q_index, v_index, lower, upper, dt, q, v, side, depth, force):
 
 
 @kernel
-def hold_forces(dof_parent, LD, v_index, side, depth, k, b, dt, v, unit, x, force, tau_total):
-    """force[v_index[j]] = the limit torque a_ref / (M⁻¹)_kk of each coordinate with a side (LD the LTDL factor
-    of M): past the limit a_ref = -b v_out - k r; moving out faster than it can stop at the limit within a step,
-    at most the deceleration that stops it there; only pushing inward. tau_total += force."""
+def limit_targets(v_index, side, depth, k, b, dt, v, target):
+    """target[j] = the largest outward acceleration coordinate j with a side may have (inf: no bound): past
+    its limit -b v_out - k r; moving out faster than it can stop at the limit within a step, at most the
+    deceleration that stops it there. Returns the number of bounds."""
+    n = 0
     for j in range(v_index.shape[0]):
+        target[j] = math.inf
         s = side[j]
         if s == 0.0:
             continue
-        c = v_index[j]
-        r, vo = depth[j], s * v[c]
-        a_ref = -k * r - b * vo if r > 0.0 else 0.0
+        r, vo = depth[j], s * v[v_index[j]]
+        a_t = -k * r - b * vo if r > 0.0 else math.inf
         if vo > 0.0:
             allowed = max(-r - dt * vo, 0.0) / dt  # reaches the limit in two steps, whatever the scheme
             if vo > allowed:
-                a_ref = min(a_ref, (allowed - vo) / dt)
-        if a_ref < 0.0:
-            unit[c] = 1.0
-            ltdl_solve(LD, dof_parent, unit, x)
-            unit[c] = 0.0
-            force[c] = s * a_ref / x[c]
+                a_t = min(a_t, (allowed - vo) / dt)
+        target[j] = a_t
+        if a_t < math.inf:
+            n += 1
+    return n
+
+
+@kernel
+def hold_forces(dof_parent, LD, v_index, side, target, h, unit, a, cols, lam, force, tau_total):
+    """force = the smallest inward limit torques λ_j >= 0 (projected Gauss-Seidel, exact for one joint) that
+    keep each bounded coordinate's outward acceleration at most target[j], from the acceleration without them
+    a = M⁻¹ (tau_total - h) (LD the LTDL factor of M, h the bias with the body wrenches) and the columns
+    cols[j] = M⁻¹ e_j; tau_total += force."""
+    nv = a.shape[0]
+    for i in range(nv):
+        a[i] = tau_total[i] - h[i]
+    ltdl_solve(LD, dof_parent, a, a)
+    for j in range(v_index.shape[0]):
+        lam[j] = 0.0
+        if target[j] < math.inf:
+            unit[v_index[j]] = 1.0
+            ltdl_solve(LD, dof_parent, unit, cols[j])
+            unit[v_index[j]] = 0.0
+    for _ in range(SWEEPS):
+        change = 0.0
+        for j in range(v_index.shape[0]):
+            if target[j] == math.inf:
+                continue
+            c, s = v_index[j], side[j]
+            new = max(0.0, lam[j] + (s * a[c] - target[j]) / cols[j, c])
+            step = new - lam[j]
+            if step != 0.0:
+                lam[j] = new
+                for i in range(nv):
+                    a[i] -= s * step * cols[j, i]
+                change = max(change, abs(step) * cols[j, c])
+        if change <= TOLERANCE:
+            break
+    for j in range(v_index.shape[0]):
+        if lam[j] > 0.0:
+            c = v_index[j]
+            force[c] = -side[j] * lam[j]
             tau_total[c] += force[c]
 
 
 @inline_kernel
-def limit_torques(m, d, lim, q, v, tau_total):
-    """tau_total += the limit torques at (q, v), in lim.force (nv,) (zero where no joint is past a limit)."""
+def limit_torques(m, d, lim, e, q, v):
+    """e.tau_total += the limit torques at (q, v) under e.tau_total and the body wrenches e.fext, in lim.force
+    (nv,) (zero where no joint is at or near a limit)."""
     if lim.q_index.shape[0] == 0:
         return
     if past_limits(lim.q_index, lim.v_index, lim.lower, lim.upper, lim.dt, q, v, lim.side, lim.depth,
                    lim.force) == 0:
         return
+    if limit_targets(lim.v_index, lim.side, lim.depth, lim.stiffness, lim.damping, lim.dt, v, lim.target) == 0:
+        return
     crba_kernel(m, d, q, d.M)
     if ltdl(d.M, m.dof_parent, d.L):
-        hold_forces(m.dof_parent, d.L, lim.v_index, lim.side, lim.depth, lim.stiffness, lim.damping, lim.dt, v,
-                    lim.unit, lim.x, lim.force, tau_total)
+        rnea_kernel(m, d, q, v, d.zeros_v, e.fext, m.gravity, d.h)
+        hold_forces(m.dof_parent, d.L, lim.v_index, lim.side, lim.target, d.h, lim.unit, lim.x, lim.cols, lim.lam,
+                    lim.force, e.tau_total)
 
 
 # ------------------------------------------------------------------ effort limits

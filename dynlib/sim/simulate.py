@@ -32,10 +32,10 @@ One step, from state k to k + 1 (`_run`, compiled):
    then ``saturate``: tau clipped at the URDF's ±effort (`joint_limits.saturate`; a PD's implicit gains
       dropped on a saturated joint, and the evaluation run once more if an implicit torque ended past its
       bound: `joint_limits.over_effort`);
-   b. ``joint_forces``: tau_total = tau + joint friction (`dynamics.joint_forces`), plus the position
-      limits' torque (`joint_limits.limit_torques`: zero away from the limits);
+   b. ``joint_forces``: tau_total = tau + joint friction (`dynamics.joint_forces`);
    c. ``body_forces``: the body wrenches f_ext: external wrenches (`dynamics.wrench_forces`),
-      plus the contact forces of soft contact (`contact.soft.soft_forces`);
+      plus the contact forces of soft contact (`contact.soft.soft_forces`); then ``limit_torques``:
+      tau_total += the position limits' torque (`joint_limits.limit_torques`: zero away from the limits);
    d. ``acceleration``: a from (q_s, v_s, tau_total, f_ext): the KKT system of bilateral contact
       (`contact.bilateral`), or one time step with contact impulses (`contact.unilateral`,
       `contact.relaxed`; semi-implicit Euler only, whose acceleration is then ``(v+ − v)/dt``);
@@ -174,8 +174,8 @@ def evaluate(m, d, p, dt, t, q, v, a):
         control_torque(m, d, p.control, p.control_work, t, q, v, e.tau)
         saturate(lim.effort, lim.pinned, lim.gain_m, lim.gain_v, im.gain_m, im.gain_v, e.tau)
         joint_forces(p.forces, v, e.tau, e.tau_total)
-        limit_torques(m, d, lim, q, v, e.tau_total)
         body_forces(m, d, p.forces, p.contact, t, q, v, e.fext)
+        limit_torques(m, d, lim, e, q, v)
         ok = acceleration(m, d, p.forces, im, p.contact, e, dt, q, v, a)
         applied_torque(im, v, a, e.tau, e.tau_total)  # implicit PD gains: the torque applied
         if not over_effort(lim.effort, lim.gain_m, lim.pinned, e.tau):

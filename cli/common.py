@@ -14,6 +14,12 @@ def robot_argument(f):
     return click.argument("robot", metavar="ROBOT", type=click.Path(dir_okay=False))(f)
 
 
+def no_limits_option(f):
+    return click.option("--no-limits", is_flag=True, default=None,
+                        help="Do not hold the URDF's position limits nor saturate motor torques at its effort "
+                             "limits.")(f)
+
+
 def floating_base_option(f):
     return click.option("--floating-base", is_flag=True, default=None,
                         help="Add a free-flyer root joint named 'root' above the URDF's root link.")(f)

@@ -4,7 +4,7 @@ import json
 import click
 
 from .common import (Overrides, armature_option, check_outputs, compile_notice, floating_base_option, gravity_option,
-                     lock_option, model_warnings, notice, run_options)
+                     lock_option, model_warnings, no_limits_option, notice, run_options)
 
 
 @click.command(epilog="""\b
@@ -39,6 +39,7 @@ force the work-energy balance cannot account for).""")
               help="Tolerance of the relative energy drift.")
 @click.option("--no-joint-friction", is_flag=True,
               help="A robot: leave out the URDF damping and friction (free motion, the plain energy drift).")
+@no_limits_option
 @click.option("--report", "report_path", metavar="FILE.json", default=None, help="Write the report as JSON.")
 @click.option("--plot", "plot_path", metavar="FILE.png", default=None, help="Figure of the energies and the drift.")
 @floating_base_option
@@ -46,8 +47,8 @@ force the work-energy balance cannot account for).""")
 @gravity_option
 @armature_option
 @click.pass_context
-def energy_check(ctx, source, duration, dt, integrator, q0, qd0, seed, tolerance, no_joint_friction, report_path,
-                 plot_path, floating_base, lock, gravity, armature):
+def energy_check(ctx, source, duration, dt, integrator, q0, qd0, seed, tolerance, no_joint_friction, no_limits,
+                 report_path, plot_path, floating_base, lock, gravity, armature):
     """Check ROBOT (.urdf/.xacro) or SCENARIO (.yaml): energy drift, FD∘ID, mass matrix, Coriolis skew."""
     from dynlib.runs.checks import energy_check as run_checks
 
@@ -57,6 +58,8 @@ def energy_check(ctx, source, duration, dt, integrator, q0, qd0, seed, tolerance
         o.put("control", {"type": "zero"}, "energy-check")
     if no_joint_friction:
         o.put("joint_friction", "none", "--no-joint-friction")
+    if no_limits:
+        o.put("limits", {"position": False, "effort": False}, "--no-limits")
     o.put_if("duration", duration, "--duration")
     o.put_if("dt", dt, "--dt")
     o.put_if("integrator", integrator, "--integrator")

@@ -11,10 +11,11 @@ from pathlib import Path
 import click
 
 from .common import (Overrides, armature_option, check_outputs, compile_notice, compile_progress,
-                     floating_base_option, gravity_option, lock_option, model_warnings, notice, output_option,
+                     floating_base_option, gravity_option, lock_option, model_warnings, no_limits_option, notice,
+                     output_option,
                      progress_counter, progress_option, run_options, vector_option)
 
-PARTS = ("q", "qd", "qdd", "tau", "energy", "contact")
+PARTS = ("q", "qd", "qdd", "tau", "energy", "contact", "limits")
 
 
 @click.command(epilog="""\b
@@ -41,19 +42,20 @@ zero (the root at the identity). Options override the scenario's fields.""")
               help="Torques over time: a time column and tau.<joint> columns, linearly interpolated.")
 @click.option("--every", type=click.IntRange(min=1), default=None, help="Keep one sample in K [default: 1].")
 @click.option("--columns", metavar="LIST", default=None,
-              help="Columns to write, among q,qd,qdd,tau,energy,contact [default: q,qd,qdd,tau].")
+              help="Columns to write, among q,qd,qdd,tau,energy,contact,limits [default: q,qd,qdd,tau].")
 @floating_base_option
 @lock_option
 @gravity_option
 @armature_option
 @click.option("--no-joint-friction", is_flag=True, default=None, help="Ignore the URDF <dynamics> damping and friction.")
+@no_limits_option
 @output_option
 @click.option("--view", metavar="PAGE.html", type=click.Path(dir_okay=False), default=None,
               help="Also write a web page that plays the motion (as 'dyn view' makes).")
 @progress_option
 @click.pass_context
 def simulate(ctx, source, steps, duration, dt, integrator, q0, qd0, tau, tau_csv, every, columns, floating_base,
-             lock, gravity, armature, no_joint_friction, output, view, no_progress):
+             lock, gravity, armature, no_joint_friction, no_limits, output, view, no_progress):
     """Integrate the forward dynamics of ROBOT (.urdf/.xacro) or SCENARIO (.yaml) and write the trajectory.
 
     Rows at t = 0, dt, ..., steps*dt (one in K with --every): time, q.*, qd.*, qdd.*, tau.*
@@ -80,6 +82,8 @@ def simulate(ctx, source, steps, duration, dt, integrator, q0, qd0, tau, tau_csv
     o.robot(floating_base, gravity, armature, lock)
     if no_joint_friction:
         o.put("joint_friction", "none", "--no-joint-friction")
+    if no_limits:
+        o.put("limits", {"position": False, "effort": False}, "--no-limits")
     if columns is not None:
         parts = [c.strip() for c in columns.split(",") if c.strip()]
         bad = [c for c in parts if c not in PARTS]
@@ -117,7 +121,7 @@ def simulate(ctx, source, steps, duration, dt, integrator, q0, qd0, tau, tau_csv
         page_notice(ctx, view, write_result_view(view, scenario, result), time.perf_counter() - start)
     from dynlib.sim.limits import excursions
 
-    for excursion in excursions(result.model, result.time, result.q, result.v, result.tau):
+    for excursion in excursions(result.model, result.time, result.q, result.v, result.tau, result.limits):
         notice(ctx, f"warning: {excursion.message()}")
     solver = result.contact_solver
     if solver and solver["steps_not_converged"]:

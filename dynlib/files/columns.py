@@ -70,6 +70,7 @@ FRICTION_FEASIBLE = "friction.feasible"
 ACTIVE = "active"
 CONTACT = "contact"  # contact.<point or frame>.fx … tz
 PENETRATION = "penetration"
+LIMIT = "limit"  # limit.<coordinate>: the torque of a held position limit (dynlib.sim.joint_limits)
 
 # the model's names that each coordinate part takes
 COORDINATES = {"q": "q_names", "qd": "v_names", "qdd": "v_names", "tau": "tau_names"}
@@ -86,7 +87,7 @@ _RANK = {part: k for k, part in enumerate(ORDER)}
 
 UNITS = {"q": "rad or m", "qd": "rad/s or m/s", "qdd": "rad/s² or m/s²", "tau": "N·m or N",
          "energy": "J", "contact": "N or N·m", "penetration": "m", "residual": "N or N·m",
-         "effort": "N·m or N"}
+         "effort": "N·m or N", "limit": "N·m or N"}
 
 # the unit of a coordinate column by the kind of its coordinate: a translation, a rotation,
 # or a unit quaternion's component (no unit)
@@ -223,6 +224,11 @@ def contact_names(names) -> list:
     """The contact points or frames that have a ``contact.<name>.fx`` column among `names`, in order."""
     head, tail = CONTACT + ".", "." + WRENCH[0]
     return [n[len(head):-len(tail)] for n in names if n.startswith(head) and n.endswith(tail)]
+
+
+def limit_columns(names) -> list:
+    """``limit.<name>`` for each coordinate with a held position limit."""
+    return coordinate_columns(LIMIT, names)
 
 
 def penetration_columns(names) -> list:

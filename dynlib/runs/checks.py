@@ -12,7 +12,15 @@ Each check is a number compared with a tolerance:
   acceleration is the one the contact forces produced, so their work is in the
   integral; with impulse contacts (unilateral, relaxed) each step's work is
   counted with the step's mean velocity (`drift_checks`). A run that diverged,
-  or that left out the scenario's contacts, fails the check;
+  or that left out the scenario's contacts, fails the check. A run in which a held
+  position limit acted (`dynlib.sim.joint_limits`) is a work-energy balance too; a
+  limit acts within a step or two, faster than the samples can integrate its power,
+  so the balance skips the steps near a limit's action (`limit_steps`) and their
+  energy change, less the other forces' work, is the limits' own (a run that reaches
+  a limit is no false alarm);
+- ``limit_work`` (when a position limit acted): the largest net energy the limits
+  gave over the run (that cumulated change), relative to the energy scale, which must
+  not be positive beyond the tolerance: a limit takes energy, it never gives it;
 - ``fd_id_roundtrip``: ``max |aba(q, v, rnea(q, v, a)) - a| / max(1, |a|)`` on
   random states;
 - ``mass_matrix_symmetric``: ``max |M - Mᵀ| / max |M|`` on random configurations;
@@ -171,13 +179,15 @@ def simpson_cumulative(t, y):
     return out
 
 
-def drift_checks(model, time, q, v, a, *, tolerance, work_energy=False, impulses=False):
+def drift_checks(model, time, q, v, a, *, tolerance, work_energy=False, impulses=False, limit=None):
     """energy_drift (or the work-energy imbalance) and quaternion_norm along a simulated run.
 
     impulses: the run stepped velocities with contact impulses (semi-implicit Euler, `a` =
     (v_{k+1} - v_k)/dt); the work of step k is then dt ½(v_k + v_{k+1})ᵀ(M a_k + h_k), the work of
     the impulse over the velocity jump (Simpson's rule on the samples would charge an impact the
     velocity before it times the impulse, twice the energy a plastic impact takes).
+    limit: (N, nv) the position limits' torque of the rows (None: no limit acted): the balance, and the
+    ``limit_work`` check.
     """
     from ..algorithms.rnea import rnea
     from ..core.joints import FREEFLYER
@@ -185,18 +195,26 @@ def drift_checks(model, time, q, v, a, *, tolerance, work_energy=False, impulses
     T, U, E = energy_series(model, q, v)
     scale = max(abs(E[0]), float(np.max(T)), 1e-12)
     checks, series = [], {"time": time, "kinetic": T, "potential": U, "total": E}
-    if work_energy:
-        forces = rnea(model, q, v, a)  # M a + h = τ + friction + Jᵀf: the generalized forces but gravity
+    acted = limit is not None and bool(np.any(limit))
+    if work_energy or acted:
+        forces = rnea(model, q, v, a)  # M a + h = τ + friction + Jᵀf + limit: the generalized forces but gravity
+        if acted:
+            forces -= limit  # the limits' share is counted apart (`limit_steps`)
         if impulses:
             step = np.einsum("ij,ij->i", 0.5 * (v[:-1] + v[1:]), forces[:-1]) * np.diff(time)
             work = np.concatenate([[0.0], np.cumsum(step)])
         else:
             work = simpson_cumulative(time, np.einsum("ij,ij->i", v, forces))
         imbalance = E - E[0] - work
+        if acted:
+            imbalance, taken = limit_steps(imbalance, limit)
+            series["limit_work"] = taken
+            checks.append(_check("limit_work", max(float(np.max(taken)), 0.0) / scale, tolerance))
+            checks[-1].detail = "the largest net energy the position limits gave (they must only take it)"
         series["work"] = work
         series["drift"] = np.abs(imbalance) / scale
-        checks.append(_check("energy_drift", np.max(np.abs(imbalance)) / scale, tolerance))
-        checks[-1].detail = "work-energy imbalance"
+        checks.insert(0, _check("energy_drift", np.max(np.abs(imbalance)) / scale, tolerance))
+        checks[0].detail = "work-energy imbalance"
     else:
         series["drift"] = np.abs(E - E[0]) / scale
         checks.append(_check("energy_drift", np.max(np.abs(E - E[0])) / scale, tolerance))
@@ -206,6 +224,21 @@ def drift_checks(model, time, q, v, a, *, tolerance, work_energy=False, impulses
         err = max(float(np.max(np.abs(np.linalg.norm(q[:, iq + 3:iq + 7], axis=1) - 1.0))) for iq in roots)
         checks.append(_check("quaternion_norm", err, 1e-9))
     return checks, series
+
+
+def limit_steps(imbalance, limit, pad=2):
+    """(imbalance without the steps where a position limit acted, the energy those steps gave): a held limit
+    acts within a step or two (`dynlib.sim.joint_limits`), too fast for the samples to integrate its power,
+    so the balance is kept on the other steps, and on the steps within `pad` rows of a row whose limit torque
+    is not zero the energy change that the other forces' work does not account for is the limits' own,
+    summed (N,) (it must not be positive: a limit takes energy, it never gives it)."""
+    rows = np.any(limit != 0, axis=1)
+    near = np.convolve(rows.astype(float), np.ones(2 * pad + 1), mode="same") > 0
+    step = np.diff(imbalance)
+    at = near[:-1] | near[1:]
+    cleaned = np.concatenate([[imbalance[0]], imbalance[0] + np.cumsum(np.where(at, 0.0, step))])
+    taken = np.concatenate([[0.0], np.cumsum(np.where(at, step, 0.0))])
+    return cleaned, taken
 
 
 def validate_tolerance(tolerance):
@@ -357,7 +390,8 @@ def energy_check(scenario, *, tolerance=1e-6, seed=0, random_initial=False, samp
                                     f"the scenario's {contacts} contacts were not simulated")], {}
         else:
             checks, series = drift_checks(model, result.time, result.q, result.v, result.a, tolerance=tolerance,
-                                          work_energy=work_energy, impulses=sim in IMPULSE_MODELS)
+                                          work_energy=work_energy, impulses=sim in IMPULSE_MODELS,
+                                          limit=result.limit)
             solver = result.contact_solver
             if solver and solver["steps_not_converged"]:
                 checks[0].detail += (f"; the contact solver stopped on its iteration limit at "
@@ -372,7 +406,8 @@ def energy_check(scenario, *, tolerance=1e-6, seed=0, random_initial=False, samp
         "source": scenario.source or scenario.robot, "duration": used.steps * used.dt, "dt": used.dt,
         "steps": used.steps, "integrator": scenario.integrator, "tolerance": tolerance,
         "seed": seed if random_initial else None, "random_initial": bool(random_initial),
-        "work_energy_balance": bool(work_energy), "contacts": simulated[step.attempts.index(used)],
+        "work_energy_balance": bool(work_energy) or "limit_work" in used.series,
+        "contacts": simulated[step.attempts.index(used)],
         "floating_base": bool(model.has_floating_base),
         "gravity": [float(g) for g in model.arrays.gravity],
         "q0": [float(x) for x in q0], "v0": [float(x) for x in v0],

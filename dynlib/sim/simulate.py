@@ -10,7 +10,10 @@
 - ``a`` (nv): the acceleration at that state, ``FD(q, v, tau + friction, f_ext)``
   (explicit, whatever the friction integration), so that inverse dynamics on the
   rows gives back ``tau`` (with contacts, plus the contact forces' ``Jᵀ f``);
-- ``tau`` (nv): the controller's motor torque at that time (joint friction not included);
+- ``tau`` (nv): the controller's motor torque at that time, saturated at the URDF's effort limits (joint
+  friction not included);
+- ``limit`` (nv): the torque of the position limits held (`dynlib.sim.joint_limits`; the ``limit.*``
+  columns), so that inverse dynamics on the rows gives back ``tau + limit``;
 - ``energy`` (3): kinetic, potential, total (when asked);
 - with ``contacts``: ``contact_force`` (nc, 3), the world force on each contact
   point (the ``contact.<name>.fx fy fz tx ty tz`` columns, torques zero: point
@@ -26,9 +29,13 @@ One step, from state k to k + 1 (`_run`, compiled):
 
    a. ``control``: the controller's motor torque tau (`controllers.control_torque`: the law
       of ``Control.kind``, e.g. PD -> `controllers.pd_torque`);
+   then ``saturate``: tau clipped at the URDF's ±effort (`joint_limits.saturate`; a PD's implicit gains
+      dropped on a saturated joint, and the evaluation run once more if an implicit torque ended past its
+      bound: `joint_limits.over_effort`);
    b. ``joint_forces``: tau_total = tau + joint friction (`dynamics.joint_forces`);
    c. ``body_forces``: the body wrenches f_ext: external wrenches (`dynamics.wrench_forces`),
-      plus the contact forces of soft contact (`contact.soft.soft_forces`);
+      plus the contact forces of soft contact (`contact.soft.soft_forces`); then ``limit_torques``:
+      tau_total += the position limits' torque (`joint_limits.limit_torques`: zero away from the limits);
    d. ``acceleration``: a from (q_s, v_s, tau_total, f_ext): the KKT system of bilateral contact
       (`contact.bilateral`), or one time step with contact impulses (`contact.unilateral`,
       `contact.relaxed`; semi-implicit Euler only, whose acceleration is then ``(v+ − v)/dt``);
@@ -86,6 +93,7 @@ from .controllers import Control, ControlWork, control_record, control_work
 from .dynamics import (FREE, IMPLICIT_FRICTION, IMPLICIT_GAINS, Evaluation, Forces, Implicit, ImplicitFrictionNote,
                        applied_torque, assign, evaluation)
 from ..errors import InputError, NumericalError
+from .joint_limits import Limits, limits_record, limit_torques, over_effort, saturate, unpin
 from .stages import acceleration, body_forces, control_torque, joint_forces, recorded_acceleration
 
 # divergence reasons
@@ -115,6 +123,7 @@ class Pipeline(NamedTuple):
     implicit: Implicit        # what the acceleration stage takes implicitly: the mode, joint friction, PD gains
     contact: ContactModel     # the contact model (kind, NO_CONTACT without contacts), points, parameters, workspaces
     sums: Evaluation          # the generalized forces of the evaluation: tau, tau_total, fext, tau_h
+    limits: Limits            # the position limits held and the effort limits (none: empty arrays)
 
 
 class Rows(NamedTuple):
@@ -128,6 +137,7 @@ class Rows(NamedTuple):
     energy: np.ndarray  # (N, 3) kinetic, potential, total; (0, 3) when not asked
     force: np.ndarray   # (N, nc, 3)
     pen: np.ndarray     # (N, nc)
+    limit: np.ndarray   # (N, nv) the position limits' torque; (0, nv) without position limits
 
 
 @kernel
@@ -158,12 +168,19 @@ def _finite(x):
 def evaluate(m, d, p, dt, t, q, v, a):
     """a = the acceleration at (t, q, v): the pipeline's stages in order, which leave this evaluation's
     tau, tau_total and fext in p.sums. False if the acceleration stage's matrix is not positive definite."""
-    e = p.sums
-    control_torque(m, d, p.control, p.control_work, t, q, v, e.tau)
-    joint_forces(p.forces, v, e.tau, e.tau_total)
-    body_forces(m, d, p.forces, p.contact, t, q, v, e.fext)
-    ok = acceleration(m, d, p.forces, p.implicit, p.contact, e, dt, q, v, a)
-    applied_torque(p.implicit, v, a, e.tau, e.tau_total)  # implicit PD gains: the torque applied
+    e, lim, im = p.sums, p.limits, p.implicit
+    ok = True
+    for _ in range(2):  # again only when an implicit PD torque ended past its effort limit (`joint_limits`)
+        control_torque(m, d, p.control, p.control_work, t, q, v, e.tau)
+        saturate(lim.effort, lim.pinned, lim.gain_m, lim.gain_v, im.gain_m, im.gain_v, e.tau)
+        joint_forces(p.forces, v, e.tau, e.tau_total)
+        body_forces(m, d, p.forces, p.contact, t, q, v, e.fext)
+        limit_torques(m, d, lim, e, q, v)
+        ok = acceleration(m, d, p.forces, im, p.contact, e, dt, q, v, a)
+        applied_torque(im, v, a, e.tau, e.tau_total)  # implicit PD gains: the torque applied
+        if not over_effort(lim.effort, lim.gain_m, lim.pinned, e.tau):
+            break
+    unpin(lim.pinned)
     return ok
 
 
@@ -179,6 +196,8 @@ def record(m, d, p, t, q, v, a, rows, row):
     assign(rows.v[row], v)
     assign(rows.tau[row], p.sums.tau)
     assign(rows.pen[row], p.contact.state.pen)
+    if rows.limit.shape[0] > 0:
+        assign(rows.limit[row], p.limits.force)
     for c in range(rows.force.shape[1]):
         assign(rows.force[row, c], p.contact.state.force[c])
     if rows.energy.shape[0] > 0:  # asked for
@@ -275,6 +294,8 @@ class SimulationResult:
     contact_force: np.ndarray | None = None  # (N, nc, 3) world force on each point (the wrench's torque is 0)
     penetration: np.ndarray | None = None    # (N, nc) depth below the ground (> 0 inside; < 0: the gap)
     contact_solver: dict | None = None      # unilateral/relaxed: PGS report (steps stopped on the limit, ...)
+    limit: np.ndarray | None = None          # (N, nv) the position limits' torque; None when none was held
+    limits: dict | None = None               # {"position": bool, "effort": bool}: the limits the run held
 
     def __len__(self) -> int:
         return self.time.shape[0]
@@ -284,17 +305,29 @@ class SimulationResult:
 
         ``contact``: ``contact.<name>.fx fy fz tx ty tz`` (world-aligned, at the point) per
         contact point, then ``penetration.<name>`` per point."""
-        from ..files.columns import contact_columns, model_columns, penetration_columns
+        from ..files.columns import contact_columns, limit_columns, model_columns, penetration_columns
 
         parts = tuple(parts)
         if "energy" in parts and self.energy is None:
             raise InputError("energy columns were asked for, but the simulation ran with energy=False")
         if "contact" in parts and self.contact_force is None:
             raise InputError("contact columns were asked for, but the simulation ran without contacts")
-        names = model_columns(self.model, [p for p in parts if p != "contact"])
+        if "limits" in parts and self.limit is None:
+            raise InputError("limits columns were asked for, but the simulation held no position limit (the robot "
+                             "has none, or the limits were switched off)")
+        names = model_columns(self.model, [p for p in parts if p not in ("contact", "limits")])
         if "contact" in parts:
             names += contact_columns(self.contact_names) + penetration_columns(self.contact_names)
+        if "limits" in parts:
+            names += limit_columns([self.model.v_names[k] for k in self.limited])
         return names
+
+    @property
+    def limited(self) -> list:
+        """The v indices of the coordinates whose position limits the run held (the ``limit.*`` columns)."""
+        from .joint_limits import held_coordinates
+
+        return held_coordinates(self.model) if self.limit is not None else []
 
     def table(self, parts=("q", "qd", "qdd", "tau")) -> tuple:
         """(column names, (N, ncols) array) for `parts`, in the SPEC §5 order."""
@@ -308,6 +341,8 @@ class SimulationResult:
             n, nc = self.contact_force.shape[:2]
             blocks.append(np.concatenate([self.contact_force, np.zeros((n, nc, 3))], axis=2).reshape(n, 6 * nc))
             blocks.append(self.penetration)
+        if "limits" in wanted:
+            blocks.append(self.limit[:, self.limited])
         return names, np.hstack(blocks)
 
     def to_dataframe(self, parts=("q", "qd", "qdd", "tau", "energy")):
@@ -413,6 +448,7 @@ class Options:
     contacts: object = None
     progress: object = None
     gain_integration: str = "implicit"
+    limits: object = True
 
 
 def _count(name, n) -> int:
@@ -448,7 +484,18 @@ def _checked(model, dt, steps, o) -> tuple:
     eps = float(o.friction_smoothing)
     if not (math.isfinite(eps) and eps > 0.0):
         raise InputError(f"friction_smoothing must be a positive velocity, got {o.friction_smoothing!r}")
-    return dt, steps, dataclasses.replace(o, every=every, max_state=max_state, friction_smoothing=eps)
+    return dt, steps, dataclasses.replace(o, every=every, max_state=max_state, friction_smoothing=eps,
+                                          limits=limit_switches(o.limits))
+
+
+def limit_switches(limits) -> dict:
+    """{"position": bool, "effort": bool} of simulate's `limits` option: a bool for both, or a dict of either."""
+    if isinstance(limits, (bool, np.bool_)):
+        return {"position": bool(limits), "effort": bool(limits)}
+    if isinstance(limits, dict) and set(limits) <= {"position", "effort"} and all(
+            isinstance(x, (bool, np.bool_)) for x in limits.values()):
+        return {"position": bool(limits.get("position", True)), "effort": bool(limits.get("effort", True))}
+    raise InputError(f"limits must be True, False or a dict {{'position': bool, 'effort': bool}}, got {limits!r}")
 
 
 def _pipeline(model, q, dt, o):
@@ -480,10 +527,11 @@ def _pipeline(model, q, dt, o):
             raise InputError(f"the {contact.model} contact model steps velocities with impulses "
                              f"(semi-implicit Euler): set integrator to '{needs}' (got {o.integrator!r})")
     mode = IMPLICIT_FRICTION if stiff else IMPLICIT_GAINS if implicit_gains else FREE
+    limits = limits_record(model, dt, o.limits["position"], o.limits["effort"], gain_m, gain_v)
     return _normalized(Pipeline(control_record(ctrl), control_work(model),
                                 Forces(damping, friction, o.friction_smoothing, *wrenches),
                                 Implicit(mode, friction_dt, gain_m, gain_v), contact_record(contact, model.nv),
-                                evaluation(model.nv, model.nb))), contact
+                                evaluation(model.nv, model.nb), limits)), contact
 
 
 STIFF_FRICTION = 0.5 * C.RK4_REAL_LIMIT  # rk4: a joint's friction is implicit when dt λ_k is above this
@@ -521,10 +569,10 @@ def friction_steps(model, q, dt, integrator, damping, friction, eps, implicit) -
     return np.where(coulomb, dt, np.where(stiff, I.GAMMA * dt, 0.0))
 
 
-def _rows(model, nrows, nc, energy) -> Rows:
+def _rows(model, nrows, nc, energy, limit) -> Rows:
     return Rows(np.zeros(nrows), np.zeros((nrows, model.nq)), np.zeros((nrows, model.nv)),
                 np.zeros((nrows, model.nv)), np.zeros((nrows, model.nv)), np.zeros((nrows if energy else 0, 3)),
-                np.zeros((nrows, nc, 3)), np.zeros((nrows, nc)))
+                np.zeros((nrows, nc, 3)), np.zeros((nrows, nc)), np.zeros((nrows if limit else 0, model.nv)))
 
 
 def simulate(model, q0=None, v0=None, *, dt, steps, **options) -> SimulationResult:
@@ -544,6 +592,9 @@ def simulate(model, q0=None, v0=None, *, dt, steps, **options) -> SimulationResu
     those not given take the model's defaults) or a `dynlib.sim.contact.points.ContactSpec`,
     see `dynlib.sim.contact`.
     progress: a callable progress(done, total) called between chunks of a long run.
+    limits: True (default): hold the URDF's position limits and saturate the motor torques at its effort
+    limits (`dynlib.sim.joint_limits`); False: neither (the unconstrained motion); or a dict
+    ``{"position": bool, "effort": bool}`` (a key left out: True).
     gain_integration: "implicit" (default): with semi-implicit and euler, a PD controller's gains
     are taken implicitly (`dynlib.sim.dynamics`: stable for stiff gains on light links; the recorded
     tau is the torque applied); "explicit": the textbook form. rk4 keeps the explicit form and
@@ -559,7 +610,8 @@ def simulate(model, q0=None, v0=None, *, dt, steps, **options) -> SimulationResu
         raise InputError(f"the initial state exceeds max_state = {o.max_state:g}")
     p, contact = _pipeline(model, q, dt, o)
     names = () if contact is None else contact.names
-    rows = _rows(model, steps // o.every + 1, len(names), o.energy)
+    held = p.limits.q_index.shape[0] > 0
+    rows = _rows(model, steps // o.every + 1, len(names), o.energy, held)
     row, bad_step, reason, q_last, v_last = _chunks(model, p, dt, steps, o, q, v, rows)
     diverged = None
     if bad_step >= 0:
@@ -572,7 +624,8 @@ def simulate(model, q0=None, v0=None, *, dt, steps, **options) -> SimulationResu
         dt=dt, steps=steps, every=o.every, integrator=o.integrator, contact_names=names,
         contact_force=rows.force[:row] if contact is not None else None,
         penetration=rows.pen[:row] if contact is not None else None,
-        contact_solver=_solver_report(contact, p.contact),
+        contact_solver=_solver_report(contact, p.contact), limit=rows.limit[:row] if held else None,
+        limits=o.limits,
     )
 
 

@@ -10,10 +10,14 @@ stage                        sources (the code in the `Pipeline` that picks)   k
 ``control``                  the controller's law (`Control.kind`: zero,       `dynlib.sim.controllers`
                              constant, table, PD, gravity compensation,
                              computed torque with its target by data too)
+``saturate``                 the motor torque clipped at ±effort (`Limits`:    `dynlib.sim.joint_limits`
+                             an empty effort array, none)
 ``joint_forces``             joint friction (`Forces`: zero gains, none)       `dynlib.sim.dynamics`
 ``body_forces``              the external wrenches active at t (none: an       `dynlib.sim.dynamics`,
                              empty array), plus the soft contact forces        `dynlib.sim.contact.soft`
                              (`ContactModel.kind` SOFT)
+``limit_torques``            the position limits' torque (`Limits`: no         `dynlib.sim.joint_limits`
+                             limited coordinate, none; zero away from them)
 ``acceleration``             the constraints of the contact model              `dynlib.sim.contact.bilateral`,
                              (`ContactModel.kind` BILATERAL, UNILATERAL,       `unilateral`, `relaxed`
                              RELAXED), else the ABA with the joint friction    `dynlib.sim.dynamics`

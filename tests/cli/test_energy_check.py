@@ -72,7 +72,7 @@ KINOVA = "kinova_description/robots/kinova.urdf"
 
 def test_a_real_robot_passes_by_default_at_the_step_it_chooses(erd_path, tmp_path):
     report = tmp_path / "r.json"
-    r = invoke("energy-check", erd_path(KINOVA), "--no-joint-friction", "--report", report)
+    r = invoke("energy-check", erd_path(KINOVA), "--no-joint-friction", "--no-limits", "--report", report)
     assert r.returncode == 0, r.stdout + r.stderr
     s = json.loads(report.read_text())["settings"]
     assert s["dt_fixed"] is False and s["dt"] < 1e-3  # 1 ms fails on kinova with RK4 (drift 1.06e-3)
@@ -82,8 +82,8 @@ def test_a_real_robot_passes_by_default_at_the_step_it_chooses(erd_path, tmp_pat
 
 def test_a_fixed_step_too_large_exits_1_naming_the_step_and_the_integrator(erd_path, tmp_path):
     report = tmp_path / "r.json"
-    r = invoke("energy-check", erd_path(KINOVA), "--no-joint-friction", "--dt", "1e-3", "--integrator", "rk4", "--report",
-               report)
+    r = invoke("energy-check", erd_path(KINOVA), "--no-joint-friction", "--no-limits", "--dt", "1e-3", "--integrator",
+               "rk4", "--report", report)
     assert r.returncode == 1, r.stdout + r.stderr
     assert "energy_drift fails at dt = 0.001 s because of the time step: integration error of rk4" in r.stdout
     s = json.loads(report.read_text())["settings"]
@@ -92,8 +92,23 @@ def test_a_fixed_step_too_large_exits_1_naming_the_step_and_the_integrator(erd_p
     assert json.loads(report.read_text())["notes"] == [line for line in r.stdout.splitlines()
                                                        if line.startswith("energy_drift fails")]
     # the step it names does pass
-    assert invoke("energy-check", erd_path(KINOVA), "--no-joint-friction", "--dt", s["passing_dt"],
+    assert invoke("energy-check", erd_path(KINOVA), "--no-joint-friction", "--no-limits", "--dt", s["passing_dt"],
                   "--integrator", "rk4").returncode == 0
+
+
+def test_a_run_that_reaches_a_limit_passes_and_counts_the_limits_work(tmp_path):
+    """arm6's free motion (0.3 s from the seeded random state) reaches a limit: the limit takes energy, the
+    balance stays closed (no false alarm), limit_work says the limits gave none; --no-limits: free motion."""
+    report = tmp_path / "r.json"
+    r = invoke("energy-check", ROBOTS_DIR / "arm6.urdf", "--no-joint-friction", "--dt", "1e-3", "--duration", "0.3",
+               "--report", report)
+    assert r.returncode == 0, r.stdout + r.stderr
+    d = json.loads(report.read_text())
+    checks = {c["name"]: c for c in d["checks"]}
+    assert d["settings"]["work_energy_balance"] is True and checks["limit_work"]["passed"]
+    assert "work-energy balance" in r.stdout and "limit_work" in r.stdout
+    taken = min(d["series"]["limit_work"]) if "series" in d and "limit_work" in d["series"] else None
+    assert taken is None or taken < 0
 
 
 def test_armature_option_reaches_the_run_and_energy_is_still_conserved(tmp_path):
@@ -118,6 +133,6 @@ def test_a_robot_is_checked_with_its_urdf_friction_and_the_cause_is_named(tmp_pa
     note = " ".join(d["notes"])
     assert "rk4's implicit friction on shoulder_lift, elbow" in note and "first order in that term" in note
     assert "contact" not in note
-    free = invoke("energy-check", ROBOTS_DIR / "arm6.urdf", "--no-joint-friction", "--dt", "1e-3",
+    free = invoke("energy-check", ROBOTS_DIR / "arm6.urdf", "--no-joint-friction", "--no-limits", "--dt", "1e-3",
                   "--duration", "0.3")
     assert free.returncode == 0 and "free motion" in free.stdout and "dyn: note:" not in free.stderr

@@ -152,7 +152,8 @@ def test_a_motion_beyond_the_effort_limits_is_a_warning_per_joint(tmp_path):
     """arm6's shoulder_pan is limited to 150 N·m (URDF <limit effort>): a simulation driven with 200 N·m,
     given back by inverse, is one warning naming the joint, the limit, the rows and the ratio; the torques
     are still written (the warning says the motors cannot make the motion, not that the numbers are wrong)."""
-    sim = invoke("simulate", ARM6, "--steps", "50", "--tau", "200,0,0,0,0,1", "-o", tmp_path / "run.csv")
+    sim = invoke("simulate", ARM6, "--steps", "50", "--tau", "200,0,0,0,0,1", "--no-limits",  # unsaturated
+                 "-o", tmp_path / "run.csv")
     assert sim.returncode == 0, sim.stderr
     r = invoke("inverse", ARM6, tmp_path / "run.csv", "-o", tmp_path / "tau.csv")
     assert r.returncode == 0, r.stderr
@@ -408,7 +409,7 @@ def test_a_panda_recording_without_its_fingers_runs_with_the_fingers_locked(tmp_
 def moon_run(folder, *extra, suffix="parquet"):
     out = folder / f"moon.{suffix}"
     r = invoke("simulate", ROBOTS_DIR / "arm6.urdf", "--steps", "300", "--tau", "5,-20,8,0.5,-0.2,0.1",
-               "--gravity", "0,0,-1.62", *extra, "-o", out)
+               "--gravity", "0,0,-1.62", "--no-limits", *extra, "-o", out)  # tau alone moves it (no limit torque)
     assert r.returncode == 0, r.stderr
     return out
 

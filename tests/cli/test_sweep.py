@@ -38,6 +38,7 @@ robot: {PENDULUM}
 duration: 1.0
 integrator: rk4
 joint_friction: none
+limits: {{position: false, effort: false}}  # the PD's 1e4 N·m/rad unsaturated: dt = 0.05 diverges
 initial: {{q: [1.0]}}
 control: {{type: pd, kp: 1.0e4, kd: 0}}
 sweep:

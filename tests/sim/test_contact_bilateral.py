@@ -5,14 +5,19 @@ kernels (CRBA, nonlinear effects, frame Jacobians and J̇v); welded feet drift
 less than 1e-4 m over seconds, and their forces pull when the trunk is pulled up;
 standing under PD the feet carry m g.
 """
+import functools
+
 import numpy as np
 import pytest
 
 import dynlib
 from dynlib.runs.scenario import load_scenario, run
-from dynlib.sim.simulate import simulate
+from dynlib.sim.simulate import simulate as _simulate
 
 from helpers import ROBOTS_DIR
+
+# the KKT solve at random states, some past the quadruped's joint limits: without the limits
+simulate = functools.partial(_simulate, limits=False)
 
 SCENARIOS = ROBOTS_DIR.parent / "scenarios"
 FEET = ("lf_foot", "lh_foot", "rf_foot", "rh_foot")

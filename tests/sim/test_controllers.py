@@ -42,7 +42,8 @@ def test_pd_without_gravity_compensation_settles_where_the_spring_holds_gravity(
 
 def test_pd_in_zero_gravity_converges_and_records_its_torque():
     model = sample("arm6").with_gravity([0, 0, 0])
-    r = simulate(model, Q0, dt=1e-3, steps=3000, joint_friction=False, controller=PD(KP, KD, np.zeros(6)))
+    r = simulate(model, Q0, dt=1e-3, steps=3000, joint_friction=False, controller=PD(KP, KD, np.zeros(6)),
+                 limits=False)  # the PD law itself, unsaturated
     assert np.abs(r.q[-1]).max() < 1e-6
     kp, kd = np.array(list(KP.values())), np.array(list(KD.values()))
     assert np.allclose(r.tau, kp * (0 - r.q) - kd * r.v, rtol=1e-12, atol=1e-12)
@@ -193,7 +194,7 @@ def test_the_control_law_is_chosen_by_data_in_one_compiled_loop():
 
     model = sample("arm6")
     kp, kd = np.array(list(KP.values())), np.array(list(KD.values()))
-    pd = simulate(model, Q0, dt=1e-3, steps=300, controller=PD(kp, kd, np.zeros(6)))
+    pd = simulate(model, Q0, dt=1e-3, steps=300, controller=PD(kp, kd, np.zeros(6)), limits=False)  # unsaturated
     ctrl = ComputedTorque(kp=100, kd=20, target=Sinusoids(amplitude=0.3, frequency=0.5))
     ct = simulate(model, Q0, dt=1e-3, steps=300, controller=ctrl)
     records = [control_record(c.params(model, Q0, (model.arrays.damping, model.arrays.friction, 1e-3)))

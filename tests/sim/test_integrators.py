@@ -85,7 +85,8 @@ def floating_run():
     rng = np.random.default_rng(7)
     q0 = dynlib.random_configuration(model, rng)
     v0 = rng.uniform(-2, 2, model.nv)
-    res = simulate(model, q0, v0, dt=1e-3, steps=2000, integrator="rk4", joint_friction=False)
+    res = simulate(model, q0, v0, dt=1e-3, steps=2000, integrator="rk4", joint_friction=False,
+                   limits=False)  # free motion: a held joint limit takes energy
     return model, res
 
 
@@ -135,7 +136,8 @@ def test_external_force_gives_its_impulse_to_a_floating_robot():
 # ------------------------------------------------------------------ orders
 
 def energy_drift(model, integrator, q0, steps=4000, dt=1e-3):
-    res = simulate(model, q0, dt=dt, steps=steps, integrator=integrator, joint_friction=False)
+    res = simulate(model, q0, dt=dt, steps=steps, integrator=integrator, joint_friction=False,
+                   limits=False)  # the schemes' own drift: no limit taking energy
     E = res.energy[:, 2]
     return np.abs(E - E[0]).max()
 
@@ -179,10 +181,10 @@ def test_rk4_is_fourth_order_on_the_free_flyer_pose():
     q0 = dynlib.random_configuration(model, rng)
     v0 = rng.uniform(-2, 2, model.nv)
     T = 0.5
-    ref = simulate(model, q0, v0, dt=T / 2048, steps=2048, joint_friction=False, energy=False)
+    ref = simulate(model, q0, v0, dt=T / 2048, steps=2048, joint_friction=False, energy=False, limits=False)
     errs = []
-    for n in (32, 64, 128):
-        r = simulate(model, q0, v0, dt=T / n, steps=n, joint_friction=False, energy=False)
+    for n in (32, 64, 128):  # smooth free motion (the limit events are not)
+        r = simulate(model, q0, v0, dt=T / n, steps=n, joint_friction=False, energy=False, limits=False)
         errs.append(np.linalg.norm(dynlib.difference(model, ref.q[-1], r.q[-1])[:6]))
     rates = np.log2(np.array(errs[:-1]) / np.array(errs[1:]))
     assert np.all(rates > 3.6), (errs, rates)
@@ -195,10 +197,10 @@ def test_rk4_is_fourth_order_with_planar_joints(random_tree):
     q0 = dynlib.random_configuration(model, rng)
     v0 = rng.uniform(-2, 2, model.nv)
     T = 0.5
-    ref = simulate(model, q0, v0, dt=T / 2048, steps=2048, joint_friction=False, energy=False)
+    ref = simulate(model, q0, v0, dt=T / 2048, steps=2048, joint_friction=False, energy=False, limits=False)
     errs = []
-    for n in (32, 64, 128):
-        r = simulate(model, q0, v0, dt=T / n, steps=n, joint_friction=False, energy=False)
+    for n in (32, 64, 128):  # smooth free motion (the limit events are not)
+        r = simulate(model, q0, v0, dt=T / n, steps=n, joint_friction=False, energy=False, limits=False)
         errs.append(np.abs(dynlib.difference(model, ref.q[-1], r.q[-1])).max())
     rates = np.log2(np.array(errs[:-1]) / np.array(errs[1:]))
     assert np.all(rates > 3.6), (errs, rates)
@@ -262,9 +264,10 @@ def test_implicit_joint_friction_is_stable_where_explicit_blows_up():
     # Coulomb slope of friction/1e-3: explicit schemes at dt = 1e-3 diverge
     model = sample("arm6")
     q0 = np.array([0.3, -0.8, 0.9, -0.5, 0.4, 0.2])
-    explicit = simulate(model, q0, dt=1e-3, steps=500, friction_integration="explicit")
+    # the friction alone: without the joint limits, which would hold the explicit run's wrist at one
+    explicit = simulate(model, q0, dt=1e-3, steps=500, friction_integration="explicit", limits=False)
     assert explicit.diverged is not None and explicit.diverged.step < 100
-    implicit = simulate(model, q0, dt=1e-3, steps=2000, friction_integration="implicit")
+    implicit = simulate(model, q0, dt=1e-3, steps=2000, friction_integration="implicit", limits=False)
     assert implicit.diverged is None
     E = implicit.energy[:, 2]
     assert E[-1] < E[0] - 1.0  # friction dissipates

@@ -126,7 +126,8 @@ def test_external_wrench_acts_only_inside_its_window():
 
 def test_divergence_stops_keeps_the_finite_rows_and_says_where():
     model = sample("pendulum")
-    r = simulate(model, [0.1], dt=1e-3, steps=1000, controller=Constant([1e5]), max_state=1e3)
+    r = simulate(model, [0.1], dt=1e-3, steps=1000, controller=Constant([1e5]), max_state=1e3,
+                 limits=False)  # unsaturated: 1e5 N·m (its effort limit is 100)
     assert r.diverged is not None
     k = r.diverged.step
     assert 0 < k < 1000 and r.diverged.time == pytest.approx(k * 1e-3)
@@ -142,7 +143,8 @@ def test_divergence_stops_keeps_the_finite_rows_and_says_where():
 def test_nan_is_caught_as_divergence():
     # explicit friction on arm6 at dt = 1e-3 is unstable (see test_integrators): it must end in a
     # reported divergence, never in NaN rows
-    r = simulate(sample("arm6"), Q0, dt=1e-3, steps=5000, friction_integration="explicit", max_state=1e300)
+    r = simulate(sample("arm6"), Q0, dt=1e-3, steps=5000, friction_integration="explicit", max_state=1e300,
+                 limits=False)  # (a held limit would slow the blow-up's joints)
     assert r.diverged is not None and "not finite" in r.diverged.reason
     assert len(r) == r.diverged.step and np.all(np.isfinite(r.q)) and np.all(np.isfinite(r.a))
 
@@ -166,7 +168,7 @@ def test_simulate_takes_its_options_as_keywords_of_the_options_record():
 
     assert {f.name for f in dataclasses.fields(Options)} == {
         "integrator", "controller", "external_wrenches", "joint_friction", "friction_smoothing",
-        "friction_integration", "every", "max_state", "energy", "contacts", "progress", "gain_integration"}
+        "friction_integration", "every", "max_state", "energy", "contacts", "progress", "gain_integration", "limits"}
     model = sample("double_pendulum")
     r = simulate(model, [1.0, 0.5], dt=1e-3, steps=10)
     assert r.integrator == Options().integrator and r.every == 1 and r.energy is not None
@@ -321,7 +323,8 @@ def test_implicit_step_is_the_dense_backward_euler_solve(integrator):
     acceleration is (M + dt B + dt kd + dt² kp)^-1 (tau - D v - F tanh(v/eps) - dt kp v - h), M from CRBA."""
     model = sample("arm6").with_armature([0.02, 0.02, 0.01, 0.005, 0.005, 0.001])
     dt, eps, v0 = 1e-3, 1e-3, np.array([0.3, -0.2, 0.001, 0.5, -0.002, 1.0])
-    r = simulate(model, Q0, v0, dt=dt, steps=1, integrator=integrator, controller=PD_ARM6, friction_smoothing=eps)
+    r = simulate(model, Q0, v0, dt=dt, steps=1, integrator=integrator, controller=PD_ARM6, friction_smoothing=eps,
+                 limits=False)  # the PD law unsaturated (shoulder_lift's 360 N·m exceeds its effort 150)
     D, F = model.arrays.damping, model.arrays.friction
     kp, kd = np.array(PD_ARM6.kp), np.array(PD_ARM6.kd)
     B = D + F / eps * (1 - np.tanh(v0 / eps) ** 2)

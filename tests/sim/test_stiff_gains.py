@@ -1,5 +1,6 @@
 """Stiff PD gains on light links at the user's control rate (#15 item 1): semi-implicit and euler take
 the gains implicitly (dynlib.sim.dynamics), rk4 keeps them explicit and warns beyond its stability limit."""
+import functools
 import warnings
 
 import numpy as np
@@ -9,8 +10,11 @@ import dynlib
 from dynlib.algorithms.crba import crba
 from dynlib.sim.controllers import PD, RK4_REAL_LIMIT, StiffGainsWarning
 from dynlib.runs.scenario import load_scenario, run_scenario
-from dynlib.sim.simulate import simulate
+from dynlib.sim.simulate import simulate as _simulate
 from helpers import ROBOTS_DIR, erd_path, sample
+
+# the implicit PD gains themselves: unsaturated, without joint limits
+simulate = functools.partial(_simulate, limits=False)
 
 KP, KD, DT = 200.0, 30.0, 1e-3  # the gains a user set on every joint, at 1 kHz
 TARGET = 0.3                    # rad, every arm joint

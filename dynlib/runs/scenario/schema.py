@@ -182,6 +182,15 @@ class FrictionOverride(_Block):
     """Coulomb friction, N·m (N); default: the URDF's."""
 
 
+class Limits(_Block):
+    """The URDF's joint limits the simulation holds."""
+
+    position: bool = True
+    """Hold the revolute and prismatic joints' <limit lower upper> (a one-sided limit torque)."""
+    effort: bool = True
+    """Saturate every controller's motor torque at ±<limit effort>."""
+
+
 class Wrench(_Block):
     """An external wrench on a frame over a time window."""
 
@@ -284,8 +293,9 @@ class Output(_Block):
     """.csv or .parquet, relative to the scenario; absent or '-': standard output (-o overrides)."""
     every: Count = 1
     """Keep one row in every."""
-    columns: list[Literal["q", "qd", "qdd", "tau", "energy", "contact"]] = ["q", "qd", "qdd", "tau"]
-    """The column groups written (contact: contact.<name>.* and penetration.<name>)."""
+    columns: list[Literal["q", "qd", "qdd", "tau", "energy", "contact", "limits"]] = ["q", "qd", "qdd", "tau"]
+    """The column groups written (contact: contact.<name>.* and penetration.<name>; limits: limit.<joint>, the
+    position limits' torque)."""
 
 
 class SweepRandom(_Block):
@@ -344,6 +354,8 @@ class Scenario(_Block):
     """ε of the Coulomb term friction · tanh(q̇ / ε), rad/s or m/s."""
     friction_integration: Literal["implicit", "explicit"] = "implicit"
     """Joint friction integrated implicitly (stable on light links) or explicitly."""
+    limits: Limits = Limits()
+    """The URDF's position limits held and effort limits enforced (each switchable; both on by default)."""
     external_wrenches: list[Wrench] = []
     """Wrenches applied on frames over time windows."""
     contacts: Optional[Contacts] = None

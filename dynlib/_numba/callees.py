@@ -129,6 +129,7 @@ def attach(dispatcher, njit, f, options, cache_class):
     twin (see the module docstring), cached by `cache_class` (None: not cached); returns the twin."""
     options = dict(options)
     base = options.pop("pipeline_class", None)
+    options.pop("no_cfunc_wrapper", None)
     twin = njit(no_cpython_wrapper=True, no_cfunc_wrapper=True, pipeline_class=pipeline_class(base), **options)(f)
     if cache_class is not None:
         twin._cache = cache_class(f)

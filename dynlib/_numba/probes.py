@@ -10,7 +10,7 @@
 - a kernel called from compiled code is compiled by its twin (`dynlib._numba.callees`), cached
   by dyn's cache; fallback: numba compiles it as it compiles a kernel called from Python;
 - a kernel without the runtime is lowered without the runtime's loads and zero-fills
-  (`dynlib._numba.lowering`); fallback: numba's own lowering (a slower first compile).
+  (`dynlib._numba.lean`); fallback: numba's own lowering (a slower first compile).
 
 When one is missing or its signature changed, dyn uses numba's public behaviour for that part
 instead: a slower start-up, the same results. `boundary()` says which parts are in use; the
@@ -30,12 +30,12 @@ def boundary() -> dict:
     - ``fast_load``: dyn's loader (False: numba's own loading, with its full refresh);
     - ``nrt_option``: numba's ``_nrt`` option (False: every kernel has the runtime);
     - ``callees``: kernels called from compiled code compiled as callees (`dynlib._numba.callees`);
-    - ``lean_lowering``: kernels without the runtime lowered without its bookkeeping (`dynlib._numba.lowering`);
+    - ``lean``: kernels without the runtime lowered without its bookkeeping (`dynlib._numba.lean`);
     - ``notes``: why a part fell back.
     """
     b = checked()
     return {"cache": b.cache, "fast_load": b.fast_load, "nrt_option": b.nrt_option, "callees": bool(b.callee_cache_class),
-            "lean_lowering": b.lean_lowering, "notes": list(b.notes)}
+            "lean": b.lean, "notes": list(b.notes)}
 
 
 class _Boundary:
@@ -48,7 +48,7 @@ class _Boundary:
             self.cache_class.fast_load = self.fast_load
         self.nrt_option = self._check(self._nrt_option)
         self.callee_cache_class = self.cache_class and self._check(self._callee_cache_class)
-        self.lean_lowering = self.nrt_option and self._check(self._lean_lowering)
+        self.lean = self.nrt_option and self._check(self._lean)
 
     def _check(self, probe):
         try:
@@ -91,10 +91,10 @@ class _Boundary:
         return entries.make_cache_class(caching, serialize, callees.callee_library_class())
 
     @staticmethod
-    def _lean_lowering():
-        from . import lowering
+    def _lean():
+        from . import lean
 
-        return lowering.check()
+        return lean.check()
 
     @staticmethod
     def _numba_cache():

@@ -110,11 +110,11 @@ class _NoEnvironment:
         return getattr(self._codegen, name)
 
 
-def pipeline_class():
-    """numba's compiler, compiling into a callee library (`callee_library_class`)."""
+def pipeline_class(base=None):
+    """numba's compiler (or `base`, a subclass of it), compiling into a callee library (`callee_library_class`)."""
     from numba.core import compiler
 
-    class CalleePipeline(compiler.Compiler):
+    class CalleePipeline(base or compiler.Compiler):
         def __init__(self, typingctx, targetctx, library, *args, **kw):
             if library is None:
                 library = callee_library_class()(targetctx.codegen(), "callee")
@@ -127,7 +127,10 @@ def pipeline_class():
 def attach(dispatcher, njit, f, options, cache_class):
     """Compile the calls of `dispatcher` (the kernel `f`, ``njit(**options)``) from compiled code with its
     twin (see the module docstring), cached by `cache_class` (None: not cached); returns the twin."""
-    twin = njit(no_cpython_wrapper=True, no_cfunc_wrapper=True, pipeline_class=pipeline_class(), **options)(f)
+    options = dict(options)
+    base = options.pop("pipeline_class", None)
+    options.pop("no_cfunc_wrapper", None)
+    twin = njit(no_cpython_wrapper=True, no_cfunc_wrapper=True, pipeline_class=pipeline_class(base), **options)(f)
     if cache_class is not None:
         twin._cache = cache_class(f)
     dispatcher.get_call_template = twin.get_call_template

@@ -21,9 +21,11 @@
 (`dynlib._numba.folder`, `dynlib._numba.entries`) and loaded without numba's compiler start-up
 (`dynlib._numba.symbols`), each of numba's internals it reaches checked once (`dynlib._numba.probes`).
 A `kernel` or `allocating_kernel` called from compiled code is compiled there by its twin
-(`dynlib._numba.callees`): no Python entry and no machine code of its own, only its caller's.
+(`dynlib._numba.callees`): no Python entry and no machine code of its own, only its caller's. A
+`kernel` is lowered without the loads and zero-fills that only numba's runtime needs, and without the C
+entry that nothing calls (`dynlib._numba.lean`): the same code, a faster first compile.
 """
-from . import callees, folder, probes
+from . import callees, folder, lean, probes
 
 
 def jit(fn=None, *, nrt=True, **options):
@@ -45,6 +47,8 @@ def jit(fn=None, *, nrt=True, **options):
         opts = dict(options)
         if not nrt and b.nrt_option:
             opts["_nrt"] = False
+            if b.lean:
+                opts.update(lean.OPTIONS, pipeline_class=lean.compiler_class())
         if b.cache_class and folder.package_dir(inspect.getfile(f)) is not None:
             dispatcher = njit(**opts)(f)
             try:

@@ -249,15 +249,6 @@ def _value_pointer(context, builder, buf_type, buf, target):
 
 
 @intrinsic
-def _sizeof(typingctx, tyref):
-    target = tyref.instance_type
-
-    def codegen(context, builder, signature, args):
-        return context.get_constant(types.intp, context.get_abi_sizeof(context.get_value_type(target)))
-    return types.intp(tyref), codegen
-
-
-@intrinsic
 def _store(typingctx, buf, value):
     def codegen(context, builder, signature, args):
         builder.store(args[1], _value_pointer(context, builder, buf, args[0], value))
@@ -315,9 +306,13 @@ def _address(typingctx, x):
     return types.int64(x), codegen
 
 
-@kernel
 def _size_of(ty):
-    return _sizeof(ty)
+    """The bytes of numba's native form of a value of type `ty` (as compiled code lays it out), computed by
+    numba's CPU target without compiling anything."""
+    from numba.core.registry import cpu_target
+
+    context = cpu_target.target_context
+    return context.get_abi_sizeof(context.get_value_type(ty))
 
 
 @kernel

@@ -8,7 +8,9 @@
 - `dynlib._numba.decorators.jit` (nrt=False) passes numba's private ``_nrt`` option;
   fallback: every kernel has the runtime;
 - a kernel called from compiled code is compiled by its twin (`dynlib._numba.callees`), cached
-  by dyn's cache; fallback: numba compiles it as it compiles a kernel called from Python.
+  by dyn's cache; fallback: numba compiles it as it compiles a kernel called from Python;
+- a kernel without the runtime is lowered without the runtime's loads and zero-fills
+  (`dynlib._numba.lean`); fallback: numba's own lowering (a slower first compile).
 
 When one is missing or its signature changed, dyn uses numba's public behaviour for that part
 instead: a slower start-up, the same results. `boundary()` says which parts are in use; the
@@ -28,11 +30,12 @@ def boundary() -> dict:
     - ``fast_load``: dyn's loader (False: numba's own loading, with its full refresh);
     - ``nrt_option``: numba's ``_nrt`` option (False: every kernel has the runtime);
     - ``callees``: kernels called from compiled code compiled as callees (`dynlib._numba.callees`);
+    - ``lean``: kernels without the runtime lowered without its bookkeeping (`dynlib._numba.lean`);
     - ``notes``: why a part fell back.
     """
     b = checked()
     return {"cache": b.cache, "fast_load": b.fast_load, "nrt_option": b.nrt_option, "callees": bool(b.callee_cache_class),
-            "notes": list(b.notes)}
+            "lean": b.lean, "notes": list(b.notes)}
 
 
 class _Boundary:
@@ -45,6 +48,7 @@ class _Boundary:
             self.cache_class.fast_load = self.fast_load
         self.nrt_option = self._check(self._nrt_option)
         self.callee_cache_class = self.cache_class and self._check(self._callee_cache_class)
+        self.lean = self.nrt_option and self._check(self._lean)
 
     def _check(self, probe):
         try:
@@ -85,6 +89,12 @@ class _Boundary:
         if not callable(getattr(caching.CacheImpl, "get_filename_base", None)):
             raise AttributeError("numba.core.caching.CacheImpl.get_filename_base is missing")
         return entries.make_cache_class(caching, serialize, callees.callee_library_class())
+
+    @staticmethod
+    def _lean():
+        from . import lean
+
+        return lean.check()
 
     @staticmethod
     def _numba_cache():

@@ -1,4 +1,4 @@
-"""dyn's kernel cache (dynlib._numba: folder, cache, sources, entries, symbols, probes, events) -- where it
+"""dyn's kernel cache (dynlib._numba: folder, cache, sources, entries, symbols, probes, events, lean) -- where it
 lives, how it loads, and what happens when it cannot be used (damaged files, a full or read-only
 disk, a numba whose internals changed).
 
@@ -21,6 +21,7 @@ import textwrap
 from pathlib import Path
 
 import numba
+import numpy as np
 import pytest
 
 from dynlib._numba import cache, entries, events, sources, symbols
@@ -380,7 +381,7 @@ def test_a_warm_start_loads_without_numbas_compiler(tmp_path, reference):
         code, report, err = run_dyn(args, env)
         assert code == 0, err
         assert report["boundary"] == {"cache": "dyn", "fast_load": True, "nrt_option": True, "callees": True,
-                                      "notes": []}
+                                      "lean": True, "notes": []}
         stats = report["stats"]
         assert stats["fast_loads"] >= 1 and stats["numba_loads"] == 0, stats
         assert stats["refreshes"] == 0 and stats["saved"] == 0 and stats["unsaved"] == 0, stats
@@ -657,14 +658,23 @@ NO_CALLEES = """
         original(self, typing_context, *args, **kw)
     compiler.CompilerBase.__init__ = __init__
 """
+# a numba whose lowering changed a signature: dyn's lean compile (dynlib._numba.lean) is off
+NO_LEAN = """
+    import numba.core.lowering as lowering
+    original_delvar = lowering.Lower.delvar
+    def delvar(self, name, extra=None):
+        return original_delvar(self, name)
+    lowering.Lower.delvar = delvar
+"""
 
 
 @pytest.mark.slow
 def test_kernels_called_from_compiled_code_compile_as_callees_with_the_same_results(tmp_path):
     """The loop's callees are cached as callees only (no entry from Python, no machine code of their own), and
-    the trajectory is byte for byte the one of numba's own compile of every kernel (the fallback)."""
+    the trajectory is byte for byte the one of numba's own compile of every kernel (the fallbacks: numba's own
+    lowering too, dynlib._numba.lean)."""
     runs = {}
-    for name, patch in (("callees", ""), ("numba", NO_CALLEES)):
+    for name, patch in (("callees", ""), ("numba", NO_CALLEES + NO_LEAN)):
         out = tmp_path / f"{name}.csv"
         code, report, err = run_dyn(["simulate", PENDULUM, "--steps", "200", "--columns", "q,qd,qdd,tau,energy",
                                      "-o", out], env_with(DYN_CACHE_DIR=tmp_path / name), patch)
@@ -673,6 +683,7 @@ def test_kernels_called_from_compiled_code_compile_as_callees_with_the_same_resu
         runs[name] = (out.read_bytes(), report["boundary"], names)
     (callees, on, with_twins), (numba_s, off, without) = runs["callees"], runs["numba"]
     assert on["callees"] and not off["callees"] and "signature changed" in " ".join(off["notes"])
+    assert on["lean"] and not off["lean"] and "Lower.delvar" in " ".join(off["notes"])
     assert {"simulate._run", "callee.simulate._finite", "callee.aba.aba_kernel"} <= with_twins
     assert "simulate._finite" not in with_twins and not any(n.startswith("callee.") for n in without)
     assert "simulate._finite" in without
@@ -861,3 +872,51 @@ def test_a_cache_index_numba_wrote_in_another_format_counts_as_holding_the_kerne
     index = tmp_path / "simulate._run-100.py311.nbi"
     index.write_bytes(b"not a pickle numba ever wrote")
     assert cache.index_holds(index, _run)
+
+
+# ---------------------------------------------------------------- the lean compile (dynlib._numba.lean)
+
+
+def _lowered(monkeypatch, compile_and_run):
+    """(result, the LLVM IR numba lowered, before any LLVM pass) of compile_and_run()."""
+    from numba.core import codegen
+
+    texts, original = [], codegen.CPUCodeLibrary.add_ir_module
+
+    def add_ir_module(self, ir_module):
+        texts.append(str(ir_module))
+        return original(self, ir_module)
+
+    monkeypatch.setattr(codegen.CPUCodeLibrary, "add_ir_module", add_ir_module)
+    return compile_and_run(), "\n".join(texts)
+
+
+def test_a_kernel_without_the_runtime_lowers_without_its_dead_loads_and_zero_fills(monkeypatch):
+    """A record that lives across blocks (x: a slot) is neither loaded before it is written nor zero-filled
+    when it dies (numba's lowering does both, for the runtime's references); the same result, no C entry."""
+    from collections import namedtuple
+
+    from dynlib._numba import lean
+
+    Pair = namedtuple("Pair", "a b")
+
+    def swapped_products(r, n):
+        s = 0.0
+        for i in range(n):
+            x = r if i % 2 else Pair(r.b, r.a)
+            s += x.a[0] * x.b[1]
+        return s
+
+    r = Pair(np.array([1.0, 2.0]), np.array([3.0, 5.0]))
+    kernels = {"numba": numba.njit(_nrt=False)(swapped_products),
+               "lean": numba.njit(_nrt=False, pipeline_class=lean.compiler_class(), **lean.OPTIONS)(swapped_products)}
+    runs = {name: _lowered(monkeypatch, lambda k=k: k(r, 5)) for name, k in kernels.items()}
+    (numba_result, numba_ir), (lean_result, lean_ir) = runs["numba"], runs["lean"]
+    assert lean_result == numba_result == 3 * 3.0 * 2.0 + 2 * 1.0 * 5.0
+    record = "[2 x {i8*, i8*, i64, i64, double*, [1 x i64], [1 x i64]}]"  # Pair: two 1-D arrays
+    counts = {name: (text.count(f"store {record} zeroinitializer"), text.count(f"= load {record}, "))
+              for name, text in (("numba", numba_ir), ("lean", lean_ir))}
+    (numba_zero, numba_loads), (lean_zero, lean_loads) = counts["numba"], counts["lean"]
+    # gone: the load and zero-fill of each of two deaths of a record slot, the load before each of two writes
+    assert (numba_zero - lean_zero, numba_loads - lean_loads) == (2, 4)
+    assert "cfunc." in numba_ir and "cfunc." not in lean_ir

@@ -16,12 +16,22 @@ of `dynlib.sim.dynamics`: ``tau - damping v - friction tanh(v / eps)``):
 ``A = [[d(δq')/dδq, d(δq')/dv], [dqdd_dq, dqdd_dv]]`` (2 nv, 2 nv), ``B = [[0], [dqdd_dtau]]``
 (2 nv, nv). Contacts, controllers and the discrete step map (``--dt``) are not here yet.
 
-Public: `continuous(model, q, v, tau, eps=1e-3, f_ext=None)` -> (A, B).
+`linearize` (what `dyn linearize` writes) names the state and the inputs, takes the default point
+(tau: the torque that holds the point, ``RNEA(q, v, 0) + friction(v)``, gravity compensation at v = 0,
+so that ``A x + B u = 0`` there) and keeps the input columns asked for (default: every coordinate
+but a free-flyer's).
+
+Public: `continuous(model, q, v, tau, eps=1e-3, f_ext=None)` -> (A, B); `holding_torque(model, q, v, eps)`;
+`input_columns(model, names)`; `linearize(model, q, v, tau=None, inputs=None, eps=1e-3)` -> `Linearization`.
 """
+from typing import NamedTuple
+
 import numpy as np
 
 from ..algorithms.derivatives import aba_derivatives
+from ..algorithms.rnea import rnea
 from ..core.joints import FREEFLYER, PLANAR
+from ..errors import InputError
 
 
 def _ad(xi):
@@ -69,3 +79,68 @@ def continuous(model, q, v, tau, eps=1e-3, f_ext=None):
     B = np.zeros((2 * nv, nv))
     B[nv:] = dtau
     return A, B
+
+
+class Linearization(NamedTuple):
+    """What `dyn linearize` writes: x⁺ or x' = A x + B u about `point` (x = (δq, v) - (0, v*), u = τ - τ*)."""
+
+    A: np.ndarray       # (2 nv, 2 nv)
+    B: np.ndarray       # (2 nv, len(input))
+    state: tuple        # q.<coord> for the tangent coordinates, then qd.<coord>
+    input: tuple        # the coordinates whose torque is an input
+    point: dict         # {"q": (nq,), "qd": (nv,), "tau": (nv,)}
+    dt: float | None    # None: continuous
+    integrator: str | None
+
+    def as_dict(self) -> dict:
+        """JSON-ready: arrays as nested lists, the point by coordinate name."""
+        return {"A": self.A.tolist(), "B": self.B.tolist(), "state": list(self.state), "input": list(self.input),
+                "point": {k: [float(x) for x in v] for k, v in self.point.items()}, "dt": self.dt,
+                "integrator": self.integrator}
+
+
+def holding_torque(model, q, v, eps=1e-3):
+    """τ (nv,) with zero acceleration at (q, v): ``RNEA(q, v, 0) + damping v + friction tanh(v / eps)``
+    (gravity compensation at v = 0)."""
+    v = np.asarray(v, dtype=float)
+    ar = model.arrays
+    return rnea(model, q, v, np.zeros(model.nv)) + ar.damping * v + ar.friction * np.tanh(v / eps)
+
+
+def input_columns(model, names=None, key="--input"):
+    """The v indices of the inputs: `names` (coordinate names, in that order), or every coordinate
+    outside a free-flyer's. An unknown or repeated name: InputError naming `key`."""
+    if names is None:
+        ar = model.arrays
+        root = set()
+        for i in range(model.nb):
+            if ar.jtype[i] == FREEFLYER:
+                root.update(range(int(ar.idx_v[i]), int(ar.idx_v[i]) + 6))
+        return [k for k in range(model.nv) if k not in root]
+    index = {n: k for k, n in enumerate(model.v_names)}
+    out = []
+    for name in names:
+        if name not in index:
+            raise InputError(f"unknown coordinate {name!r}; the robot's: {', '.join(model.v_names)}", key=key)
+        if index[name] in out:
+            raise InputError(f"coordinate {name!r} given twice", key=key)
+        out.append(index[name])
+    if not out:
+        raise InputError("no input coordinate given", key=key)
+    return out
+
+
+def linearize(model, q, v=None, tau=None, inputs=None, eps=1e-3):
+    """The continuous linearization at (q, v, tau) as a `Linearization` (v default zero, tau default
+    `holding_torque`; inputs: coordinate names, default `input_columns`')."""
+    q = np.asarray(q, dtype=float)
+    v = np.zeros(model.nv) if v is None else np.asarray(v, dtype=float)
+    tau = holding_torque(model, q, v, eps) if tau is None else np.asarray(tau, dtype=float)
+    for label, x in (("q", q), ("qd", v), ("tau", tau)):
+        if not np.all(np.isfinite(x)):
+            raise InputError(f"the point's {label} is not finite: {x.tolist()}", key=f"--{label}")
+    cols = input_columns(model, inputs)
+    A, B = continuous(model, q, v, tau, eps)
+    state = tuple(f"q.{n}" for n in model.v_names) + tuple(f"qd.{n}" for n in model.v_names)
+    return Linearization(A, B[:, cols], state, tuple(model.v_names[k] for k in cols),
+                         {"q": q, "qd": v, "tau": tau}, None, None)

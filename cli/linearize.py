@@ -17,13 +17,16 @@ Examples:
   dyn linearize robots/pendulum.urdf -o lin.json
   dyn linearize robots/double_pendulum.urdf --input joint2 --q joint1=3.14159 -o lin.npz
   dyn linearize scenarios/arm6_pd.yaml --qd elbow=0.1 -o arm6.json
+  dyn linearize robots/pendulum.urdf --q 3.14159 --dt 0.01 --integrator euler -o step.json
 
 \b
 The point: q = 0 (the root at the identity; a scenario: its initial state), qd = 0 and tau
 holding it (gravity compensation), unless --q, --qd, --tau say otherwise (the whole vector,
 or NAME=VALUE repeated, as dyn simulate's --q0, --qd0, --tau). Output keys: A, B, state
 (q.<coord> for the tangent coordinates, then qd.<coord>), input, point (q, qd, tau), dt,
-integrator (null: the continuous dynamics, x' = A x + B u).""")
+integrator (null: the continuous dynamics, x' = A x + B u). With --dt: the step map
+x+ = A x + B u of dyn simulate's step (its implicit joint friction; the scenario's controller,
+contacts and external wrenches are left out: the plant under the input torques).""")
 @click.argument("source", metavar="ROBOT|SCENARIO", type=click.Path(dir_okay=False))
 @click.option("--q", "q", multiple=True, metavar="VALUES|NAME=VALUE", help="The point's configuration.")
 @click.option("--qd", multiple=True, metavar="VALUES|NAME=VALUE", help="The point's velocity [default: 0].")
@@ -31,6 +34,11 @@ integrator (null: the continuous dynamics, x' = A x + B u).""")
               help="The point's torque [default: the torque holding the point: gravity compensation at qd = 0].")
 @click.option("--input", "inputs", metavar="J1,J2,...", default=None,
               help="The coordinates whose torque is an input, in that order [default: all but a free-flyer's].")
+@click.option("--dt", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="Linearize dyn simulate's step map x+ = f(x, u) with this time step instead of the continuous "
+                   "dynamics.")
+@click.option("--integrator", type=click.Choice(["semi-implicit", "euler", "rk4"]), default=None,
+              help="The step's scheme, with --dt [default: semi-implicit; rk4 is not linearized yet].")
 @floating_base_option
 @lock_option
 @gravity_option
@@ -38,11 +46,17 @@ integrator (null: the continuous dynamics, x' = A x + B u).""")
 @click.option("-o", "--output", metavar="PATH", default=None,
               help="Output file (.json or .npz); '-' or absent: JSON on standard output.")
 @click.pass_context
-def linearize(ctx, source, q, qd, tau, inputs, floating_base, lock, gravity, no_joint_friction, output):
+def linearize(ctx, source, q, qd, tau, inputs, dt, integrator, floating_base, lock, gravity, no_joint_friction,
+              output):
     """Linearize the dynamics of ROBOT (.urdf/.xacro) or SCENARIO (.yaml) at a point: A and B of
-    x' = A x + B u, x = (δq, δqd) in the tangent coordinates, u the input torques."""
+    x' = A x + B u (with --dt: x+ = A x + B u), x = (δq, δqd) in the tangent coordinates, u the input torques."""
     from dynlib.motion.linearize import linearize as linearize_at
 
+    if integrator is not None and dt is None:
+        raise click.UsageError("--integrator needs --dt (without it: the continuous dynamics)")
+    if integrator == "rk4":
+        raise click.BadParameter("rk4's step map is not linearized yet; use semi-implicit or euler",
+                                 param_hint="--integrator")
     check_outputs((output, "linearization", "-o/--output"), inputs=(source,))
     o = Overrides()
     _point_overrides(o, q, qd)
@@ -57,7 +71,9 @@ def linearize(ctx, source, q, qd, tau, inputs, floating_base, lock, gravity, no_
     q0, v0 = initial_state(scenario)
     names = None if inputs is None else [n.strip() for n in inputs.split(",") if n.strip()]
     compile_notice(ctx)
-    result = linearize_at(model, q0, v0, _torque(model, tau), names, scenario.friction_smoothing)
+    result = linearize_at(model, q0, v0, _torque(model, tau), names, scenario.friction_smoothing, dt,
+                          integrator or ("semi-implicit" if dt else None),
+                          implicit=scenario.friction_integration == "implicit")
     _write(result, output)
 
 

@@ -21,8 +21,24 @@ of `dynlib.sim.dynamics`: ``tau - damping v - friction tanh(v / eps)``):
 so that ``A x + B u = 0`` there) and keeps the input columns asked for (default: every coordinate
 but a free-flyer's).
 
-Public: `continuous(model, q, v, tau, eps=1e-3, f_ext=None)` -> (A, B); `holding_torque(model, q, v, eps)`;
-`input_columns(model, names)`; `linearize(model, q, v, tau=None, inputs=None, eps=1e-3)` -> `Linearization`.
+The discrete step map (``dt``, `discrete`): ``x⁺ = f(x, τ)``, the step `dynlib.simulate` takes with a
+constant torque and no contact, for its ``semi-implicit`` and ``euler`` schemes, with the joint
+friction linearly implicit as there (`dynlib.sim.dynamics`, IMPLICIT_FRICTION: ``(M + dt B(v)) a =
+τ - friction(v) - h``, B = diag(damping + friction / eps (1 - tanh²(v / eps))); `implicit=False`:
+the explicit ABA). With ``τ' = τ - friction(v) - dt B(v) a*`` the step's acceleration is
+``a = ABA(q, v, τ')``, so with the derivatives of ABA at (q*, v*, τ'), Minv = dqdd_dtau:
+
+    (1 + Minv dt B) δa = dqdd_dq δq + (dqdd_dv - Minv diag(B + dt B'(v) a*)) δv + Minv δτ,
+
+``v⁺ = v + dt a``, and ``q⁺ = q ⊕ dt w`` (w = v for euler, v⁺ for semi-implicit) in the tangent
+coordinates at the nominal next configuration ``q⁺* = q* ⊕ dt w*``: ``δq⁺ = Ad(exp(-dt w*)) δq +
+Jr(dt w*) dt δw`` with Ad = exp(-ad), Jr = ∫₀¹ exp(-s ad) ds on a free-flyer's and a planar joint's
+block (identities elsewhere). rk4 is refused (its four stages are not chained here yet).
+
+Public: `continuous(model, q, v, tau, eps=1e-3, f_ext=None)` -> (A, B); `discrete(model, q, v, tau, dt,
+integrator, eps=1e-3, implicit=True)` -> (A, B); `holding_torque(model, q, v, eps)`;
+`input_columns(model, names)`; `linearize(model, q, v, tau=None, inputs=None, eps=1e-3, dt=None,
+integrator=None)` -> `Linearization`.
 """
 from typing import NamedTuple
 
@@ -130,9 +146,10 @@ def input_columns(model, names=None, key="--input"):
     return out
 
 
-def linearize(model, q, v=None, tau=None, inputs=None, eps=1e-3):
-    """The continuous linearization at (q, v, tau) as a `Linearization` (v default zero, tau default
-    `holding_torque`; inputs: coordinate names, default `input_columns`')."""
+def linearize(model, q, v=None, tau=None, inputs=None, eps=1e-3, dt=None, integrator=None, implicit=True):
+    """The linearization at (q, v, tau) as a `Linearization` (v default zero, tau default
+    `holding_torque`; inputs: coordinate names, default `input_columns`'): continuous without `dt`,
+    else of the step map of `integrator` (`discrete`)."""
     q = np.asarray(q, dtype=float)
     v = np.zeros(model.nv) if v is None else np.asarray(v, dtype=float)
     tau = holding_torque(model, q, v, eps) if tau is None else np.asarray(tau, dtype=float)
@@ -140,7 +157,87 @@ def linearize(model, q, v=None, tau=None, inputs=None, eps=1e-3):
         if not np.all(np.isfinite(x)):
             raise InputError(f"the point's {label} is not finite: {x.tolist()}", key=f"--{label}")
     cols = input_columns(model, inputs)
-    A, B = continuous(model, q, v, tau, eps)
+    if dt is None:
+        A, B = continuous(model, q, v, tau, eps)
+    else:
+        integrator = integrator or "semi-implicit"
+        A, B = discrete(model, q, v, tau, dt, integrator, eps, implicit)
     state = tuple(f"q.{n}" for n in model.v_names) + tuple(f"qd.{n}" for n in model.v_names)
     return Linearization(A, B[:, cols], state, tuple(model.v_names[k] for k in cols),
-                         {"q": q, "qd": v, "tau": tau}, None, None)
+                         {"q": q, "qd": v, "tau": tau},
+                         None if dt is None else float(dt), integrator if dt is not None else None)
+
+
+def _group_blocks(model, xi):
+    """(P, R) (nv, nv): Ad(exp(-xi)) = exp(-ad_xi) and Jr(xi) = ∫₀¹ exp(-s ad_xi) ds on each free-flyer's and
+    planar joint's block of the tangent vector xi (nv,), identities on the other joints."""
+    from scipy.linalg import expm
+
+    nv = model.nv
+    P, R = np.eye(nv), np.eye(nv)
+    ar = model.arrays
+    for i in range(model.nb):
+        iv = int(ar.idx_v[i])
+        if ar.jtype[i] == FREEFLYER:
+            rows, twist = np.arange(iv, iv + 6), xi[iv:iv + 6]
+            keep = np.arange(6)
+        elif ar.jtype[i] == PLANAR:  # (vx, vy, wz): the SE(3) block's rows and columns x, y, wz
+            rows, twist = np.arange(iv, iv + 3), np.array([xi[iv], xi[iv + 1], 0.0, 0.0, 0.0, xi[iv + 2]])
+            keep = np.array([0, 1, 5])
+        else:
+            continue
+        big = np.zeros((12, 12))
+        big[:6, :6] = -_ad(twist)
+        big[:6, 6:] = np.eye(6)
+        e = expm(big)  # [[exp(-ad), ∫₀¹ exp(-s ad) ds], [0, 1]]
+        P[np.ix_(rows, rows)] = e[:6, :6][np.ix_(keep, keep)]
+        R[np.ix_(rows, rows)] = e[:6, 6:][np.ix_(keep, keep)]
+    return P, R
+
+
+SCHEMES = ("semi-implicit", "euler")
+
+
+def discrete(model, q, v, tau, dt, integrator="semi-implicit", eps=1e-3, implicit=True):
+    """(A (2 nv, 2 nv), B (2 nv, nv)) of the step map x⁺ = f(x, τ) of `integrator` (semi-implicit or euler)
+    at (q, v, tau), the joint friction linearly implicit (`implicit`, as `dynlib.simulate`'s default) or
+    explicit; see the module docstring."""
+    if integrator not in SCHEMES:
+        raise InputError(f"{integrator!r}: the step map is linearized for {' and '.join(SCHEMES)} only "
+                         "(rk4's four stages are not chained yet)", key="--integrator")
+    v = np.asarray(v, dtype=float)
+    tau = np.asarray(tau, dtype=float)
+    ar, nv = model.arrays, model.nv
+    th = np.tanh(v / eps)
+    slope = ar.damping + ar.friction / eps * (1.0 - th ** 2)
+    has_friction = implicit and (np.any(ar.damping != 0) or np.any(ar.friction != 0))
+    B_imp = dt * slope if has_friction else np.zeros(nv)
+    tau_total = tau - (ar.damping * v + ar.friction * th)
+    a = _implicit_acceleration(model, q, v, tau_total, B_imp)
+    d_slope = -2.0 * ar.friction / eps ** 2 * th * (1.0 - th ** 2) if has_friction else np.zeros(nv)
+    dq, dv, minv = aba_derivatives(model, q, v, tau_total - B_imp * a)
+    K = np.linalg.solve(np.eye(nv) + minv * B_imp, np.eye(nv))
+    da_q = K @ dq
+    da_v = K @ (dv - minv * (slope + dt * d_slope * a))
+    da_tau = K @ minv
+    w = v + dt * a if integrator == "semi-implicit" else v
+    P, R = _group_blocks(model, dt * w)
+    dw = np.zeros((nv, 2 * nv + nv))  # δw in (δq, δv, δτ)
+    dw[:, nv:2 * nv] = np.eye(nv)
+    if integrator == "semi-implicit":
+        dw += dt * np.hstack([da_q, da_v, da_tau])
+    A = np.zeros((2 * nv, 2 * nv))
+    A[:nv] = dt * R @ dw[:, :2 * nv]
+    A[:nv, :nv] += P
+    A[nv:, :nv] = dt * da_q
+    A[nv:, nv:] = np.eye(nv) + dt * da_v
+    B = np.vstack([dt * R @ dw[:, 2 * nv:], dt * da_tau])
+    return A, B
+
+
+def _implicit_acceleration(model, q, v, tau_total, diag):
+    """a with (M + diag(diag)) a = tau_total - h(q, v)."""
+    from ..algorithms.crba import crba
+
+    h = rnea(model, q, v, np.zeros(model.nv))
+    return np.linalg.solve(crba(model, q) + np.diag(diag), tau_total - h)

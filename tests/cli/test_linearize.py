@@ -116,6 +116,8 @@ def test_json_and_npz_files(tmp_path):
     (("--tau", "ankle=1"), "--tau: unknown coordinate 'ankle'"),
     (("--tau", "1,2,3"), "--tau: expected 2 numbers"),
     (("-o", "lin.csv"), "must end in .json or .npz"),
+    (("--dt", "0.01", "--integrator", "rk4"), "--integrator: rk4's step map is not linearized yet"),
+    (("--integrator", "euler"), "--integrator needs --dt"),
 ])
 def test_bad_input_is_one_line_exit_2(tmp_path, args, words):
     line = _error(DOUBLE, *[str(tmp_path / a) if a.startswith("lin.") else a for a in args])
@@ -126,3 +128,28 @@ def test_bad_input_is_one_line_exit_2(tmp_path, args, words):
 def test_help():
     r = invoke("linearize", "--help")
     assert r.exit_code == 0 and "--input" in r.output
+
+
+@pytest.mark.parametrize("integrator", ["semi-implicit", "euler"])
+def test_discrete_is_dyn_simulates_step_and_the_point_is_its_fixed_point(tmp_path, integrator):
+    """--dt: the step map's A, B (dynlib.motion.linearize.discrete, checked against differences of the simulated
+    step in tests/motion/test_linearize.py); dyn simulate from the default point with its torque stays there."""
+    args = (ARM6, "--q", "shoulder_lift=-0.7", "--q", "elbow=1.1", "--dt", "0.002", "--integrator", integrator)
+    d = _run(*args)
+    assert d["dt"] == 0.002 and d["integrator"] == integrator
+    model = dynlib.load(ARM6)
+    q, qd, tau = (np.array(d["point"][k]) for k in ("q", "qd", "tau"))
+    from dynlib.motion.linearize import discrete
+    from dynlib.sim.controllers import Constant
+
+    A, B = discrete(model, q, qd, tau, 0.002, integrator)
+    np.testing.assert_array_equal(d["A"], A)
+    np.testing.assert_array_equal(d["B"], B)
+    r = dynlib.simulate(model, q, qd, dt=0.002, steps=3, integrator=integrator, controller=Constant(tau=tau))
+    assert np.abs(r.q[-1] - q).max() < 1e-12 and np.abs(r.v[-1]).max() < 1e-12
+    assert _run(*args[:-4]) != d  # the continuous one differs
+
+
+def test_default_integrator_with_dt_is_semi_implicit():
+    d = _run(PENDULUM, "--dt", "0.01")
+    assert d["integrator"] == "semi-implicit" and d["dt"] == 0.01

@@ -9,7 +9,7 @@ import os
 import click
 
 from .common import (Overrides, check_outputs, compile_notice, floating_base_option, gravity_option, lock_option,
-                     model_warnings, vector_option)
+                     model_warnings, notice, vector_option)
 
 
 @click.command(epilog="""\b
@@ -69,6 +69,11 @@ def linearize(ctx, source, q, qd, tau, inputs, dt, integrator, floating_base, lo
     from dynlib.runs.scenario import initial_state
 
     q0, v0 = initial_state(scenario)
+    left_out = [what for what, present in (("controller", scenario.control.type != "zero"),
+                                           ("contacts", scenario.contacts is not None),
+                                           ("external wrenches", bool(scenario.external_wrenches))) if present]
+    if left_out:
+        notice(ctx, f"note: the scenario's {' and '.join(left_out)} left out: the plant under the input torques")
     names = None if inputs is None else [n.strip() for n in inputs.split(",") if n.strip()]
     compile_notice(ctx)
     result = linearize_at(model, q0, v0, _torque(model, tau), names, scenario.friction_smoothing, dt,

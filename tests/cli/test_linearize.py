@@ -87,6 +87,17 @@ def test_point_from_the_scenario_and_options(tmp_path):
     np.testing.assert_array_equal(d["point"]["q"], q0)
 
 
+def test_scenario_controller_is_left_out_and_said(tmp_path):
+    r = invoke("linearize", str(SCENARIOS_DIR / "arm6_pd.yaml"))
+    assert r.exit_code == 0 and "controller left out" in r.stderr
+    assert json.loads(r.stdout)["A"] == _run(ARM6, "--q", ",".join(map(str, json.loads(r.stdout)["point"]["q"])))["A"]
+
+
+def test_gravity_option_scales_the_gravity_block():
+    g = np.array(_run(PENDULUM, "--gravity", "0,0,-19.62")["A"])
+    assert g[1][0] == pytest.approx(2 * np.array(_run(PENDULUM)["A"])[1][0], rel=1e-12)
+
+
 def test_no_joint_friction_changes_the_velocity_block():
     with_f = np.array(_run(ARM6)["A"])
     without = np.array(_run(ARM6, "--no-joint-friction")["A"])
@@ -115,6 +126,7 @@ def test_json_and_npz_files(tmp_path):
     (("--qd", "joint1=nan"), "--qd"),
     (("--tau", "ankle=1"), "--tau: unknown coordinate 'ankle'"),
     (("--tau", "1,2,3"), "--tau: expected 2 numbers"),
+    (("--tau", "joint1=inf"), "--tau: the point's tau is not finite"),
     (("-o", "lin.csv"), "must end in .json or .npz"),
     (("--dt", "0.01", "--integrator", "rk4"), "--integrator: rk4's step map is not linearized yet"),
     (("--integrator", "euler"), "--integrator needs --dt"),

@@ -18,6 +18,7 @@ Examples:
   dyn linearize robots/double_pendulum.urdf --input joint2 --q joint1=3.14159 -o lin.npz
   dyn linearize scenarios/arm6_pd.yaml --qd elbow=0.1 -o arm6.json
   dyn linearize robots/pendulum.urdf --q 3.14159 --dt 0.01 --integrator euler -o step.json
+  dyn linearize robots/quadruped.urdf --floating-base --q root.z=0.4 --dt 0.002 --integrator rk4 -o rk4.npz
 
 \b
 The point: q = 0 (the root at the identity; a scenario: its initial state), qd = 0 and tau
@@ -38,7 +39,8 @@ contacts and external wrenches are left out: the plant under the input torques).
               help="Linearize dyn simulate's step map x+ = f(x, u) with this time step instead of the continuous "
                    "dynamics.")
 @click.option("--integrator", type=click.Choice(["semi-implicit", "euler", "rk4"]), default=None,
-              help="The step's scheme, with --dt [default: semi-implicit; rk4 is not linearized yet].")
+              help="The step's scheme, with --dt [default: semi-implicit; rk4: where dyn simulate keeps the joint "
+                   "friction explicit at dt].")
 @floating_base_option
 @lock_option
 @gravity_option
@@ -54,9 +56,6 @@ def linearize(ctx, source, q, qd, tau, inputs, dt, integrator, floating_base, lo
 
     if integrator is not None and dt is None:
         raise click.UsageError("--integrator needs --dt (without it: the continuous dynamics)")
-    if integrator == "rk4":
-        raise click.BadParameter("rk4's step map is not linearized yet; use semi-implicit or euler",
-                                 param_hint="--integrator")
     check_outputs((output, "linearization", "-o/--output"), inputs=(source,))
     o = Overrides()
     _point_overrides(o, q, qd)

@@ -33,7 +33,10 @@ the explicit ABA). With ``τ' = τ - friction(v) - dt B(v) a*`` the step's accel
 ``v⁺ = v + dt a``, and ``q⁺ = q ⊕ dt w`` (w = v for euler, v⁺ for semi-implicit) in the tangent
 coordinates at the nominal next configuration ``q⁺* = q* ⊕ dt w*``: ``δq⁺ = Ad(exp(-dt w*)) δq +
 Jr(dt w*) dt δw`` with Ad = exp(-ad), Jr = ∫₀¹ exp(-s ad) ds on a free-flyer's and a planar joint's
-block (identities elsewhere). rk4 is refused (its four stages are not chained here yet).
+block (identities elsewhere). rk4 (`_rk4`): the chain rule through its four RKMK substeps (each substep's
+Ad, Jr and the derivatives of ``dexp⁻¹_xi(v) = v + ½ [xi, v] + 1/12 [xi, [xi, v]]`` in xi and v), where
+`dynlib.simulate` keeps every joint's friction explicit (classical RK4); the Rosenbrock-W and backward
+Euler friction of stiff joints is refused (InputError naming them).
 
 Public: `continuous(model, q, v, tau, eps=1e-3, f_ext=None)` -> (A, B); `discrete(model, q, v, tau, dt,
 integrator, eps=1e-3, implicit=True)` -> (A, B); `holding_torque(model, q, v, eps)`;
@@ -44,8 +47,10 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ..algorithms.aba import aba
 from ..algorithms.derivatives import aba_derivatives
 from ..algorithms.rnea import rnea
+from ..algorithms.configuration import integrate
 from ..core.joints import FREEFLYER, PLANAR
 from ..errors import InputError
 
@@ -168,43 +173,50 @@ def linearize(model, q, v=None, tau=None, inputs=None, eps=1e-3, dt=None, integr
                          None if dt is None else float(dt), integrator if dt is not None else None)
 
 
-def _group_blocks(model, xi):
-    """(P, R) (nv, nv): Ad(exp(-xi)) = exp(-ad_xi) and Jr(xi) = ∫₀¹ exp(-s ad_xi) ds on each free-flyer's and
-    planar joint's block of the tangent vector xi (nv,), identities on the other joints."""
-    from scipy.linalg import expm
-
-    nv = model.nv
-    P, R = np.eye(nv), np.eye(nv)
+def _blocks(model, fn, *vectors, rest=1.0):
+    """(nv, nv): fn(twists (6,) ...) (6, 6) on each free-flyer's and planar joint's block of the tangent
+    vectors (a planar joint's (vx, vy, wz) as the SE(3) twist's x, y, wz rows and columns), rest * 1 elsewhere."""
+    out = rest * np.eye(model.nv)
     ar = model.arrays
     for i in range(model.nb):
         iv = int(ar.idx_v[i])
         if ar.jtype[i] == FREEFLYER:
-            rows, twist = np.arange(iv, iv + 6), xi[iv:iv + 6]
             keep = np.arange(6)
-        elif ar.jtype[i] == PLANAR:  # (vx, vy, wz): the SE(3) block's rows and columns x, y, wz
-            rows, twist = np.arange(iv, iv + 3), np.array([xi[iv], xi[iv + 1], 0.0, 0.0, 0.0, xi[iv + 2]])
+            twists = [x[iv:iv + 6] for x in vectors]
+        elif ar.jtype[i] == PLANAR:
             keep = np.array([0, 1, 5])
+            twists = [np.array([x[iv], x[iv + 1], 0.0, 0.0, 0.0, x[iv + 2]]) for x in vectors]
         else:
             continue
+        rows = iv + np.arange(len(keep))
+        out[np.ix_(rows, rows)] = fn(*twists)[np.ix_(keep, keep)]
+    return out
+
+
+def _exp_blocks(model, xi):
+    """(P, R) (nv, nv): Ad(exp(-xi)) = exp(-ad_xi) and Jr(xi) = ∫₀¹ exp(-s ad_xi) ds (`_blocks`)."""
+    from scipy.linalg import expm
+
+    def both(x):
         big = np.zeros((12, 12))
-        big[:6, :6] = -_ad(twist)
+        big[:6, :6] = -_ad(x)
         big[:6, 6:] = np.eye(6)
-        e = expm(big)  # [[exp(-ad), ∫₀¹ exp(-s ad) ds], [0, 1]]
-        P[np.ix_(rows, rows)] = e[:6, :6][np.ix_(keep, keep)]
-        R[np.ix_(rows, rows)] = e[:6, 6:][np.ix_(keep, keep)]
-    return P, R
+        return expm(big)  # [[exp(-ad), ∫₀¹ exp(-s ad) ds], [0, 1]]
+    return _blocks(model, lambda x: both(x)[:6, :6], xi), _blocks(model, lambda x: both(x)[:6, 6:], xi)
 
 
-SCHEMES = ("semi-implicit", "euler")
+SCHEMES = ("semi-implicit", "euler")  # and rk4 (`_rk4`)
 
 
 def discrete(model, q, v, tau, dt, integrator="semi-implicit", eps=1e-3, implicit=True):
     """(A (2 nv, 2 nv), B (2 nv, nv)) of the step map x⁺ = f(x, τ) of `integrator` (semi-implicit or euler)
     at (q, v, tau), the joint friction linearly implicit (`implicit`, as `dynlib.simulate`'s default) or
     explicit; see the module docstring."""
+    if integrator == "rk4":
+        return _rk4(model, q, v, tau, dt, eps, implicit)
     if integrator not in SCHEMES:
-        raise InputError(f"{integrator!r}: the step map is linearized for {' and '.join(SCHEMES)} only "
-                         "(rk4's four stages are not chained yet)", key="--integrator")
+        raise InputError(f"{integrator!r}: the step map is linearized for {', '.join(SCHEMES)} and rk4",
+                         key="--integrator")
     v = np.asarray(v, dtype=float)
     tau = np.asarray(tau, dtype=float)
     ar, nv = model.arrays, model.nv
@@ -221,7 +233,7 @@ def discrete(model, q, v, tau, dt, integrator="semi-implicit", eps=1e-3, implici
     da_v = K @ (dv - minv * (slope + dt * d_slope * a))
     da_tau = K @ minv
     w = v + dt * a if integrator == "semi-implicit" else v
-    P, R = _group_blocks(model, dt * w)
+    P, R = _exp_blocks(model, dt * w)
     dw = np.zeros((nv, 2 * nv + nv))  # δw in (δq, δv, δτ)
     dw[:, nv:2 * nv] = np.eye(nv)
     if integrator == "semi-implicit":
@@ -241,3 +253,58 @@ def _implicit_acceleration(model, q, v, tau_total, diag):
 
     h = rnea(model, q, v, np.zeros(model.nv))
     return np.linalg.solve(crba(model, q) + np.diag(diag), tau_total - h)
+
+
+def _rk4(model, q, v, tau, dt, eps, implicit):
+    """(A, B) of rk4's step (`dynlib.sim.integrators`: RKMK substeps q_s = q ⊕ xi_s, k_s = dexp⁻¹_{xi_s}(v_s)),
+    the chain rule through its four substeps; only where `dynlib.simulate` keeps every joint's friction
+    explicit at dt (`friction_steps`: classical RK4), else an InputError naming the stiff joints."""
+    import warnings
+
+    from ..sim.integrators import NODES, WEIGHTS
+    from ..sim.simulate import friction_steps
+
+    ar, nv = model.arrays, model.nv
+    has = implicit and (np.any(ar.damping != 0) or np.any(ar.friction != 0))
+    with warnings.catch_warnings():  # its note on the friction it would take implicitly: refused below instead
+        warnings.simplefilter("ignore")
+        stiff = friction_steps(model, q, dt, "rk4", ar.damping, ar.friction, eps, has) > 0
+    if np.any(stiff):
+        raise InputError(f"rk4 at dt = {dt:g} takes the friction of {', '.join(np.array(model.v_names)[stiff])} "
+                         "implicitly, which is not linearized yet; use semi-implicit or euler, a smaller --dt, or "
+                         "--no-joint-friction", key="--integrator")
+    v, tau = np.asarray(v, dtype=float), np.asarray(tau, dtype=float)
+    z = np.zeros((nv, 3 * nv))  # derivatives with respect to (δq, δv, δτ)
+    Dq0, Dv0, Dtau = z.copy(), z.copy(), z.copy()
+    Dq0[:, :nv], Dv0[:, nv:2 * nv], Dtau[:, 2 * nv:] = np.eye(nv), np.eye(nv), np.eye(nv)
+    xi, Dxi, k_sum, Dk_sum, Da_sum = np.zeros(nv), z.copy(), np.zeros(nv), z.copy(), z.copy()
+    a, Da, k, Dk = None, None, None, None
+    for s in range(4):
+        if s > 0:  # the substep's state from the previous one's rates
+            xi, Dxi = NODES[s] * dt * k, NODES[s] * dt * Dk
+            vs, Dvs = v + NODES[s] * dt * a, Dv0 + NODES[s] * dt * Da
+        else:
+            vs, Dvs = v, Dv0
+        P, R = _exp_blocks(model, xi)
+        qs, Dqs = integrate(model, q, xi), P @ Dq0 + R @ Dxi
+        th = np.tanh(vs / eps)
+        slope = ar.damping + ar.friction / eps * (1.0 - th ** 2)
+        tau_total = tau - (ar.damping * vs + ar.friction * th)
+        a = aba(model, qs, vs, tau_total)
+        dq, dv, minv = aba_derivatives(model, qs, vs, tau_total)
+        Da = dq @ Dqs + (dv - minv * slope) @ Dvs + minv @ Dtau
+        k = dexp_inv(model, xi, vs)
+        Dk = (_blocks(model, lambda x: np.eye(6) + 0.5 * _ad(x) + _ad(x) @ _ad(x) / 12.0, xi) @ Dvs
+              + _blocks(model, lambda x, w: -0.5 * _ad(w) - (_ad(_ad(x) @ w) + _ad(x) @ _ad(w)) / 12.0,
+                        xi, vs, rest=0.0) @ Dxi)
+        k_sum, Dk_sum, Da_sum = k_sum + WEIGHTS[s] * k, Dk_sum + WEIGHTS[s] * Dk, Da_sum + WEIGHTS[s] * Da
+    P, R = _exp_blocks(model, dt * k_sum)
+    Dq_next = P @ Dq0 + R @ (dt * Dk_sum)
+    Dv_next = Dv0 + dt * Da_sum
+    return np.vstack([Dq_next[:, :2 * nv], Dv_next[:, :2 * nv]]), np.vstack([Dq_next[:, 2 * nv:], Dv_next[:, 2 * nv:]])
+
+
+def dexp_inv(model, xi, v):
+    """v + ½ [xi, v] + 1/12 [xi, [xi, v]] on each free-flyer's and planar joint's block, v elsewhere
+    (`dynlib.sim.integrators.dexp_inv`, in numpy)."""
+    return _blocks(model, lambda x: np.eye(6) + 0.5 * _ad(x) + _ad(x) @ _ad(x) / 12.0, xi) @ v

@@ -128,7 +128,6 @@ def test_json_and_npz_files(tmp_path):
     (("--tau", "1,2,3"), "--tau: expected 2 numbers"),
     (("--tau", "joint1=inf"), "--tau: the point's tau is not finite"),
     (("-o", "lin.csv"), "must end in .json or .npz"),
-    (("--dt", "0.01", "--integrator", "rk4"), "--integrator: rk4's step map is not linearized yet"),
     (("--integrator", "euler"), "--integrator needs --dt"),
 ])
 def test_bad_input_is_one_line_exit_2(tmp_path, args, words):
@@ -160,6 +159,14 @@ def test_discrete_is_dyn_simulates_step_and_the_point_is_its_fixed_point(tmp_pat
     r = dynlib.simulate(model, q, qd, dt=0.002, steps=3, integrator=integrator, controller=Constant(tau=tau))
     assert np.abs(r.q[-1] - q).max() < 1e-12 and np.abs(r.v[-1]).max() < 1e-12
     assert _run(*args[:-4]) != d  # the continuous one differs
+
+
+def test_rk4_with_stiff_friction_is_one_line(tmp_path):
+    line = _error(ARM6, "--dt", "0.01", "--integrator", "rk4", "-o", tmp_path / "lin.json")
+    assert "--integrator: rk4 at dt = 0.01 takes the friction of" in line and "wrist_3" in line
+    assert not list(tmp_path.iterdir())
+    d = _run(ARM6, "--dt", "0.01", "--integrator", "rk4", "--no-joint-friction")
+    assert d["integrator"] == "rk4" and np.array(d["A"]).shape == (12, 12)
 
 
 def test_default_integrator_with_dt_is_semi_implicit():

@@ -1,4 +1,4 @@
-"""Linearization of the continuous dynamics at a point (issue 35's `dyn linearize`, its first part).
+"""Linearization of the dynamics at a point, continuous or of dyn's step map (issue 35's `dyn linearize`).
 
 The state is ``x = (δq, v)`` with ``q = q* ⊕ δq`` (`dynlib.integrate`: δq in the tangent space
 at the point q*, nv coordinates) and v the tangent velocity; the input is tau (nv,). The
@@ -14,7 +14,7 @@ of `dynlib.sim.dynamics`: ``tau - damping v - friction tanh(v / eps)``):
   smoothed Coulomb law's slope (friction / eps at v = 0: the law dyn simulates has no kink).
 
 ``A = [[d(δq')/dδq, d(δq')/dv], [dqdd_dq, dqdd_dv]]`` (2 nv, 2 nv), ``B = [[0], [dqdd_dtau]]``
-(2 nv, nv). Contacts, controllers and the discrete step map (``--dt``) are not here yet.
+(2 nv, nv). Contacts and controllers are not here (the plant under the input torques).
 
 `linearize` (what `dyn linearize` writes) names the state and the inputs, takes the default point
 (tau: the torque that holds the point, ``RNEA(q, v, 0) + friction(v)``, gravity compensation at v = 0,

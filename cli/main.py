@@ -43,6 +43,7 @@ COMMANDS = {
     "plot": ("cli.plot", "plot"),
     "identify": ("cli.identify", "identify"),
     "excite": ("cli.excite", "excite"),
+    "linearize": ("cli.linearize", "linearize"),
     "view": ("cli.view", "view"),
     "schema": ("cli.schema", "schema"),
 }

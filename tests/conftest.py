@@ -53,7 +53,7 @@ KERNEL_MODULES = frozenset({
     "algorithms/test_energy.py", "algorithms/test_forward.py", "algorithms/test_jacobians.py",
     "algorithms/test_kinematics.py", "algorithms/test_linalg.py", "algorithms/test_regressor.py",
     "algorithms/test_rnea.py", "algorithms/test_task_space.py", "cli/test_contact_id.py",
-    "cli/test_energy_check.py", "cli/test_identify.py", "cli/test_inverse.py", "cli/test_published_models.py",
+    "cli/test_energy_check.py", "cli/test_identify.py", "cli/test_inverse.py", "cli/test_linearize.py", "cli/test_published_models.py",
     "cli/test_simulate.py", "cli/test_sweep.py", "core/test_joints.py", "core/test_mimic.py", "core/test_model.py",
     "core/test_pinocchio_order.py",
     "core/test_spatial.py", "files/test_locks.py",

@@ -70,9 +70,11 @@ KINDS = {
     "urdf": (".urdf",),
     "schema": (".json",),
     "reference": (".md",),
+    "linearization": (".json", ".npz"),
 }
 _KIND_WORDS = {"trajectory": "a trajectory", "report": "a report", "figure": "a figure", "page": "a page",
-               "urdf": "a robot file", "schema": "a JSON Schema", "reference": "a Markdown page"}
+               "urdf": "a robot file", "schema": "a JSON Schema", "reference": "a Markdown page",
+               "linearization": "a linearization"}
 STDOUT = "-"
 # names that are the process's own streams, whatever they point to (written in place)
 _STREAM_NAMES = ("/dev/stdout", "/dev/stderr")

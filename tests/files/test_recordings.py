@@ -543,3 +543,16 @@ def test_a_joint_order_is_for_index_on_a_file_without_names(recorded, tmp_path):
     path, t, Q = by_position(tmp_path, ORDER)
     r = invoke("inverse", ARM6, path, "--columns", "q=pos_{joint}", "--joint-order", order, "-o", tmp_path / "t.csv")
     assert r.returncode == 2 and "{index}" in r.stderr, r.stderr
+
+
+def test_a_rostopic_file_of_many_joints_is_read_in_time_linear_in_its_columns(tmp_path):
+    """#33 item 9: the header's field.nameI columns were looked up in a list, once per column (10^5
+    joints: hours, 10^6: about 13 h), and a header longer than Arrow's 1 MB block was refused ("cannot be
+    read"). 10^5 joints of which the robot's are the last: seconds, the robot's values found."""
+    t_ns, t, Q, V, A, E = motion(n=3)
+    extra = 100_000 - ARM.nq
+    names = [f"other{i}" for i in range(extra)] + list(ARM.q_names)
+    wide = [np.hstack([np.zeros((3, extra)), X]) for X in (Q, V, E)]
+    path = write_rostopic_csv(tmp_path / "wide.csv", messages(names, t_ns, *wide))
+    rec = read_recording(ARM, path)
+    assert np.array_equal(rec.trajectory.columns([f"q.{n}" for n in ARM.q_names]), Q)

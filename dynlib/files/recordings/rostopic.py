@@ -80,6 +80,7 @@ def _layout(display, names, model, columns):
     if multi:
         raise TrajectoryError(f"robot '{model.name}' has joints with several coordinates ({', '.join(multi)}): a "
                               "sensor_msgs/JointState carries one position per joint", file=display)
+    names = set(names)  # looked up once per column below: a list made the header quadratic (10^5 joints: hours)
     n_names = 0
     while f"field.name{n_names}" in names:
         n_names += 1
@@ -122,9 +123,12 @@ def _read_columns(display, buf, path, names, joints, n_names, arrays, time_name)
     types.update({c: pa.float64() for cols in arrays.values() for c in cols})
     convert = pa_csv.ConvertOptions(column_types=types, include_columns=wanted, strings_can_be_null=False,
                                     quoted_strings_can_be_null=False)
+    # a block holds whole lines: the header's (and a line's) length, rostopic's are long with many joints
+    header_bytes = sum(len(n.encode()) + 1 for n in names)
+    read = pa_csv.ReadOptions(block_size=max(1 << 20, 8 * header_bytes))
     try:
         with (pa.BufferReader(buf) if buf is not None else pa.OSFile(str(path))) as source:
-            table = pa_csv.read_csv(source, convert_options=convert)
+            table = pa_csv.read_csv(source, read_options=read, convert_options=convert)
     except pa.ArrowInvalid:
         raise _diagnose(buf if buf is not None else read_file(path, display), display, names, joints,
                         n_names, len(arrays)) from None

@@ -1377,3 +1377,72 @@ def test_identify_refuses_a_recording_whose_torques_are_all_zero(tmp_path):
     line = one_line_error(p.stderr)
     assert str(rec) in line and "zero" in line
     only(tmp_path, "rec.csv")
+
+
+# ------------------------------------------------------------------ #33 item 10: messages that name the wrong thing
+
+def _arm7_recording(path, q, tau):
+    import numpy as np
+
+    import dynlib
+
+    model = dynlib.load(ROBOTS_DIR / "arm7.urdf")
+    t = np.arange(len(q)) * 0.005
+    names = ["time"] + [f"q.{n}" for n in model.q_names] + [f"tau.{n}" for n in model.v_names]
+    dynlib.write_trajectory(path, names, np.hstack([t[:, None], q, tau]))
+    return model
+
+
+def test_identify_on_a_still_robot_says_it_does_not_move(tmp_path):
+    """A recording of a robot at rest: exit 2 naming the recording, "the robot does not move" (it
+    blamed --friction, which was not given, and exited 1: the consistent estimate was infeasible)."""
+    import numpy as np
+
+    import dynlib
+
+    q = np.tile(np.linspace(-0.5, 0.5, 7), (1000, 1))
+    model = dynlib.load(ROBOTS_DIR / "arm7.urdf")
+    tau = dynlib.rnea(model, q, np.zeros_like(q), np.zeros_like(q))
+    _arm7_recording(tmp_path / "still.csv", q, tau)
+    p = invoke("identify", ROBOTS_DIR / "arm7.urdf", tmp_path / "still.csv", "-o", tmp_path / "id.urdf")
+    assert p.returncode == 2, p.stderr
+    line = one_line_error(p.stderr)
+    assert f"{tmp_path / 'still.csv'}: the robot does not move" in line and "--friction" not in line
+    only(tmp_path, "still.csv")
+
+
+def test_an_identified_value_beyond_bounds_names_the_users_output_not_a_temporary_file(tmp_path):
+    """Torques in the wrong unit (here 5e10 N m s/rad of damping): the URDF dyn would write is refused at
+    its line, named as the user's output (it named dyn's hidden temporary file), nothing written."""
+    import numpy as np
+
+    import dynlib
+
+    t = np.arange(0.0, 8.0, 0.005)
+    rng = np.random.default_rng(0)
+    w, amp, phase = 2 * np.pi * rng.uniform(0.1, 0.6, (3, 7)), rng.uniform(0.1, 0.4, (3, 7)), rng.uniform(0, 6, (3, 7))
+    arg = t[:, None, None] * w + phase
+    q, v, a = ((amp * np.sin(arg)).sum(1), (amp * w * np.cos(arg)).sum(1), (-amp * w * w * np.sin(arg)).sum(1))
+    model = dynlib.load(ROBOTS_DIR / "arm7.urdf")
+    _arm7_recording(tmp_path / "rec.csv", q, dynlib.rnea(model, q, v, a) + 5e10 * v)
+    out = tmp_path / "id.urdf"
+    p = invoke("identify", ROBOTS_DIR / "arm7.urdf", tmp_path / "rec.csv", "-o", out)
+    assert p.returncode == 2, p.stderr
+    line = one_line_error(p.stderr)
+    assert f"dyn: error: {out}:" in line and "is beyond 1e+09" in line and ".tmp" not in line, line
+    only(tmp_path, "rec.csv")
+
+
+def test_a_time_that_does_not_increase_is_quoted_as_the_file_has_it(tmp_path):
+    """999.999 after 1000.0 at line 502: quoted as 999.999 and 1000.0 (it was 9.999000000000024 after 10.0,
+    seconds from the first sample: numbers that are not in the file)."""
+    times = [990 + k / 100 for k in range(1000)]
+    times[499], times[500] = 1000.0, 999.999
+    path = tmp_path / "back.csv"
+    path.write_text("time," + ",".join(f"q.{j}" for j in ("shoulder_pan", "shoulder_lift", "elbow", "wrist_1",
+                                                          "wrist_2", "wrist_3"))
+                    + "\n" + "".join(f"{t!r},0.1,0.1,0.1,0.1,0.1,0.1\n" for t in times))
+    p = invoke("inverse", ARM6, path, "-o", tmp_path / "tau.csv")
+    assert p.returncode == 2, p.stderr
+    line = one_line_error(p.stderr)
+    assert f"{path}:502: column 'time': time 999.999 does not increase (previous row 1000.0)" in line, line

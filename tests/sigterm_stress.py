@@ -7,7 +7,7 @@ with no "Fatal Python error", no traceback, no temporary file and no child proce
 (measured once, first), so the first 300 ms (imports, the kernel cache's loading, thread pools
 starting) get their share. tests/test_faults.py runs a few dozen once (slow mark); the bigger run::
 
-    PYTHONPATH=. python -m tests.sigterm_stress --signals 400
+    PYTHONPATH=. python -m tests.sigterm_stress --signals 400 [--jobs 2] [--small] [--only simulate sweep]
 
 prints one line per bad outcome and the counts by outcome.
 """
@@ -37,22 +37,22 @@ output:
   every: 10
 sweep:
   grid:
-    initial.q.shoulder_lift: [-1.0, -0.5, 0.0, 0.5]
+    initial.q.shoulder_lift: [{grid}]
 """
 
 
-def prepare(folder: Path) -> dict:
+def prepare(folder: Path, steps: int = 20000, variants: int = 4) -> dict:
     """The inputs (a trajectory, a recording, a sweep scenario) and each command's arguments, by name;
-    the output goes to OUT in the trial's own folder."""
+    the output goes to OUT in the trial's own folder. `steps`: simulate's; `variants`: the sweep's."""
     arm6, arm7 = ROBOTS / "arm6.urdf", ROBOTS / "arm7.urdf"
     traj, rec = folder / "traj.csv", folder / "recording.csv"
     _dyn("simulate", arm6, "--steps", "3000", "-o", traj)
-    _dyn("excite", arm7, "--duration", "6", "--harmonics", "2", "-o", folder / "excite.csv")
-    _recording(arm7, folder / "excite.csv", rec)
+    _recording(arm7, rec)
     scenario = folder / "sweep.yaml"
-    scenario.write_text(SWEEP.format(robot=arm6))
+    grid = ", ".join(f"{-1.0 + 0.5 * i:g}" for i in range(variants))
+    scenario.write_text(SWEEP.format(robot=arm6, grid=grid))
     return {
-        "simulate": ["simulate", arm6, "--steps", "20000", "-o", "OUT/out.csv"],
+        "simulate": ["simulate", arm6, "--steps", str(steps), "-o", "OUT/out.csv"],
         "inverse": ["inverse", arm6, traj, "-o", "OUT/tau.csv"],
         "identify": ["identify", arm7, rec, "-o", "OUT/identified.urdf"],
         "sweep": ["sweep", scenario, "-o", "OUT/sweep", "--workers", "2", "--no-progress"],
@@ -65,16 +65,23 @@ def _dyn(*args):
         raise RuntimeError(f"dyn {' '.join(map(str, args))}: {p.stderr}")
 
 
-def _recording(robot, motion, out):
+def _recording(robot, out, seconds=8.0, rate=200.0):
+    """Positions and torques of `robot` moving through a sum of three sines per joint."""
     import numpy as np
 
     import dynlib
 
-    model, d = dynlib.load(robot), dynlib.read_trajectory(motion)
-    q, v, a = (d.columns([f"{p}.{n}" for n in model.v_names]) for p in ("q", "qd", "qdd"))
+    model, rng = dynlib.load(robot), np.random.default_rng(0)
+    t = np.arange(0.0, seconds, 1.0 / rate)
+    w = 2 * np.pi * rng.uniform(0.1, 0.6, (3, model.nv))
+    amp, phase = rng.uniform(0.1, 0.4, (3, model.nv)), rng.uniform(0, 2 * np.pi, (3, model.nv))
+    arg = t[:, None, None] * w + phase
+    q = (amp * np.sin(arg)).sum(axis=1)
+    v = (amp * w * np.cos(arg)).sum(axis=1)
+    a = (-amp * w * w * np.sin(arg)).sum(axis=1)
     tau = dynlib.rnea(model, q, v, a)
     names = ["time"] + [f"q.{n}" for n in model.q_names] + [f"tau.{n}" for n in model.v_names]
-    dynlib.write_trajectory(out, names, np.hstack([d.time[:, None], q, tau]))
+    dynlib.write_trajectory(out, names, np.hstack([t[:, None], q, tau]))
 
 
 def _group(pgid):
@@ -183,22 +190,30 @@ def durations(commands, folder: Path) -> dict:
     return found
 
 
-def run(n: int, folder: Path, seed: int = 0, names=None, log=None) -> collections.Counter:
-    """`n` signalled processes; the counts by outcome. `log(outcome, name, detail)` sees each bad one."""
-    commands = prepare(folder)
+def run(n: int, folder: Path, seed: int = 0, names=None, log=None, jobs: int = 1, small: bool = False):
+    """`n` signalled processes, `jobs` at a time; the counts by outcome. `log(outcome, name, detail)` sees
+    each bad one. `small`: shorter runs (a 5000-step simulate, a sweep of 2 variants), for the test."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    commands = prepare(folder, *((5000, 2) if small else ()))
     if names:
         commands = {k: v for k, v in commands.items() if k in names}
     took = durations(commands, folder)
     rng, counts = random.Random(seed), collections.Counter()
     order = list(commands)
-    for i in range(n):
-        name = order[i % len(order)]
-        delay = rng.uniform(0.0, took[name])
+    plan = [(i, order[i % len(order)], rng.uniform(0.0, took[order[i % len(order)]])) for i in range(n)]
+
+    def one(case):
+        i, name, delay = case
         outcome, detail = trial(commands[name], delay, folder / f"t{i:04d}")
         shutil.rmtree(folder / f"t{i:04d}", ignore_errors=True)
-        counts[outcome] += 1
-        if outcome not in ("ok", "ended first") and log is not None:
-            log(outcome, name, detail)
+        return name, outcome, detail
+
+    with ThreadPoolExecutor(jobs) as pool:
+        for name, outcome, detail in pool.map(one, plan):
+            counts[outcome] += 1
+            if outcome not in ("ok", "ended first") and log is not None:
+                log(outcome, name, detail)
     return counts
 
 
@@ -206,11 +221,14 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--signals", type=int, default=400)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--jobs", type=int, default=1, help="processes signalled at a time")
+    ap.add_argument("--small", action="store_true", help="the test's shorter runs (5000 steps, 2 variants)")
     ap.add_argument("--only", nargs="*", help="commands to run (simulate inverse identify sweep)")
     opts = ap.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
         counts = run(opts.signals, Path(tmp), opts.seed, opts.only,
-                     lambda outcome, name, detail: print(f"{outcome}: dyn {name}: {detail}", flush=True))
+                     lambda outcome, name, detail: print(f"{outcome}: dyn {name}: {detail}", flush=True), opts.jobs,
+                     opts.small)
     print(dict(counts))
 
 

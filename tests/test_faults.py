@@ -1446,3 +1446,47 @@ def test_a_time_that_does_not_increase_is_quoted_as_the_file_has_it(tmp_path):
     assert p.returncode == 2, p.stderr
     line = one_line_error(p.stderr)
     assert f"{path}:502: column 'time': time 999.999 does not increase (previous row 1000.0)" in line, line
+
+
+def test_a_full_disk_during_a_sweep_names_the_variant_not_the_summary(tmp_path, tiny_tmpfs):
+    """A tmpfs that holds the sweep's folder and its first variants, not all: exit 2 naming the variant
+    whose file could not be written, "No space left on device" (it named summary.csv, whose write in the
+    clean-up failed too and replaced the first error)."""
+    folder = tiny_tmpfs("400k")
+    scenario = tmp_path / "sweep.yaml"
+    scenario.write_text("dyn: 1\nrobot: " + str(ARM6) + "\ndt: 0.001\nduration: 2.0\noutput: {every: 1}\n"
+                        "sweep:\n  grid:\n    initial.q.shoulder_lift: [-1.0, -0.5, 0.0, 0.5]\n")
+    p = run_process("sweep", scenario, "-o", folder / "out", "--workers", "1", "--no-progress")
+    assert p.returncode == 2, p.stderr
+    line = one_line_error(p.stderr)
+    assert "variant v00" in line and "No space left on device" in line and "summary.csv" not in line, line
+
+
+def test_a_sweep_whose_summary_also_cannot_be_written_names_the_variant_that_failed_first(tmp_path, monkeypatch):
+    """The disk full for the third variant's file and then for the summary written in the clean-up: the
+    error is the variant's (the summary's own error replaced it: "summary.csv: … No space left")."""
+    import dynlib.files.trajectory
+    from dynlib.errors import InputError
+    from dynlib.runs.sweep import records
+
+    write, write_summary, full = dynlib.files.trajectory.write_trajectory, records.Summary.write, []
+
+    def full_at_v002(path, *a, **kw):
+        if Path(path).name.startswith("v002"):
+            full.append(path)
+            raise InputError(f"{path}: cannot write: No space left on device")
+        return write(path, *a, **kw)
+
+    def summary_full(self, *a, **kw):
+        if full:
+            raise InputError("summary.csv: cannot write: No space left on device")
+        return write_summary(self, *a, **kw)
+
+    monkeypatch.setattr(dynlib.files.trajectory, "write_trajectory", full_at_v002)
+    monkeypatch.setattr(records.Summary, "write", summary_full)
+    scenario = tmp_path / "sweep.yaml"
+    scenario.write_text(SWEEP.format(robot=ARM6).replace("duration: 200", "duration: 0.5"))
+    p = invoke("sweep", scenario, "-o", tmp_path / "out", "--workers", "1", "--no-progress")
+    assert p.returncode == 2, p.stderr
+    line = one_line_error(p.stderr)
+    assert "variant v002" in line and "No space left on device" in line and "summary.csv" not in line, line

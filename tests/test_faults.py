@@ -1525,3 +1525,37 @@ def test_a_bad_last_line_of_a_large_rostopic_file_costs_no_more_memory_than_a_go
         peaks.append(usage.ru_maxrss * 1024)
     assert f"{bad}:{r + 2}: 7 values, but the header has 28 columns" in one_line_error(stderr)
     assert peaks[1] <= peaks[0], peaks
+
+
+def test_a_sigterm_inside_an_import_waits_until_the_import_is_done():
+    """#33 item 6, the mechanism: dyn's handler, for a SIGTERM that arrives in code that must not be cut
+    (here a frame named like Python's import machinery), lets that code finish and raises `Interrupted`
+    right after it (a 10 ms SIGALRM timer); a signal whose exception was swallowed is still found when the
+    command ends. Before, the exception was raised inside the import: a half-imported module, then a
+    traceback and exit 1 (or 3) from the clean-up."""
+    from cli import main
+
+    previous = main._handle_signals()
+    try:
+        unsafe = compile("import signal, time\nsignal.raise_signal(signal.SIGTERM)\nfor _ in range(3):\n"
+                         "    time.sleep(0.02)\ndone = True\n", "<frozen importlib._bootstrap>", "exec")
+        scope = {}
+        with pytest.raises(main.Interrupted):
+            exec(unsafe, scope)
+            for _ in range(100):
+                time.sleep(0.01)
+        assert scope.get("done") is True  # the whole "import" ran, 60 ms, through several timer ticks
+        assert signal.getsignal(signal.SIGTERM) is signal.SIG_IGN  # a second signal does not cut the clean-up
+    finally:
+        main._restore_signals(previous)
+    previous = main._handle_signals()
+    try:
+        try:
+            signal.raise_signal(signal.SIGTERM)
+        except KeyboardInterrupt:
+            pass  # swallowed, as a solver or a finaliser does
+        with pytest.raises(main._Stopped):
+            main._raise_if_signalled(None)
+    finally:
+        main._restore_signals(previous)
+    main._signalled.update(signum=0)

@@ -29,6 +29,7 @@ import os
 import signal
 import sys
 import threading
+import time
 
 import click
 
@@ -176,7 +177,7 @@ class _Stopped(Exception):
 
 
 # SIGTERM/SIGHUP received: its number (0: none), and whether the retry timer runs (see _handle_signals)
-_signalled = {"signum": 0, "timer": False}
+_signalled = {"signum": 0, "timer": False, "at": 0.0}
 
 # Code that an exception must not cut in the middle, by the path of its source (and, for threading.py,
 # the function): an import (a half-imported module breaks the clean-up's imports: exit 3), numba's and
@@ -190,6 +191,7 @@ _UNSAFE_FILES = ("<frozen importlib", f"{os.sep}numba{os.sep}", f"{os.sep}llvmli
 _UNSAFE_THREADING = ("start", "_bootstrap", "_bootstrap_inner", "_after_fork", "_shutdown")
 _UNSAFE_NAMES = ("__del__",)
 _RETRY = 0.01  # s between looks at whether the main thread left unsafe code
+_PATIENCE = 3.0  # s at most that a signal waits (a first run's compile of one kernel takes longer)
 
 
 def _unsafe(frame) -> bool:
@@ -214,7 +216,7 @@ def _handle_signals() -> dict:
     The handler records the signal, ignores further SIGTERM/SIGHUP (a second signal does not cut the
     clean-up short) and raises `Interrupted` where the main thread is, unless that is code that must
     not be cut (`_unsafe`): then a timer (SIGALRM, every 10 ms) looks again until the main thread has
-    left it. A signal whose exception something swallowed is still found when the command ends
+    left it, for at most `_PATIENCE` seconds (the clean-up then copes: `_raise_if_signalled`, `run`). A signal whose exception something swallowed is still found when the command ends
     (`_raise_if_signalled`)."""
     if threading.current_thread() is not threading.main_thread():
         return {}
@@ -224,11 +226,12 @@ def _handle_signals() -> dict:
         if signum != signal.SIGALRM:
             signal.signal(signal.SIGTERM, signal.SIG_IGN)
             signal.signal(signal.SIGHUP, signal.SIG_IGN)
-            _signalled["signum"] = signum
+            _signalled.update(signum=signum, at=time.monotonic())
         pending = _signalled["signum"]
         if not pending:
             return
-        if _unsafe(frame) and signal.getsignal(signal.SIGALRM) is handler:
+        waited = time.monotonic() - _signalled["at"]
+        if waited < _PATIENCE and _unsafe(frame) and signal.getsignal(signal.SIGALRM) is handler:
             if not _signalled["timer"]:
                 _signalled["timer"] = True
                 signal.setitimer(signal.ITIMER_REAL, _RETRY, _RETRY)

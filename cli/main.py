@@ -216,7 +216,8 @@ def _handle_signals() -> dict:
     The handler records the signal, ignores further SIGTERM/SIGHUP (a second signal does not cut the
     clean-up short) and raises `Interrupted` where the main thread is, unless that is code that must
     not be cut (`_unsafe`): then a timer (SIGALRM, every 10 ms) looks again until the main thread has
-    left it, for at most `_PATIENCE` seconds (the clean-up then copes: `_raise_if_signalled`, `run`). A signal whose exception something swallowed is still found when the command ends
+    left it, for at most `_PATIENCE` seconds (the clean-up then copes: `_raise_if_signalled`, `run`).
+    A signal whose exception something swallowed is still found when the command ends
     (`_raise_if_signalled`)."""
     if threading.current_thread() is not threading.main_thread():
         return {}

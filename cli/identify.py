@@ -120,6 +120,7 @@ def identify(ctx, robot, recordings, output, report_path, validate, plot_path, f
              derivatives, window, polyorder, column_map, joint_order, topic, time_unit, resample, friction,
              torque_filter, max_error, max_condition, friction_smoothing, method, prior_std):
     """Identify ROBOT's inertial and friction parameters from RECORDING(s) and write them as a URDF."""
+    from dynlib.algorithms.regressor import check_friction_terms
     from dynlib.files.column_map import parse_column_map
     from dynlib.motion.identification import check_robot_file, identify as run
     from dynlib.motion.identification.figure import check_path, fit_figure
@@ -139,11 +140,12 @@ def identify(ctx, robot, recordings, output, report_path, validate, plot_path, f
     armature = tuple(a for a in armature if a != "identify")
     model = load_robot(ctx, robot, floating_base, gravity, armature=armature, lock=lock, strict=False)
     compile_notice(ctx)
-    with naming("--friction"):
-        result = run(model, list(recordings), validation=list(validate), derivatives=derivatives, window=window,
-                     polyorder=polyorder, columns=columns, friction=terms, friction_smoothing=friction_smoothing,
-                     method=method, prior_std=prior_std, topic=topic, time_unit=time_unit, resample=resample,
-                     torque_filter=torque_filter, joint_order=joint_order, armature=rotors)
+    with naming("--friction"):  # only the terms' own errors: a failure of the fit is not the option's
+        check_friction_terms(terms, friction_smoothing)
+    result = run(model, list(recordings), validation=list(validate), derivatives=derivatives, window=window,
+                 polyorder=polyorder, columns=columns, friction=terms, friction_smoothing=friction_smoothing,
+                 method=method, prior_std=prior_std, topic=topic, time_unit=time_unit, resample=resample,
+                 torque_filter=torque_filter, joint_order=joint_order, armature=rotors)
     result.urdf_bytes()  # before any work on the outputs: a link that cannot be written stops here
     for rec in (*result.training, *result.validation):
         for line in rec.notes:  # what the recording reader decided (a topic, a time unit, the derivatives)
@@ -160,7 +162,7 @@ def identify(ctx, robot, recordings, output, report_path, validate, plot_path, f
         tmp_urdf = stack.enter_context(atomic_output(output))
         tmp_report = stack.enter_context(atomic_output(report_path)) if report_path else None
         tmp_plot = stack.enter_context(atomic_output(plot_path)) if plot_path else None
-        written = result.write_urdf(tmp_urdf, atomic=False)  # and read back by dyn: the errors are its
+        written = result.write_urdf(tmp_urdf, atomic=False, display=output)  # and read back by dyn: the errors are its
         report = result.report(written)
         if tmp_report:
             tmp_report.write_text(json.dumps(report, indent=2) + "\n")

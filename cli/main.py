@@ -11,6 +11,10 @@ Signals and standard streams, set up before a command runs:
 - SIGTERM and SIGHUP are handled like Ctrl-C: they raise `Interrupted` (a
   KeyboardInterrupt) in the main thread, so temporary files are removed, sweep
   workers stopped and a sweep's summary written, then one line and exit 128 + N.
+  Not at any bytecode: inside an import, numba's compiling, a thread or process
+  starting or a finaliser the exception waits until the main thread is out of
+  it (`_handle_signals`); a signal never goes unseen (`_raise_if_signalled`), and
+  an interrupted `dyn` ends without waiting for idle threads (`_exit_now`).
 - a standard stream that was closed when dyn started (``>&-``, ``<&-``) gets
   /dev/null on its file descriptor, so that no file dyn opens takes its
   number; writing to a closed standard output is then an error, and reading a
@@ -25,6 +29,7 @@ import os
 import signal
 import sys
 import threading
+import time
 
 import click
 
@@ -77,20 +82,26 @@ class LazyGroup(click.Group):
             raise _Stopped(exc.signum) from None
 
     def main(self, args=None, prog_name=None, **kw):  # noqa: D102
+        import dynlib.errors  # noqa: F401 (before the handlers: _main's first line is in its try)
+
         previous = _handle_signals()
         try:
             return self._main(args, prog_name, **kw)
         finally:  # called in-process (a test's CliRunner): the caller's handlers again
-            for sig, handler in previous.items():
-                signal.signal(sig, handler)
+            _restore_signals(previous)
 
     def _main(self, args=None, prog_name=None, **kw):
         from dynlib.errors import DynError
 
-        _guard_standard_streams()
         try:
-            rv = super().main(args=args, prog_name=prog_name or "dyn", standalone_mode=False, **kw)
-            sys.stdout.flush()  # a full or closed standard output is found here, not at exit
+            try:
+                _guard_standard_streams()
+                rv = super().main(args=args, prog_name=prog_name or "dyn", standalone_mode=False, **kw)
+                sys.stdout.flush()  # a full or closed standard output is found here, not at exit
+            except BaseException as exc:
+                _raise_if_signalled(exc)
+                raise
+            _raise_if_signalled(None)
         except click.exceptions.Exit as exc:
             _flush_quietly()
             sys.exit(exc.exit_code)
@@ -166,23 +177,99 @@ class _Stopped(Exception):
         self.signum = signum
 
 
+# SIGTERM/SIGHUP received: its number (0: none), and whether the retry timer runs (see _handle_signals)
+_signalled = {"signum": 0, "timer": False, "at": 0.0}
+
+# Code that an exception must not cut in the middle, by the path of its source (and, for threading.py,
+# the function): an import (a half-imported module breaks the clean-up's imports: exit 3), numba's and
+# llvmlite's compiling and cache loading (LLVM objects half owned: segfaults at exit), a thread or
+# process being started (a pool's worker never told to stop: a hang at exit; a spawned sweep worker
+# reading half its start-up data: a traceback), a finaliser (`__del__`, weakref callbacks: Python
+# ignores an exception there, and the signal was lost: exit 0).
+_UNSAFE_FILES = ("<frozen importlib", f"{os.sep}numba{os.sep}", f"{os.sep}llvmlite{os.sep}",
+                 f"{os.sep}multiprocessing{os.sep}", f"concurrent{os.sep}futures{os.sep}thread.py",
+                 f"concurrent{os.sep}futures{os.sep}process.py", f"{os.sep}weakref.py")
+_UNSAFE_THREADING = ("start", "_bootstrap", "_bootstrap_inner", "_after_fork", "_shutdown")
+_UNSAFE_NAMES = ("__del__",)
+_RETRY = 0.01  # s between looks at whether the main thread left unsafe code
+_PATIENCE = 3.0  # s at most that a signal waits (a first run's compile of one kernel takes longer)
+
+
+def _unsafe(frame) -> bool:
+    """The main thread, at `frame` (a signal handler's), is in code that must not be cut (_UNSAFE_FILES)."""
+    while frame is not None:
+        code = frame.f_code
+        name = code.co_filename
+        if name.endswith(f"{os.sep}threading.py"):
+            if code.co_name in _UNSAFE_THREADING:
+                return True
+        elif code.co_name in _UNSAFE_NAMES or any(part in name for part in _UNSAFE_FILES):
+            return True
+        frame = frame.f_back
+    return False
+
+
 def _handle_signals() -> dict:
     """Install the handler; returns the handlers it replaced, by signal. Off the main thread (dyn's
     `main` called from a worker thread, a Dask worker), where Python lets no thread set a handler:
-    nothing, and the signals keep whatever the process's main thread chose."""
+    nothing, and the signals keep whatever the process's main thread chose.
+
+    The handler records the signal, ignores further SIGTERM/SIGHUP (a second signal does not cut the
+    clean-up short) and raises `Interrupted` where the main thread is, unless that is code that must
+    not be cut (`_unsafe`): then a timer (SIGALRM, every 10 ms) looks again until the main thread has
+    left it, for at most `_PATIENCE` seconds (the clean-up then copes: `_raise_if_signalled`, `run`).
+    A signal whose exception something swallowed is still found when the command ends
+    (`_raise_if_signalled`)."""
     if threading.current_thread() is not threading.main_thread():
         return {}
+    _signalled.update(signum=0, timer=False)
+
     def handler(signum, frame):
-        # once: a second signal during the clean-up does not cut it short
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)
-        signal.signal(signal.SIGHUP, signal.SIG_IGN)
-        raise Interrupted(signum)
+        if signum != signal.SIGALRM:
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
+            signal.signal(signal.SIGHUP, signal.SIG_IGN)
+            _signalled.update(signum=signum, at=time.monotonic())
+        pending = _signalled["signum"]
+        if not pending:
+            return
+        waited = time.monotonic() - _signalled["at"]
+        if waited < _PATIENCE and _unsafe(frame) and signal.getsignal(signal.SIGALRM) is handler:
+            if not _signalled["timer"]:
+                _signalled["timer"] = True
+                signal.setitimer(signal.ITIMER_REAL, _RETRY, _RETRY)
+            return
+        _stop_timer()
+        raise Interrupted(pending)
 
     previous = {}
     for sig in (signal.SIGTERM, signal.SIGHUP):
         if signal.getsignal(sig) is signal.SIG_DFL:  # not when the caller chose to ignore it (nohup)
             previous[sig] = signal.signal(sig, handler)
+    if previous and signal.getsignal(signal.SIGALRM) is signal.SIG_DFL:  # not when the caller times with it
+        previous[signal.SIGALRM] = signal.signal(signal.SIGALRM, handler)
     return previous
+
+
+def _stop_timer():
+    if _signalled["timer"]:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        _signalled["timer"] = False
+
+
+def _restore_signals(previous):
+    _stop_timer()
+    for sig, handler in previous.items():
+        signal.signal(sig, handler)
+
+
+def _raise_if_signalled(exc):
+    """A SIGTERM/SIGHUP was received: the command ends as interrupted, whatever it raised meanwhile
+    (an error of its clean-up, an error the interruption caused) or if it ended without seeing it."""
+    signum = _signalled["signum"]
+    if not signum or isinstance(exc, (KeyboardInterrupt, _Stopped)):
+        return
+    _stop_timer()
+    raise _Stopped(signum) from exc
 
 
 # ------------------------------------------------------------------ standard streams
@@ -353,8 +440,29 @@ def run():
 
     try:
         dyn()
+    except SystemExit as exc:
+        if _signalled["signum"] or exc.code == 128 + signal.SIGINT:
+            _exit_now(exc.code)
+        raise
+    except KeyboardInterrupt as exc:  # a signal between the command's end and its handlers' restoring
+        signum = getattr(exc, "signum", signal.SIGINT)
+        with contextlib.suppress(Exception):
+            click.echo(f"dyn: error: interrupted{'' if signum == signal.SIGINT else ' by ' + exc.args[0]}", err=True)
+        _exit_now(128 + signum)
     finally:
         gc.freeze()
+
+
+def _exit_now(code):
+    """End an interrupted process now, its clean-up done and its line written: without waiting for
+    threads that are not daemons (a read-ahead parsing a large file, a pool's idle workers) and
+    without the interpreter's finalisation, during which threads still in native code (Arrow, numba)
+    took the GIL of a dying interpreter ("Fatal Python error") or hung it."""
+    with contextlib.suppress(Exception):
+        sys.stdout.flush()
+    with contextlib.suppress(Exception):
+        sys.stderr.flush()
+    os._exit(code if isinstance(code, int) else 1)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -293,12 +293,15 @@ def _check_name_length(real, label, path):
 
 def _probe(folder, label, path):
     """Create (and remove) a file of dyn's temporary naming in `folder`: it can be written."""
+    made = []  # removed however the probe ends (a SIGTERM between its creation and removal left it)
     try:
-        tmp = _create_temporary(folder, "probe")
+        _create_temporary(folder, "probe", made)
     except OSError as exc:
         raise InputError(f"{label} {path}: cannot write in '{folder}': {reason(exc)}") from None
-    with contextlib.suppress(OSError):
-        os.unlink(tmp)
+    finally:
+        for tmp in made:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
 
 
 def memory_shortfall(need) -> str | None:

@@ -543,3 +543,46 @@ def test_a_joint_order_is_for_index_on_a_file_without_names(recorded, tmp_path):
     path, t, Q = by_position(tmp_path, ORDER)
     r = invoke("inverse", ARM6, path, "--columns", "q=pos_{joint}", "--joint-order", order, "-o", tmp_path / "t.csv")
     assert r.returncode == 2 and "{index}" in r.stderr, r.stderr
+
+
+def test_a_rostopic_file_of_many_joints_is_read_in_time_linear_in_its_columns(tmp_path):
+    """#33 item 9: the header's field.nameI columns were looked up in a list, once per column (10^5
+    joints: hours, 10^6: about 13 h), and a header longer than Arrow's 1 MB block was refused ("cannot be
+    read"). 10^5 joints of which the robot's are the last: seconds, the robot's values found."""
+    t_ns, t, Q, V, A, E = motion(n=3)
+    extra = 100_000 - ARM.nq
+    names = [f"other{i}" for i in range(extra)] + list(ARM.q_names)
+    wide = [np.hstack([np.zeros((3, extra)), X]) for X in (Q, V, E)]
+    path = write_rostopic_csv(tmp_path / "wide.csv", messages(names, t_ns, *wide))
+    rec = read_recording(ARM, path)
+    assert np.array_equal(rec.trajectory.columns([f"q.{n}" for n in ARM.q_names]), Q)
+
+
+def test_a_plotjuggler_export_with_rows_of_another_topic_leaves_them_out(tmp_path):
+    """#33 item 10: rows of a second topic (an IMU between the joint states: every joint series empty)
+    were refused, "empty value; expected a number", although the docs say they are left out. They are;
+    the torques are those of the export without them, and an empty cell in a row of the robot's topic
+    is still an error at its line."""
+    import csv
+
+    t_ns, t, Q, V, A, E = motion(n=60)
+    plain = write_plotjuggler_csv(tmp_path / "plain.csv", {"/joint_states": messages(ARM.q_names, t_ns, Q, V, E)})
+    rows = list(csv.reader(open(plain, newline="")))
+    head, body = rows[0] + ["/imu/data/header/stamp", "/imu/data/linear_acceleration/z"], [r + ["", ""] for r in rows[1:]]
+    for r in rows[1:40:3]:
+        t_imu = float(r[0]) + 0.0004
+        body.append([f"{t_imu:.6f}"] + [""] * (len(rows[0]) - 1) + [f"{t_imu:.9f}", "9.81"])
+    body.sort(key=lambda r: float(r[0]))
+    with_imu = tmp_path / "with_imu.csv"
+    with open(with_imu, "w", newline="") as f:
+        csv.writer(f, lineterminator="\n").writerows([head] + body)
+    got, want = read_recording(ARM, with_imu), read_recording(ARM, plain)
+    assert np.array_equal(got.trajectory.data, want.trajectory.data)
+    assert np.array_equal(got.trajectory.names, want.trajectory.names)
+    i = head.index("/joint_states/elbow/velocity")
+    k = next(n for n, r in enumerate(body) if r[1] and n > 10)
+    body[k][i] = ""
+    with open(with_imu, "w", newline="") as f:
+        csv.writer(f, lineterminator="\n").writerows([head] + body)
+    with pytest.raises(DynError, match=rf":{k + 2}: column '/joint_states/elbow/velocity': empty value"):
+        read_recording(ARM, with_imu)

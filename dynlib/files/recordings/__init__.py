@@ -172,9 +172,26 @@ def _read_recording(model, source, topic, columns, time_unit, resample, clock, j
     _no_topic(topic, notes, "a CSV or Parquet file of dyn's holds one motion")
     order = dyn_files.index_order(model, columns, joint_order, notes)
     traj, name = dyn_files.read_table(display, buf, fmt, path, model, columns, order)
+    backwards = _not_increasing(traj, name, display)
     first, offsets = dyn_files.clock_readings(traj.column(name), name, source_info)
     rec = _finish(traj, first, offsets, "s", time_unit, notes, fmt, None, display, column=name, source_name=name)
+    if backwards is not None:  # raised where the time is used, after the command's own checks of the columns
+        rec = rec._replace(trajectory=rec.trajectory.with_unusable(TIME, backwards))
     return _resampled(rec._replace(settings=dyn_files.run_settings_of(*source_info)), model, resample)
+
+
+def _not_increasing(traj, name, display):
+    """None, or the error (a callable making it) of the first row whose time does not increase, quoting
+    the times as the file has them (once made relative to the first sample, 999.999 after 1000.0 was
+    quoted as 9.999000000000024 after 10.0: not in the file)."""
+    values = traj.column(name)
+    bad = np.flatnonzero(np.diff(values) <= 0)
+    if not bad.size:
+        return None
+    i = int(bad[0]) + 1
+    error = TrajectoryError(f"time {float(values[i])!r} does not increase (previous row {float(values[i - 1])!r}); "
+                            "rows must be in increasing time", file=display, column=name, **traj.locate(i))
+    return lambda: error
 
 
 def _read_given(model, source, columns, time_unit, resample, clock, joint_order, notes):

@@ -76,18 +76,24 @@ def read_plotjuggler(display, buf, path, model, columns, topic, notes):
             full[part] = f"{chosen}/{{joint}}/{field}"
     _check_names_agree(model, full, topics.get(chosen, set()), chosen, display)
     qcols = source_columns(model, "q", full)
-    require_columns(traj, qcols)
-    parts = ["q"]
+    _require_present(traj, qcols)
+    parts, used = ["q"], list(qcols)
     for part in ("qd", "effort"):
         cols = source_columns(model, part, full)
         if mapped(columns, part):
-            require_columns(traj, cols)
+            _require_present(traj, cols)
             parts.append(part)
+            used += cols
         elif all(traj.has(c) for c in cols):
             parts.append(part)
+            used += cols
     for part in ("qdd",):
         if mapped(columns, part):
             parts.append(part)
+            used += [c for c in source_columns(model, part, full) if traj.has(c)]
+    rows = _joint_rows(traj, model, qcols, chosen, display)
+    traj = traj.take(rows)  # the robot's rows only: the others' empty cells are no error
+    _check_cells(traj, used, display)
     renamed = canonical(traj, model, {k: v for k, v in full.items() if k.partition(".")[0] in parts or k == TIME},
                         parts)
     time_name = _plotjuggler_time(traj, chosen, columns, notes)
@@ -96,8 +102,28 @@ def read_plotjuggler(display, buf, path, model, columns, topic, notes):
         keep |= set(coordinate_columns(part, coordinate_names(model, part)))
     drop = [n for n in list(renamed.names) + list(renamed.unusable) if n not in keep]
     renamed = renamed.renamed({}, drop)
-    rows = _joint_rows(renamed, model, qcols, chosen, display)
-    return renamed.take(rows), time_name, rows
+    return renamed, time_name, rows
+
+
+def _require_present(traj, names):
+    """The error of `require_columns` for the `names` missing; their empty cells are not one here: the rows
+    of other topics have them (the rows kept are checked, `_check_cells`)."""
+    if not all(traj.has(n) for n in names):
+        require_columns(traj, names)
+    unusable = traj.unusable
+    bad = [n for n in names if n in unusable and "empty value" not in unusable[n]]  # a NaN, a word
+    if bad:
+        traj.check_usable(bad)
+
+
+def _check_cells(traj, names, display):
+    """An empty (or NaN) cell of the columns `names` (in the rows kept): an error at its line."""
+    cols = [traj.names.index(n) for n in names if traj.has(n)]
+    bad = ~np.isfinite(traj.data[:, cols])
+    if bad.any():
+        r, c = (int(x[0]) for x in np.nonzero(bad))
+        raise TrajectoryError("empty value; expected a number", file=display, column=traj.names[cols[c]],
+                              **traj.locate(r))
 
 
 def _check_names_agree(model, full, joints_in_file, topic, display):
@@ -133,7 +159,7 @@ def _plotjuggler_time(traj, topic, columns, notes):
 def _joint_rows(traj, model, qcols, topic, display):
     """The rows with the robot's joint positions: those where none is empty. A row where some
     are empty and others not is a message without those joints: an error at its line."""
-    Q = traj.data[:, [traj.names.index(c) for c in coordinate_columns("q", model.q_names)]]
+    Q = traj.data[:, [traj.names.index(c) for c in qcols]]
     have = np.isfinite(Q)
     some = have.any(axis=1)
     partial = some & ~have.all(axis=1)

@@ -31,7 +31,7 @@ from ..columns import EFFORT, TIME, coordinate_columns
 from ..column_map import mapped, source_columns
 from ...errors import InputError, TrajectoryError, closest
 from ..trajectory import Trajectory
-from ..trajectory.csv import RowLines, quoted_cell, read_file
+from ..trajectory.csv import RowLines, quoted_cell
 from ..trajectory.in_memory import arrow_input, listing
 from . import clock
 
@@ -80,6 +80,7 @@ def _layout(display, names, model, columns):
     if multi:
         raise TrajectoryError(f"robot '{model.name}' has joints with several coordinates ({', '.join(multi)}): a "
                               "sensor_msgs/JointState carries one position per joint", file=display)
+    names = set(names)  # looked up once per column below: a list made the header quadratic (10^5 joints: hours)
     n_names = 0
     while f"field.name{n_names}" in names:
         n_names += 1
@@ -122,12 +123,14 @@ def _read_columns(display, buf, path, names, joints, n_names, arrays, time_name)
     types.update({c: pa.float64() for cols in arrays.values() for c in cols})
     convert = pa_csv.ConvertOptions(column_types=types, include_columns=wanted, strings_can_be_null=False,
                                     quoted_strings_can_be_null=False)
+    # a block holds whole lines: the header's (and a line's) length, rostopic's are long with many joints
+    header_bytes = sum(len(n.encode()) + 1 for n in names)
+    read = pa_csv.ReadOptions(block_size=max(1 << 20, 8 * header_bytes))
     try:
         with (pa.BufferReader(buf) if buf is not None else arrow_input(path)) as source:
-            table = pa_csv.read_csv(source, convert_options=convert)
+            table = pa_csv.read_csv(source, read_options=read, convert_options=convert)
     except pa.ArrowInvalid:
-        raise _diagnose(buf if buf is not None else read_file(path, display), display, names, joints,
-                        n_names, len(arrays)) from None
+        raise _diagnose(buf, path, display, names, joints, n_names, len(arrays)) from None
     except OSError as exc:
         raise TrajectoryError(f"cannot read: {exc}", file=display) from None
     n = table.num_rows
@@ -228,10 +231,19 @@ def _check_column_map(model, columns, owner, table, arrays, display, locate):
                                  "the field.nameI cells", file=display, key="--columns")
 
 
-def _diagnose(buf, display, names, joints, n_names, n_arrays) -> TrajectoryError:
+def _diagnose(buf, path, display, names, joints, n_names, n_arrays) -> TrajectoryError:
     """The first line that Arrow refused: another message layout (a different number of joints),
-    or a cell that is not a number."""
-    reader = _csv.reader(io.StringIO(buf.decode("utf-8-sig", errors="replace"), newline=""))
+    or a cell that is not a number. The file (or `buf`) is streamed: a bad last line of a large file
+    cost 2 to 2.4 times the memory of a good one (the file read whole, decoded, copied into a StringIO)."""
+    try:
+        raw = io.BytesIO(buf) if buf is not None else open(path, "rb")  # noqa: SIM115 (closed below)
+    except OSError as exc:
+        return TrajectoryError(f"cannot read: {exc.strerror}", file=display)
+    with io.TextIOWrapper(raw, encoding="utf-8-sig", errors="replace", newline="") as text:
+        return _first_bad_line(_csv.reader(text), display, names, joints, n_names, n_arrays)
+
+
+def _first_bad_line(reader, display, names, joints, n_names, n_arrays) -> TrajectoryError:
     header = None
     first = 4 if "field.header.frame_id" in names else 3
     for fields in reader:

@@ -146,6 +146,11 @@ class Trajectory:
                                   file=self.path, column=names[j], **self.locate(int(k)))
         return X
 
+    def with_unusable(self, name, make) -> "Trajectory":
+        """The same table (data shared) whose column `name` raises `make()` when it is used."""
+        return Trajectory(self.names, self.data, self.path, lines=self._lines,
+                          unusable={**self._unusable, name: make})
+
     @property
     def time(self) -> np.ndarray:
         """The ``time`` column, (N,)."""

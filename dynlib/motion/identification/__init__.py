@@ -57,7 +57,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ...errors import CheckFailed, InputError, TrajectoryError
+from ...errors import CheckFailed, DynError, InputError, TrajectoryError
 from . import estimate as E
 from . import parameters as P
 from . import urdf_text
@@ -224,11 +224,12 @@ class Identification:
         text = Path(self.model.source).read_bytes()
         return urdf_text.edit(text, inertials, dynamics, file=self.model.source)
 
-    def write_urdf(self, path, atomic=True):
+    def write_urdf(self, path, atomic=True, display=None):
         """Write `urdf_bytes()` to `path` and check that dyn reads it back; through `atomic_output`
-        unless `atomic` is False (the caller's own temporary file). Returns the model dyn reads
-        from it, with this model's gravity (what ``dyn inverse`` with the same options evaluates;
-        the file holds the armature, identified or given)."""
+        unless `atomic` is False (the caller's own temporary file; `display`: the output's name for
+        the user, which its errors name). Returns the model dyn reads from it, with this model's
+        gravity (what ``dyn inverse`` with the same options evaluates; the file holds the armature,
+        identified or given)."""
         import contextlib
 
         from ...files.trajectory import atomic_output
@@ -237,7 +238,13 @@ class Identification:
         data = self.urdf_bytes()
         with (atomic_output(path) if atomic else contextlib.nullcontext(path)) as tmp:
             Path(tmp).write_bytes(data)
-            written = load(tmp, floating_base=self.model.floating_base, strict=False)  # as identify read it
+            try:
+                written = load(tmp, floating_base=self.model.floating_base, strict=False)  # as identify read it
+            except DynError as exc:  # named as the user's output, not dyn's hidden temporary file
+                if exc.file != str(tmp):
+                    raise
+                raise type(exc)(f"{exc.message} (in the URDF identified from the recordings: are the torques "
+                                "in N m? nothing was written)", file=display or path, line=exc.line) from None
         written = written.with_gravity(self.model.arrays.gravity)
         arm = self.lm.armatures(self.theta)  # a root's rotor inertia has no URDF joint to hold it: given again
         return written.with_armature(arm) if not np.array_equal(written.arrays.armature, arm) else written
@@ -431,6 +438,12 @@ def _estimate(lm, training, recs, links, timings, *, method, prior_std, seed):
             raise TrajectoryError("every torque is zero: the torques were not recorded (a JointState whose "
                                   "effort is not published?); identification fits the parameters to measured "
                                   "torques", file=rec.path)
+    if all(not np.ptp(rec.q, axis=0).any() and not np.any(rec.v) for rec in recs):
+        # a robot at rest excites gravity only: the consistent estimate was infeasible, blamed on --friction
+        raise TrajectoryError("the robot does not move: every joint position is the same in every sample; "
+                              "identification needs motion (dyn excite writes one to run on the robot) or "
+                              "several still poses (--derivatives zero)",
+                              file=recs[0].path if len(recs) == 1 else f"{len(recs)} recordings")
     wls = E.weighted_least_squares(training, base)
     timings["base_parameters"] = timings.get("base_parameters", 0.0) + time.perf_counter() - t0
 

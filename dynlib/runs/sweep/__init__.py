@@ -56,11 +56,12 @@ and `backends` (local processes, Dask); `run_sweep`, here, ties them together.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 from typing import Callable, Optional
 
-from ...errors import InputError, SweepFailed
+from ...errors import DynError, InputError, SweepFailed
 from .backends import Dask, Local
 from .plan import SweepPlan, Variant, grid_points, key_path, plan_sweep, random_points, variant_key
 from .records import (FORMATS, MANIFEST, RECORDS, SUMMARY, Summary, SweepReport, check_record, claim,
@@ -131,7 +132,11 @@ def _run(plan, outdir, workers, scheduler, fmt, progress, unlocked):
         progress(report, None)
 
     def finished(task, outcome):
-        record = store(outdir, task, outcome, fmt, plan.source)
+        try:
+            record = store(outdir, task, outcome, fmt, plan.source)
+        except DynError as exc:  # a full disk: the variant whose file could not be written, not summary.csv
+            raise type(exc)(f"variant {task.name}: {exc.message}", file=exc.file, line=exc.line,
+                            key=exc.key) from None
         for v in by_key[task.key]:
             report.rows[v.index] = summary_row(v, record)
         report.ran += 1
@@ -144,7 +149,12 @@ def _run(plan, outdir, workers, scheduler, fmt, progress, unlocked):
         if tasks:
             backend = Dask(scheduler) if scheduler else Local(workers)
             backend.run(tasks, plan.variants[0].scenario, finished)
-    finally:
-        summary.write()
+    except BaseException:
+        # the summary of what is done, if it can be written: its own error (the same full disk) would
+        # replace the one that stopped the sweep
+        with contextlib.suppress(DynError, OSError):
+            summary.write()
+        raise
+    summary.write()
     return report
 

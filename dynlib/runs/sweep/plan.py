@@ -101,9 +101,17 @@ def plan_sweep(path, progress=None) -> SweepPlan:
     hashes, variants, cache = {}, [], {}
     for i, point in enumerate(points):
         name = f"v{i:0{width}d}"
-        sc = _load_variant(path, base, name, point, paths, labels, cache)
-        key = variant_key(sc, hashes)
-        variants.append(Variant(i, name, _resolved_params(sc, point, paths), sc, key))
+
+        def make():
+            sc = _load_variant(path, base, name, point, paths, labels, cache)
+            return Variant(i, name, _resolved_params(sc, point, paths), sc, variant_key(sc, hashes))
+
+        if i == 1:  # the robot and files are loaded by now: what one more variant keeps
+            variant, size = _kept_bytes(make)
+            _check_plan_fits(base, n, size, sw)
+        else:
+            variant = make()
+        variants.append(variant)
         if progress is not None:
             progress(i + 1, len(points))
 
@@ -193,6 +201,35 @@ def random_points(ranges: dict, count: int, seed: int) -> list:
                 point[key] = float(low + (high - low) * x)
         points.append(point)
     return points
+
+
+def _kept_bytes(make):
+    """(make(), the bytes of Python memory it allocated and kept), traced by `tracemalloc`."""
+    import tracemalloc
+
+    tracing = tracemalloc.is_tracing()
+    if not tracing:
+        tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        made = make()
+        return made, max(0, tracemalloc.get_traced_memory()[0] - before)
+    finally:
+        if not tracing:
+            tracemalloc.stop()
+
+
+def _check_plan_fits(base, n, size, sw):
+    """A plan of `n` variants of `size` bytes each (every one a validated scenario, kept for the run)
+    that cannot be held in memory is an error before the planning (10^6 variants of arm6: > 8 GB)."""
+    from ...files.output import memory_shortfall  # here: not a source of the kernels' cache key
+
+    over = memory_shortfall(int(n * size * 1.1))  # + the points and lists around them (10 % of a plan's growth)
+    if over is not None:
+        raise base.error(("sweep",), f"{n} variants ({' x '.join(str(len(v)) for v in sw.grid.values()) or '1'}"
+                                     f"{f' x {sw.random.count}' if sw.random is not None else ''}) need about {over} "
+                                     f"to plan ({size * 1.1 / 1e3:.3g} kB each, a validated scenario); split the sweep, or "
+                                     "sweep fewer values")
 
 
 def _load_variant(path, base, name, point, paths, labels, cache):

@@ -169,9 +169,20 @@ def notice(ctx, message):
         click.echo(f"dyn: {f'{source}: ' if source else ''}{message}", err=True)
 
 
+def _remove_if_empty(folder, made):
+    """The output folder a command made, removed again when nothing was written in it."""
+    import contextlib
+    import os
+
+    if made:
+        with contextlib.suppress(OSError):
+            os.rmdir(folder)
+
+
 def each_input(ctx, robot, sources, output, work, *, before=None, kind="trajectory"):
     """Run ``work(source, output)`` for each of a command's inputs, in one process (the robot loaded
-    and the kernels compiled once). One input: its `output` as given (a file, or standard output).
+    and the kernels compiled once). One input: its `output` as given (a file, or standard output), or
+    as for several when `output` is a folder or a ``{stem}`` name.
     Several: `output` is a folder or a ``{stem}`` name (`dynlib.files.output.batch_outputs`), every
     output is checked before any work (a name clash, an input as output: exit 2, nothing written),
     each input's notices name it, and an input that fails is one ``dyn: FILE: error: …`` line while
@@ -183,7 +194,8 @@ def each_input(ctx, robot, sources, output, work, *, before=None, kind="trajecto
     from dynlib.errors import DynError, InputError
     from dynlib.files.output import batch_outputs
 
-    if len(sources) == 1:
+    named = output is not None and (str(output).endswith(os.sep) or os.path.isdir(output) or "{stem}" in str(output))
+    if len(sources) == 1 and not named:
         check_outputs((output, kind, "-o/--output"), inputs=(robot, sources[0]))
         if before is not None:
             before()
@@ -201,6 +213,12 @@ def each_input(ctx, robot, sources, output, work, *, before=None, kind="trajecto
         raise
     if before is not None:
         before()
+    if len(sources) == 1:  # one input into a folder (runs/*.bag that matched one bag): its errors are the command's
+        try:
+            return work(sources[0], outputs[0])
+        except BaseException:
+            _remove_if_empty(folder, made)
+            raise
     failed, live = [], show_progress(ctx, False)
     obj = ctx.ensure_object(dict)
     for k, (source, out) in enumerate(zip(sources, outputs), 1):
@@ -217,6 +235,7 @@ def each_input(ctx, robot, sources, output, work, *, before=None, kind="trajecto
         finally:
             obj.pop("input", None)
     if failed:
+        _remove_if_empty(folder, made)
         shown = ", ".join(failed[:4]) + (f", … ({len(failed) - 4} more)" if len(failed) > 4 else "")
         raise InputError(f"{len(failed)} of {len(sources)} inputs failed ({shown}), each said above; the other "
                          f"{len(sources) - len(failed)} were written to {folder}")

@@ -13,8 +13,8 @@ Examples:
   dyn inverse robots/arm6.urdf run_bag --derivatives savgol -o tau.parquet   # a ROS 2 bag (folder)
   dyn inverse robots/arm6.urdf run_bag --topic /joint_states -o tau.csv     # ROS 1 .bag, .db3, .mcap alike
   dyn inverse robots/quadruped.urdf --floating-base walk.parquet -o tau.csv
-  dyn inverse robots/arm6.urdf runs/*.bag -o torques/          # torques/<name>.csv for each
-  dyn inverse robots/arm6.urdf a.csv b.csv -o 'out/{stem}.parquet'
+  dyn inverse robots/arm6.urdf a.csv b.parquet -o torques/       # torques/a.csv, torques/b.csv
+  dyn inverse robots/arm6.urdf run_bag --topic /joint_states -o 'torques/{stem}.parquet'
 
 \b
 Several recordings: one process reads them all (the robot is loaded and the

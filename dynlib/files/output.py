@@ -208,8 +208,9 @@ def batch_outputs(sources, target, default_suffix=".csv") -> tuple:
     `target`, a target that is neither, two inputs that would write one file."""
     sources = [os.fspath(s) for s in sources]
     if STDOUT in sources:
-        raise InputError("'-' (standard input) can be read only alone, not among several inputs",
-                         key="TRAJ")
+        raise InputError("'-' (standard input) can be read only alone, not among several inputs" if len(sources) > 1
+                         else "'-' (standard input) has no name to make an output name of in a folder: give -o a "
+                         "file name", key="TRAJ")
     if target is None or os.fspath(target) == STDOUT:
         raise InputError(f"{len(sources)} inputs need an output folder: -o DIR/ writes DIR/<name>{default_suffix} "
                          "for each (or -o 'DIR/{stem}.parquet')", key="-o/--output")

@@ -546,3 +546,16 @@ def test_a_panda_recording_reads_its_mimic_finger_from_the_leader(tmp_path, erd_
     assert p.returncode == 0 and p.stderr.count("warning") == 1, p.stderr
     assert "q.panda_finger_joint2 is off its coupling to panda_finger_joint1 by up to 0.003 (at time 0.06)" in p.stderr
     assert_close(read_trajectory(tmp_path / "tau2.csv").columns(tau_columns(model)), tau, 1e-12, "tau read by the leader")
+
+
+def test_one_recording_into_a_folder_is_written_under_its_name(tmp_path):
+    """`dyn inverse ROBOT runs/*.bag -o torques/` where the glob matched one file; an error stays the command's."""
+    _recordings(tmp_path, ["walk.csv"])
+    r = invoke("inverse", ARM6, tmp_path / "walk.csv", "-o", f"{tmp_path}/torques/")
+    assert r.exit_code == 0, r.output
+    assert only_files(tmp_path / "torques") == ["walk.csv"]
+    r = invoke("inverse", ARM6, tmp_path / "nope.csv", "-o", f"{tmp_path}/other/")
+    assert r.exit_code == 2 and len(r.stderr.strip().splitlines()) == 1 and "nope.csv" in r.stderr, r.stderr
+    assert not (tmp_path / "other").exists()  # the folder it made, removed with nothing in it
+    r = invoke("inverse", ARM6, "-", "-o", f"{tmp_path}/other/", input="")
+    assert r.exit_code == 2 and "give -o a file name" in r.stderr, r.stderr

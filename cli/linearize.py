@@ -27,7 +27,8 @@ or NAME=VALUE repeated, as dyn simulate's --q0, --qd0, --tau). Output keys: A, B
 (q.<coord> for the tangent coordinates, then qd.<coord>), input, point (q, qd, tau), dt,
 integrator (null: the continuous dynamics, x' = A x + B u). With --dt: the step map
 x+ = A x + B u of dyn simulate's step (its implicit joint friction; the scenario's controller,
-contacts and external wrenches are left out: the plant under the input torques).""")
+contacts and external wrenches, and the joint limits, are left out: the plant under the input
+torques, as dyn simulate --no-limits steps it away from any limit).""")
 @click.argument("source", metavar="ROBOT|SCENARIO", type=click.Path(dir_okay=False))
 @click.option("--q", "q", multiple=True, metavar="VALUES|NAME=VALUE", help="The point's configuration.")
 @click.option("--qd", multiple=True, metavar="VALUES|NAME=VALUE", help="The point's velocity [default: 0].")

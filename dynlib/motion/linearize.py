@@ -14,7 +14,8 @@ of `dynlib.sim.dynamics`: ``tau - damping v - friction tanh(v / eps)``):
   smoothed Coulomb law's slope (friction / eps at v = 0: the law dyn simulates has no kink).
 
 ``A = [[d(δq')/dδq, d(δq')/dv], [dqdd_dq, dqdd_dv]]`` (2 nv, 2 nv), ``B = [[0], [dqdd_dtau]]``
-(2 nv, nv). Contacts and controllers are not here (the plant under the input torques).
+(2 nv, nv). Contacts, controllers and the joint limits are not here (the plant under the input
+torques; a limit's torque is zero away from the limit, and at it the step is not differentiable).
 
 `linearize` (what `dyn linearize` writes) names the state and the inputs, takes the default point
 (tau: the torque that holds the point, ``RNEA(q, v, 0) + friction(v)``, gravity compensation at v = 0,

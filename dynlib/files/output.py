@@ -139,11 +139,6 @@ def _name_max(folder) -> int:
         return 255
 
 
-def _same_file(a, b) -> bool:
-    """Whether paths `a` and `b` name the same file (device and inode, or the same resolved path)."""
-    return bool(_identity(a) & _identity(b))
-
-
 def _identity(path) -> set:
     """What names the file `path`: its resolved path, and its device and inode when it exists (two
     paths name the same file when their identities meet)."""

@@ -47,6 +47,8 @@ _PUBLIC = {
     "run_sweep": "runs.sweep",
     "read_trajectory": "files.trajectory",
     "write_trajectory": "files.trajectory",
+    "read_gain": "files.gains",
+    "write_gain": "files.gains",
     "regressor": "algorithms.regressor",
     "inertial_parameters": "algorithms.regressor",
     "identify": "motion.identification",

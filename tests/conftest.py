@@ -70,7 +70,7 @@ KERNEL_MODULES = frozenset({
 # files and processes, the docs, the code's layout and imports
 NUMBA_INDEPENDENT = frozenset({
     "cli/test_common.py", "cli/test_info.py", "cli/test_plot.py", "cli/test_view.py", "files/test_column_map.py",
-    "files/test_columns.py", "files/test_mimic.py", "sim/test_limits.py",
+    "files/test_columns.py", "files/test_gains.py", "files/test_mimic.py", "sim/test_limits.py",
     "files/test_output.py", "files/test_packages.py", "files/test_recordings.py", "files/test_trajectory.py",
     "files/test_urdf.py", "files/test_urdf_visuals.py", "runs/test_view.py", "runs/test_view_browser.py",
     "test_bad_inputs.py", "test_docs.py", "test_faults.py", "test_faults_files.py", "test_fuzz.py",

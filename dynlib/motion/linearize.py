@@ -54,6 +54,7 @@ from ..algorithms.rnea import rnea
 from ..algorithms.configuration import integrate
 from ..core.joints import FREEFLYER, PLANAR
 from ..errors import InputError
+from ..files.gains import state_names
 
 
 def _ad(xi):
@@ -168,7 +169,7 @@ def linearize(model, q, v=None, tau=None, inputs=None, eps=1e-3, dt=None, integr
     else:
         integrator = integrator or "semi-implicit"
         A, B = discrete(model, q, v, tau, dt, integrator, eps, implicit)
-    state = tuple(f"q.{n}" for n in model.v_names) + tuple(f"qd.{n}" for n in model.v_names)
+    state = state_names(model.v_names)  # the gain file's columns (dynlib.files.gains)
     return Linearization(A, B[:, cols], state, tuple(model.v_names[k] for k in cols),
                          {"q": q, "qd": v, "tau": tau},
                          None if dt is None else float(dt), integrator if dt is not None else None)

@@ -27,10 +27,14 @@ controller            parameters (kind)       tau (nv,)
                                               the target (q_d, v_d, a_d)(t) is a table (`TableTarget`) or
                                               sinusoids (`SineTarget`), chosen by data too (``target``:
                                               TABLE_TARGET or SINE_TARGET, the other one zero-size)
+`StateFeedback`       `FeedbackParams`        tau0 - K [q ⊖ q*; v - v*] on the gain's input coordinates
+                      (STATE_FEEDBACK)        (`feedback_torque`; K from a gain file, `dynlib.files.gains`,
+                                              e.g. an LQR gain of `dyn linearize`'s A, B)
 ==================== ======================= ============================================================
 
 Joints that are not actuated get zero torque from the feedback controllers (PD,
-gravity compensation, computed torque): the free-flyer root (a floating base is
+gravity compensation, computed torque): the free-flyer root; state feedback drives only its gain's
+input coordinates (an underactuated robot: the cart of a cartpole) (a floating base is
 not pushed by motors). `Constant` and `TorqueTable` apply what they are given,
 root entries included (a root "torque" is a wrench on the root body, body frame).
 
@@ -59,7 +63,7 @@ from ..errors import InputError, closest
 # ---------------------------------------------------------------- parameters, the control record, its workspace
 
 # the control law of a Control record (its `kind`), and the computed-torque target's (ComputedTorqueParams.target)
-ZERO_TORQUE, CONSTANT_TORQUE, TABLE_TORQUE, PD_TORQUE, GRAVITY_TORQUE, COMPUTED_TORQUE = range(6)
+ZERO_TORQUE, CONSTANT_TORQUE, TABLE_TORQUE, PD_TORQUE, GRAVITY_TORQUE, COMPUTED_TORQUE, STATE_FEEDBACK = range(7)
 SINE_TARGET, TABLE_TARGET = 0, 1
 
 
@@ -69,7 +73,7 @@ class ControlWork(NamedTuple):
     q_d: np.ndarray    # (nq,) computed torque: target positions at t
     v_d: np.ndarray    # (nv,) target velocities at t
     a_d: np.ndarray    # (nv,) target accelerations at t, then the commanded acceleration
-    err: np.ndarray    # (nv,) position error (q* or q_d) ⊖ q
+    err: np.ndarray    # (nv,) position error (q* or q_d) ⊖ q (state feedback: q ⊖ q*)
     fext0: np.ndarray  # (nb, 6) zeros, never written: the external wrenches of the RNEA calls
 
 
@@ -124,6 +128,14 @@ class ComputedTorqueParams(NamedTuple):
     sine: SineTarget      # (zero-size arrays when the target is a table)
 
 
+class FeedbackParams(NamedTuple):
+    K: np.ndarray         # (nv, 2 nv) gains on [q ⊖ q*; v - v*], zero rows where no input
+    q_ref: np.ndarray     # (nq,) q*
+    v_ref: np.ndarray     # (nv,) v*
+    tau0: np.ndarray      # (nv,) feed-forward
+    actuated: np.ndarray  # (nv,) 1.0 on the gain's input coordinates, else 0.0
+
+
 def _empty(*ndims):
     return tuple(np.zeros((0,) * n) for n in ndims)
 
@@ -132,9 +144,11 @@ _NO_TABLE = TableTarget(*_empty(1, 2, 2, 2))
 _NO_SINE = SineTarget(*_empty(1, 1, 1, 1))
 _NONE = {ConstantParams: ConstantParams(*_empty(1)), TableParams: TableParams(*_empty(1, 2)),
          PDParams: PDParams(*_empty(1, 1, 1, 1), False), GravityParams: GravityParams(*_empty(1)),
-         ComputedTorqueParams: ComputedTorqueParams(*_empty(1, 1, 1, 1, 1), 1.0, SINE_TARGET, _NO_TABLE, _NO_SINE)}
+         ComputedTorqueParams: ComputedTorqueParams(*_empty(1, 1, 1, 1, 1), 1.0, SINE_TARGET, _NO_TABLE, _NO_SINE),
+         FeedbackParams: FeedbackParams(*_empty(2, 1, 1, 1, 1))}
 _KINDS = {type(None): ZERO_TORQUE, ConstantParams: CONSTANT_TORQUE, TableParams: TABLE_TORQUE, PDParams: PD_TORQUE,
-          GravityParams: GRAVITY_TORQUE, ComputedTorqueParams: COMPUTED_TORQUE}
+          GravityParams: GRAVITY_TORQUE, ComputedTorqueParams: COMPUTED_TORQUE,
+          FeedbackParams: STATE_FEEDBACK}
 
 
 class Control(NamedTuple):
@@ -147,13 +161,14 @@ class Control(NamedTuple):
     pd: PDParams
     gravity: GravityParams
     computed: ComputedTorqueParams
+    feedback: FeedbackParams
 
 
 def control_record(params) -> Control:
     """The Control record of a controller's parameters (`Controller.params`; None: zero torque)."""
     slots = {cls: params if isinstance(params, cls) else empty for cls, empty in _NONE.items()}
     return Control(_KINDS[type(params)], slots[ConstantParams], slots[TableParams], slots[PDParams],
-                   slots[GravityParams], slots[ComputedTorqueParams])
+                   slots[GravityParams], slots[ComputedTorqueParams], slots[FeedbackParams])
 
 
 def control_work(model) -> ControlWork:
@@ -206,6 +221,8 @@ def control_torque(m, d, c, w, t, q, v, tau):
         interpolate_rows(c.table.times, c.table.values, t, tau)
     elif k == CONSTANT_TORQUE:
         assign(tau, c.constant.tau)
+    elif k == STATE_FEEDBACK:
+        feedback_torque(m, c.feedback, w, q, v, tau)
     elif k == COMPUTED_TORQUE:
         commanded_acceleration(m, c.computed, w, t, q, v)
         rnea_kernel(m, d, q, v, w.a_d, w.fext0, m.gravity, tau)
@@ -227,6 +244,19 @@ def pd_torque(m, p, w, q, v, tau):
     position_error(m.jtype, m.idx_q, m.idx_v, p.q_ref, q, w.err)
     for k in range(v.shape[0]):
         tau[k] = (tau[k] + (p.kp[k] * w.err[k] - p.kd[k] * v[k])) * p.actuated[k]
+
+
+@inline_kernel
+def feedback_torque(m, p, w, q, v, tau):
+    """tau = (tau0 - K [q ⊖ q*; v - v*]) on the gain's input coordinates (w.err = q ⊖ q*, `J.difference_kernel`,
+    linearize's tangent coordinates)."""
+    J.difference_kernel(m.jtype, m.idx_q, m.idx_v, p.q_ref, q, w.err)
+    nv = v.shape[0]
+    for i in range(nv):
+        s = p.tau0[i]
+        for j in range(nv):
+            s -= p.K[i, j] * w.err[j] + p.K[i, nv + j] * (v[j] - p.v_ref[j])
+        tau[i] = s * p.actuated[i]
 
 
 @inline_kernel
@@ -485,6 +515,98 @@ class ComputedTorque(Controller):
                                     _NO_SINE if table else tgt)
 
 
+@dataclasses.dataclass(frozen=True)
+class StateFeedback(Controller):
+    """Linear state feedback about an operating point: tau = tau0 - K [q ⊖ q*; v - v*] on the input
+    coordinates, nothing on the others (e.g. an LQR gain from `dyn linearize`'s discrete A, B).
+
+    `gain`: a gain file (`dynlib.files.gains`: header ``input,q.<coord>…,qd.<coord>…``, one row per input),
+    or K (len(inputs), 2 nv) with `inputs` naming its rows (default: every coordinate but a free-flyer's).
+    `target`: {"q": {name: value} or (nq,), "qd": {name: value} or (nv,)} (default: q = 0, the root at the
+    identity, and qd = 0). `tau`: the feed-forward, (nv,) or {name: value} by `model.tau_names`, input
+    coordinates only (default: the torque holding the target, gravity compensation at qd* = 0, with the
+    plant's joint friction at qd*, as `dyn linearize`'s point).
+    """
+
+    gain: object
+    inputs: object = None
+    target: object = None
+    tau: object = None
+    name = "state-feedback"
+
+    def params(self, model, q0, friction):
+        inputs, K = self._gain(model)
+        idx = [model.v_names.index(n) for n in inputs]
+        nv = model.nv
+        K_full, actuated = np.zeros((nv, 2 * nv)), np.zeros(nv)
+        K_full[idx], actuated[idx] = K, 1.0
+        q_ref, v_ref = _operating_point(model, self.target)
+        if self.tau is None:
+            tau0 = _holding_torque(model, q_ref, v_ref, friction)
+        else:
+            tau0 = per_dof(model, self.tau, "tau", names=model.tau_names)
+            passive = [n for k, n in enumerate(model.tau_names) if tau0[k] != 0 and not actuated[k]]
+            if passive:
+                raise InputError(f"tau: {', '.join(passive)} not an input of the gain ({', '.join(inputs)}): "
+                                 "state feedback drives only its inputs")
+        return FeedbackParams(K_full, q_ref, v_ref, _floats(tau0 * actuated), actuated)
+
+    def _gain(self, model):
+        """(inputs, K (len(inputs), 2 nv)) from the gain file or the array."""
+        if isinstance(self.gain, (str, bytes)) or hasattr(self.gain, "__fspath__"):
+            from ..files.gains import read_gain
+
+            if self.inputs is not None:
+                raise InputError("inputs: a gain file names its inputs (its 'input' column); give one or the other")
+            return read_gain(self.gain, model)
+        if self.inputs is None:
+            inputs = tuple(n for n, a in zip(model.v_names, actuated_mask(model)) if a)
+        else:
+            inputs = (self.inputs,) if isinstance(self.inputs, str) else tuple(self.inputs)
+        for name in inputs:
+            if name not in model.v_names:
+                raise InputError(f"inputs: robot '{model.name}' has no coordinate '{name}'; "
+                                 f"{closest(name, model.v_names)}")
+        if len(set(inputs)) != len(inputs):
+            raise InputError(f"inputs: a coordinate is named twice: {', '.join(inputs)}")
+        K = np.asarray(self.gain, dtype=float)
+        K = K.reshape(1, -1) if K.ndim == 1 and len(inputs) == 1 else K
+        if K.shape != (len(inputs), 2 * model.nv):
+            raise InputError(f"gain: expected shape ({len(inputs)}, {2 * model.nv}) (inputs {', '.join(inputs)} "
+                             f"x the state q.*, qd.*), got {K.shape}")
+        if not np.all(np.isfinite(K)):
+            raise InputError("gain: every entry must be finite")
+        return inputs, K
+
+
+def _operating_point(model, target):
+    """(q* (nq,), v* (nv,)) of a state-feedback target {"q": …, "qd": …}: unnamed coordinates at zero
+    (the root at the identity; a quaternion given is normalised)."""
+    target = {} if target is None else target
+    if not isinstance(target, dict) or not set(target) <= {"q", "qd"}:
+        raise InputError(f"target: expected {{'q': …, 'qd': …}}, got {target!r}")
+    q = model.q_neutral.copy()
+    if target.get("q") is not None:
+        given = per_dof(model, target["q"], "target.q", default=np.nan, names=model.q_names)
+        q = np.where(np.isnan(given), q, given)
+    for joint, iq in model.quaternions:
+        n = float(np.linalg.norm(q[iq:iq + 4]))
+        if not n > 0:
+            raise InputError(f"target.q: the quaternion of joint '{joint}' is zero")
+        q[iq:iq + 4] /= n
+    v = per_dof(model, target.get("qd"), "target.qd")
+    return _floats(q), _floats(v)
+
+
+def _holding_torque(model, q, v, friction):
+    """RNEA(q, v, 0) + damping v + friction tanh(v / eps): the torque that holds (q, v) (gravity compensation
+    at v = 0), with the plant's joint friction (as `dynlib.motion.linearize.holding_torque`)."""
+    from ..algorithms.rnea import rnea
+
+    damping, fric, eps = friction
+    return rnea(model, q, v, np.zeros(model.nv)) + damping * v + fric * np.tanh(v / eps)
+
+
 def _target(model, tgt, q0):
     """The TableTarget or SineTarget of a computed-torque target."""
     if isinstance(tgt, TargetTable):
@@ -575,4 +697,4 @@ def as_controller(controller) -> Controller:
     if isinstance(controller, Controller):
         return controller
     raise InputError(f"controller must be a dynlib.sim.controllers.Controller (Zero, Constant, TorqueTable, PD, "
-                     f"GravityCompensation, ComputedTorque), got {type(controller).__name__}")
+                     f"GravityCompensation, ComputedTorque, StateFeedback), got {type(controller).__name__}")

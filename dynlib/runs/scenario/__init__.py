@@ -39,9 +39,9 @@ from .messages import as_path, format_path
 from .run import (check_run_size, contacts, controller, external_wrenches, initial_state, run,
                   run_scenario)
 from .schema import (CONTROL_TYPES, ComputedTorqueControl, ConstantControl, Contacts, CsvControl,
-                     GravityCompensationControl, PDControl, Scenario, ZeroControl)
+                     GravityCompensationControl, PDControl, Scenario, StateFeedbackControl, ZeroControl)
 
 __all__ = ["CONTROL_TYPES", "ComputedTorqueControl", "ConstantControl", "Contacts", "CsvControl",
            "GravityCompensationControl", "PDControl", "ROBOT_SUFFIXES", "SCENARIO_SUFFIXES", "Scenario",
-           "ZeroControl", "as_path", "check_run_size", "contacts", "controller", "external_wrenches",
+           "StateFeedbackControl", "ZeroControl", "as_path", "check_run_size", "contacts", "controller", "external_wrenches",
            "format_path", "initial_state", "load_scenario", "run", "run_scenario"]

@@ -24,7 +24,8 @@ from ...errors import DynError, ScenarioError, closest
 from ...files.columns import TIME, column, coordinate, coordinate_columns, part
 from ...files.locks import LockError
 from .messages import Where, as_path, convert, format_path, index_lines, short
-from .schema import (CONTROL_TYPES, ComputedTorqueControl, ConstantControl, CsvControl, PDControl, Scenario)
+from .schema import (CONTROL_TYPES, ComputedTorqueControl, ConstantControl, CsvControl, PDControl, Scenario,
+                     StateFeedbackControl)
 
 ROBOT_SUFFIXES = (".urdf", ".xacro")
 SCENARIO_SUFFIXES = (".yaml", ".yml")
@@ -260,6 +261,8 @@ def _check_against_robot(sc, cache=None):
         _names_check(sc, ("control", "target"), c.target, model.q_names, "coordinate", model)
     if isinstance(c, CsvControl):
         torque_table(sc)
+    if isinstance(c, StateFeedbackControl):
+        _state_feedback_check(sc, c, model)
     if isinstance(c, ComputedTorqueControl):
         if c.target.sinusoids is not None:
             _names_check(sc, ("control", "target", "sinusoids"), c.target.sinusoids, model.q_names, "coordinate", model)
@@ -302,6 +305,23 @@ def _check_against_robot(sc, cache=None):
     q0 = initial_q(sc)
     if not np.all(np.abs(q0) <= sc.max_state):
         raise sc.error(("initial", "q"), f"an initial value exceeds max_state = {sc.max_state:g}")
+
+
+def _state_feedback_check(sc, c, model):
+    """The gain file read (`gain_table`), the target's and the feed-forward's names; a feed-forward on a
+    coordinate that is not one of the gain's inputs is refused (state feedback drives only its inputs)."""
+    inputs, _ = gain_table(sc)
+    _names_check(sc, ("control", "target", "q"), c.target.q, model.q_names, "coordinate", model)
+    _names_check(sc, ("control", "target", "qd"), c.target.qd, model.v_names, "velocity coordinate", model)
+    if c.tau is None:
+        return
+    _names_check(sc, ("control", "tau"), c.tau, model.tau_names, "torque coordinate", model)
+    given = c.tau.items() if isinstance(c.tau, dict) else zip(model.tau_names, c.tau)
+    for name, x in given:
+        if x != 0 and model.v_names[model.tau_names.index(name)] not in inputs:
+            raise sc.error(("control", "tau") + ((name,) if isinstance(c.tau, dict) else ()),
+                           f"'{name}' is not an input of the gain file ({', '.join(inputs)}): state feedback "
+                           "drives only its inputs")
 
 
 # ------------------------------------------------------------------ tables (read once)
@@ -351,6 +371,22 @@ def read_table(sc, key, path, select) -> Table:
     table = Table(str(p), tuple(names), np.column_stack([traj.column(n) for n in names]))
     sc._tables[(key, str(p))] = table
     return table
+
+
+def gain_table(sc):
+    """(inputs, K (len(inputs), 2 nv)) of control.gain (`dynlib.files.gains.read_gain`), read once and
+    kept on the scenario; an error names the scenario's key, the gain file, its line and column."""
+    from ...files.gains import read_gain
+
+    key = ("control", "gain")
+    p = sc.resolve(sc.control.gain)
+    kept = sc._tables.get((key, str(p)))
+    if kept is None:
+        try:
+            kept = sc._tables[(key, str(p))] = read_gain(str(p), sc.model)
+        except DynError as exc:
+            raise sc.error(key, str(exc)) from None
+    return kept
 
 
 def torque_table(sc):

@@ -13,8 +13,9 @@ import contextlib
 
 from ...errors import InputError
 from ...files.output import memory_shortfall
-from .load import initial_q, initial_v, target_table, torque_table
-from .schema import (ConstantControl, CsvControl, GravityCompensationControl, PDControl, Scenario, ZeroControl)
+from .load import gain_table, initial_q, initial_v, target_table, torque_table
+from .schema import (ConstantControl, CsvControl, GravityCompensationControl, PDControl, Scenario,
+                     StateFeedbackControl, ZeroControl)
 
 SCENARIO_KEYS = {"contacts": "contacts", "controller": "control", "external_wrenches": "external_wrenches"}
 """The scenario block behind each `simulate` argument that `run` builds (`InputError.argument`)."""
@@ -40,6 +41,9 @@ def controller(sc):
         return C.PD(kp=c.kp, kd=c.kd, target=c.target, gravity_compensation=c.gravity_compensation)
     if isinstance(c, GravityCompensationControl):
         return C.GravityCompensation()
+    if isinstance(c, StateFeedbackControl):
+        inputs, K = gain_table(sc)
+        return C.StateFeedback(K, inputs, target={"q": c.target.q, "qd": c.target.qd}, tau=c.tau)
     if c.target.file is not None:
         target = C.TargetTable(*target_table(sc))
     else:

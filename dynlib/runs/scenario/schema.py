@@ -157,9 +157,35 @@ class ComputedTorqueControl(_Block):
     """The motion to track."""
 
 
+class OperatingPoint(_Block):
+    """The state a state-feedback gain was designed about (dyn linearize's point)."""
+
+    q: Values = {}
+    """{coordinate: value} (the rest at zero, a free-flyer root at the identity), or all nq values;
+    the names of dyn simulate's --q0."""
+    qd: Values = {}
+    """{velocity coordinate: value} (the rest zero), or all nv values."""
+
+
+class StateFeedbackControl(_Block):
+    """tau = tau0 − K [q ⊖ q*; q̇ − q̇*] on the gain's input coordinates (e.g. an LQR gain of dyn linearize's A, B)."""
+
+    type: Literal["state-feedback"]
+    gain: str
+    """CSV, relative to the scenario: a header 'input,<state names>' as dyn linearize writes them (q.<coord>
+    for the tangent coordinates, then qd.<coord>), one row per actuated coordinate (its name in the 'input'
+    column); dynlib.write_gain writes it."""
+    target: OperatingPoint = OperatingPoint()
+    """The operating point q*, q̇* (default: q = 0, q̇ = 0); q ⊖ q* is in the tangent coordinates, as dyn
+    linearize's state."""
+    tau: Optional[Values] = None
+    """The feed-forward tau0 on the inputs: {coordinate: value} (the rest zero), or all nv values (default:
+    the torque holding the target, gravity compensation at q̇* = 0)."""
+
+
 Control = Annotated[Union[ZeroControl, ConstantControl, CsvControl, PDControl, GravityCompensationControl,
-                          ComputedTorqueControl], Field(discriminator="type")]
-CONTROL_TYPES = ("zero", "constant", "csv", "pd", "gravity-compensation", "computed-torque")
+                          ComputedTorqueControl, StateFeedbackControl], Field(discriminator="type")]
+CONTROL_TYPES = ("zero", "constant", "csv", "pd", "gravity-compensation", "computed-torque", "state-feedback")
 
 
 # ------------------------------------------------------------------ the rest
@@ -391,7 +417,8 @@ class Scenario(_Block):
         """The files a run of this scenario reads, resolved: the scenario, its robot and its
         control's table (control.file, control.target.file). No output may be one of them."""
         c = self.control
-        tables = (getattr(c, "file", None), getattr(getattr(c, "target", None), "file", None))
+        tables = (getattr(c, "file", None), getattr(getattr(c, "target", None), "file", None),
+                  getattr(c, "gain", None))
         return ((self.source,) if self.source else ()) + tuple(
             str(self.resolve(f)) for f in (self.robot, *tables) if isinstance(f, str))
 

@@ -52,6 +52,21 @@ def test_dyn_schema_prints_the_json_schema(tmp_path):
     assert r.returncode == 0 and json.loads(out.read_text()) == printed
 
 
+def test_dyn_schema_offers_every_controller_with_its_keys():
+    from dynlib.runs.scenario import CONTROL_TYPES
+
+    schema = json.loads(invoke("schema").stdout)
+    mapping = schema["properties"]["control"]["discriminator"]["mapping"]
+    assert set(mapping) == set(CONTROL_TYPES)
+    feedback = schema["$defs"]["StateFeedbackControl"]
+    assert mapping["state-feedback"] == "#/$defs/StateFeedbackControl"
+    assert feedback["required"] == ["type", "gain"] and set(feedback["properties"]) == {"type", "gain", "target", "tau"}
+    assert set(schema["$defs"]["OperatingPoint"]["properties"]) == {"q", "qd"}
+    bad = {"dyn": 1, "robot": "r.urdf", "control": {"type": "state-feedback", "gain": "k.csv", "kp": 1}}
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(bad, schema, cls=jsonschema.Draft202012Validator)
+
+
 @pytest.mark.parametrize("path", SCENARIOS, ids=[p.name for p in SCENARIOS])
 def test_every_sample_scenario_is_valid_for_an_editor(path):
     data = yaml.load(path.read_text(), Loader=Yaml12)

@@ -369,3 +369,75 @@ def test_a_run_too_long_for_this_machine_is_an_error_at_its_key(tmp_path, extra,
     err = info.value
     assert err.key == key and "the trajectory needs " in err.message and " GB" in err.message, err.message
 
+
+
+FEEDBACK = f"""\
+dyn: 1
+robot: {ROBOTS_DIR / 'cartpole.urdf'}
+dt: 0.01
+steps: 300
+integrator: semi-implicit
+initial:
+  q: {{pole: 0.1}}
+control:
+  type: state-feedback
+  gain: gains/k.csv
+"""
+GAIN = "input,q.cart,q.pole,qd.cart,qd.pole\ncart,-0.95,-32.9,-2.34,-8.08\n"
+
+
+def test_state_feedback_reads_its_gain_relative_to_the_scenario_and_balances(tmp_path, monkeypatch):
+    (tmp_path / "gains").mkdir()
+    (tmp_path / "gains" / "k.csv").write_text(GAIN)
+    path = write(tmp_path, FEEDBACK)
+    monkeypatch.chdir(ROBOTS_DIR)  # elsewhere: the gain is found next to the scenario
+    sc = load_scenario(path)
+    assert str(tmp_path / "gains" / "k.csv") in sc.input_files
+    r = run(sc)
+    K = np.array([[-0.95, -32.9, -2.34, -8.08]])
+    assert np.allclose(r.tau[:, 0], -np.hstack([r.q, r.v]) @ K[0], rtol=1e-12, atol=1e-12)
+    assert np.all(r.tau[:, 1] == 0.0)
+    assert abs(r.q[-1, 1]) < 0.01  # upright again after 3 s
+    # a target and a feed-forward by name: tau = tau0 - K [q - q*; v]
+    r = run(load_scenario(path, {"control.target": {"q": {"cart": 0.5}}, "control.tau": {"cart": 0.25}}))
+    dx = np.hstack([r.q - [0.5, 0.0], r.v])
+    assert np.allclose(r.tau[:, 0], 0.25 - dx @ K[0], rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("gain, change, key, message", [
+    (None, {}, "control.gain", "k.csv: no such gain file"),
+    ("input,q.cart,q.pol,qd.cart,qd.pole\ncart,1,2,3,4\n", {}, "control.gain",
+     "k.csv:1: column 'q.pol' is not a state of robot 'cartpole'; did you mean 'q.pole'"),
+    ("input,q.cart,q.pole,qd.cart,qd.pole\ncrt,1,2,3,4\n", {}, "control.gain",
+     "k.csv:2: column 'input': input 'crt': robot 'cartpole' has no coordinate 'crt'; did you mean 'cart'"),
+    ("input,q.cart,q.pole,qd.cart,qd.pole\ncart,1,inf,3,4\n", {}, "control.gain",
+     "k.csv:2: column 'q.pole': 'inf' is not a finite number"),
+    (GAIN, {"control.target": {"q": {"pol": 0.0}}}, "control.target.q.pol", "has no coordinate 'pol'"),
+    (GAIN, {"control.tau": {"pole": 1.0}}, "control.tau.pole", "'pole' is not an input of the gain file (cart)"),
+    (GAIN, {"control.kp": 1.0}, "control.kp", "unknown key 'kp'; valid names: 'type', 'gain'"),
+])
+def test_state_feedback_errors_name_the_scenario_key_and_the_gain_file_s_cell(tmp_path, gain, change, key, message):
+    (tmp_path / "gains").mkdir()
+    if gain is not None:
+        (tmp_path / "gains" / "k.csv").write_text(gain)
+    path = write(tmp_path, FEEDBACK)
+    with pytest.raises(ScenarioError) as info:
+        load_scenario(path, change)
+    err = info.value
+    assert err.key == key and message in err.message, str(err)
+    assert "\n" not in str(err)
+
+
+def test_a_bad_gain_file_is_exit_2_one_line_and_no_output(tmp_path):
+    from helpers import invoke
+
+    (tmp_path / "gains").mkdir()
+    (tmp_path / "gains" / "k.csv").write_text("input,q.cart,q.pole,qd.cart\ncart,1,2,3\n")
+    path = write(tmp_path, FEEDBACK)
+    out = tmp_path / "out.csv"
+    r = invoke("simulate", path, "-o", out)
+    assert r.returncode == 2
+    assert r.stderr.strip() == (f"dyn: error: {path}:10: control.gain: {tmp_path / 'gains' / 'k.csv'}:1: no column for "
+                                "the state qd.pole of robot 'cartpole' (a gain file has one column per state name: "
+                                "q.cart, q.pole, qd.cart, qd.pole)")
+    assert not out.exists()

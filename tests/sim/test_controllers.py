@@ -4,11 +4,11 @@ import numpy as np
 import pytest
 
 import dynlib
-from dynlib.sim.controllers import (PD, ComputedTorque, Constant, GravityCompensation, Sinusoids, TargetTable,
-                                TorqueTable, Zero)
+from dynlib.sim.controllers import (PD, ComputedTorque, Constant, GravityCompensation, Sinusoids, StateFeedback,
+                                TargetTable, TorqueTable, Zero)
 from dynlib.errors import InputError
 from dynlib.sim.simulate import simulate
-from helpers import sample
+from helpers import ROBOTS_DIR, sample
 
 # gains in proportion to arm6's joint inertias (kd ~ 2 sqrt(kp M_ii)): shoulder 3 kg m², wrist 1e-4
 KP = {"shoulder_pan": 400, "shoulder_lift": 600, "elbow": 300, "wrist_1": 30, "wrist_2": 20, "wrist_3": 10}
@@ -189,7 +189,7 @@ def test_the_control_law_is_chosen_by_data_in_one_compiled_loop():
     # controller, its kind picks the law (dynlib.sim.stages), and each applies its own law
     from numba import typeof
 
-    from dynlib.sim.controllers import COMPUTED_TORQUE, PD_TORQUE, control_record
+    from dynlib.sim.controllers import COMPUTED_TORQUE, PD_TORQUE, STATE_FEEDBACK, control_record
     from dynlib.sim.simulate import _run
 
     model = sample("arm6")
@@ -197,10 +197,15 @@ def test_the_control_law_is_chosen_by_data_in_one_compiled_loop():
     pd = simulate(model, Q0, dt=1e-3, steps=300, controller=PD(kp, kd, np.zeros(6)), limits=False)  # unsaturated
     ctrl = ComputedTorque(kp=100, kd=20, target=Sinusoids(amplitude=0.3, frequency=0.5))
     ct = simulate(model, Q0, dt=1e-3, steps=300, controller=ctrl)
+    K = np.random.default_rng(1).normal(size=(6, 12))
+    fb = simulate(model, Q0, dt=1e-3, steps=3, controller=StateFeedback(K), limits=False)
     records = [control_record(c.params(model, Q0, (model.arrays.damping, model.arrays.friction, 1e-3)))
-               for c in (PD(kp, kd, np.zeros(6)), ctrl)]
-    assert [r.kind for r in records] == [PD_TORQUE, COMPUTED_TORQUE]
-    assert typeof(records[0]) == typeof(records[1]) and len(_run.signatures) == 1
+               for c in (PD(kp, kd, np.zeros(6)), ctrl, StateFeedback(K))]
+    assert [r.kind for r in records] == [PD_TORQUE, COMPUTED_TORQUE, STATE_FEEDBACK]
+    assert len({typeof(r) for r in records}) == 1 and len(_run.signatures) == 1
+    # state feedback: g(0) - K [q ⊖ 0; v] (its default target q = 0 and feed-forward, gravity compensation there)
+    g0 = dynlib.gravity_torques(model, np.zeros(6))
+    assert np.allclose(fb.tau, g0 - np.hstack([fb.q, fb.v]) @ K.T, rtol=1e-12, atol=1e-10)
     # PD: kp (q* - q) - kd v at the recorded states
     assert np.allclose(pd.tau, kp * (0 - pd.q) - kd * pd.v, rtol=1e-12, atol=1e-12)
     # computed torque: RNEA(q, v, a_d + kd (v_d - v) + kp (q_d - q)) + the plant's joint friction
@@ -212,3 +217,63 @@ def test_the_control_law_is_chosen_by_data_in_one_compiled_loop():
     D, F = model.arrays.damping, model.arrays.friction
     tau = dynlib.rnea(model, ct.q, ct.v, a_cmd) + D * ct.v + F * np.tanh(ct.v / 1e-3)
     assert np.allclose(ct.tau, tau, rtol=1e-10, atol=1e-10)
+
+
+def test_state_feedback_is_tau0_minus_k_dx_on_its_inputs_the_manifold_difference_included():
+    # the quadruped on a free-flyer: q ⊖ q* in the tangent coordinates (the root's 6, as dyn linearize's
+    # state), a gain on four leg joints only, a target with a turned, raised root and a velocity
+    model = sample("quadruped", True)
+    rng = np.random.default_rng(3)
+    inputs = ["lf_hfe", "lf_kfe", "rh_haa", "rh_kfe"]
+    K = rng.normal(size=(4, 2 * model.nv))
+    q_star = {"root.z": 0.4, "root.qx": 0.1, "root.qw": 1.0, "lf_hfe": 0.8, "lf_kfe": -1.6}
+    qd_star = {"root.vx": 0.3, "lf_kfe": -0.2}
+    tau0 = {"lf_hfe": 1.5, "rh_kfe": -2.0}
+    q0 = model.q_neutral.copy()
+    q0[:7] = [0.1, -0.2, 0.5, 0.2, -0.1, 0.3, 0.9]
+    q0[3:7] /= np.linalg.norm(q0[3:7])
+    q0[7:] = rng.uniform(-0.5, 0.5, model.nq - 7)
+    v0 = rng.normal(size=model.nv)
+    ctrl = StateFeedback(K, inputs, target={"q": q_star, "qd": qd_star}, tau=tau0)
+    r = simulate(model, q0, v0, dt=1e-3, steps=1, controller=ctrl, limits=False, integrator="semi-implicit")
+    p = ctrl.params(model, q0, (model.arrays.damping, model.arrays.friction, 1e-3))
+    qs = p.q_ref
+    assert np.isclose(np.linalg.norm(qs[3:7]), 1.0) and qs[2] == 0.4  # the quaternion given in part, normalised
+    v_star = np.zeros(model.nv)
+    v_star[[model.v_names.index(n) for n in qd_star]] = list(qd_star.values())
+    dx = np.concatenate([dynlib.difference(model, qs, q0), v0 - v_star])
+    expected = np.zeros(model.nv)
+    for k, name in enumerate(inputs):
+        i = model.v_names.index(name)
+        expected[i] = tau0.get(name, 0.0) - K[k] @ dx
+    assert np.allclose(r.tau[0], expected, rtol=1e-12, atol=1e-12)
+    assert np.count_nonzero(r.tau[0]) == 4
+
+
+def test_state_feedback_saturates_at_the_effort_limit_and_drives_only_the_cart():
+    model = dynlib.load(ROBOTS_DIR / "cartpole.urdf")  # effort 20 N on the cart, no motor on the pole
+    K = np.array([[-1.0, -33.0, -2.3, -8.1]])
+    ctrl = StateFeedback(K, ["cart"])
+    q0 = np.array([0.0, 0.8])  # -K dx = 26.4 N > 20 N
+    free = simulate(model, q0, dt=0.01, steps=1, controller=ctrl, limits={"effort": False})
+    held = simulate(model, q0, dt=0.01, steps=1, controller=ctrl)
+    assert free.tau[0, 0] == pytest.approx(33.0 * 0.8, rel=1e-12) and free.tau[0, 1] == 0.0
+    assert held.tau[0, 0] == 20.0 and held.tau[0, 1] == 0.0
+    # the default feed-forward is gravity compensation at the target, on the inputs only: zero upright,
+    # and at a tilted target the pole's gravity torque (not an input) is not applied
+    tilted = StateFeedback(K, ["cart"], target={"q": {"pole": 0.3}}).params(model, q0, (np.zeros(2), np.zeros(2), 1e-3))
+    assert np.allclose(tilted.tau0, 0.0, atol=1e-12) and np.array_equal(tilted.actuated, [1.0, 0.0])
+
+
+def test_state_feedback_inputs_are_checked():
+    model = dynlib.load(ROBOTS_DIR / "cartpole.urdf")
+    with pytest.raises(InputError, match=r"gain: expected shape \(1, 4\)"):
+        simulate(model, dt=0.01, steps=1, controller=StateFeedback(np.zeros((1, 3)), ["cart"]))
+    with pytest.raises(InputError, match="no coordinate 'crt'; did you mean 'cart'"):
+        simulate(model, dt=0.01, steps=1, controller=StateFeedback(np.zeros((1, 4)), ["crt"]))
+    with pytest.raises(InputError, match="finite"):
+        simulate(model, dt=0.01, steps=1, controller=StateFeedback([[0, np.nan, 0, 0]], ["cart"]))
+    with pytest.raises(InputError, match="pole not an input of the gain"):
+        simulate(model, dt=0.01, steps=1, controller=StateFeedback(np.zeros((1, 4)), ["cart"], tau={"pole": 1.0}))
+    with pytest.raises(InputError, match="target.q: robot 'cartpole' has no coordinate 'pol'"):
+        simulate(model, dt=0.01, steps=1, controller=StateFeedback(np.zeros((1, 4)), ["cart"], target={"q": {"pol": 1}}))

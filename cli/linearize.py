@@ -19,6 +19,7 @@ Examples:
   dyn linearize scenarios/arm6_pd.yaml --qd elbow=0.1 -o arm6.json
   dyn linearize robots/pendulum.urdf --q 3.14159 --dt 0.01 --integrator euler -o step.json
   dyn linearize robots/quadruped.urdf --floating-base --q root.z=0.4 --dt 0.002 --integrator rk4 -o rk4.npz
+  dyn linearize robots/cartpole.urdf --input cart --dt 0.01 -o lin.json   # for an LQR gain (README)
 
 \b
 The point: q = 0 (the root at the identity; a scenario: its initial state), qd = 0 and tau

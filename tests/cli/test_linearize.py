@@ -172,3 +172,45 @@ def test_rk4_with_stiff_friction_is_one_line(tmp_path):
 def test_default_integrator_with_dt_is_semi_implicit():
     d = _run(PENDULUM, "--dt", "0.01")
     assert d["integrator"] == "semi-implicit" and d["dt"] == 0.01
+
+
+def test_the_readme_walk_through_balances_the_cartpole(tmp_path):
+    # the README's cart-pole: dyn linearize's discrete A, B with the cart as the only input, an LQR gain
+    # in scipy's five lines, written as a gain file, then dyn simulate's state-feedback scenario from
+    # 0.1 rad off upright; the sample gain file is the one these steps write (it cannot drift)
+    import shutil
+
+    import scipy.linalg as sl
+
+    lin_path = tmp_path / "lin.json"
+    r = invoke("linearize", ROBOTS_DIR / "cartpole.urdf", "--input", "cart", "--dt", "0.01", "-o", lin_path)
+    assert r.exit_code == 0, r.stderr
+    lin = json.loads(lin_path.read_text())
+    assert lin["state"] == ["q.cart", "q.pole", "qd.cart", "qd.pole"] and lin["input"] == ["cart"]
+    A, B = np.array(lin["A"]), np.array(lin["B"])
+    P = sl.solve_discrete_are(A, B, np.eye(len(A)), np.eye(B.shape[1]))
+    K = np.linalg.solve(B.T @ P @ B + np.eye(B.shape[1]), B.T @ P @ A)
+    assert np.abs(np.linalg.eigvals(A)).max() > 1.03  # upright is unstable (1.042 per step) ...
+    assert np.abs(np.linalg.eigvals(A - B @ K)).max() < 0.995  # ... and the gain stabilises dyn's step
+    (tmp_path / "scenarios").mkdir()
+    gain = tmp_path / "scenarios" / "cartpole_gain.csv"
+    dynlib.write_gain(gain, K, lin["input"], lin["state"])
+    inputs, K_sample = dynlib.read_gain(SCENARIOS_DIR / "cartpole_gain.csv", dynlib.load(ROBOTS_DIR / "cartpole.urdf"))
+    assert inputs == ("cart",) and np.allclose(K_sample, K, rtol=1e-9, atol=1e-12)
+    shutil.copy(SCENARIOS_DIR / "cartpole_balance.yaml", tmp_path / "scenarios")
+    shutil.copytree(ROBOTS_DIR, tmp_path / "robots")
+    out = tmp_path / "balance.csv"
+    r = invoke("simulate", tmp_path / "scenarios" / "cartpole_balance.yaml", "-o", out)
+    assert r.exit_code == 0, r.stderr
+    traj = dynlib.read_trajectory(out)
+    t, pole, cart = traj.column("time"), traj.column("q.pole"), traj.column("q.cart")
+    assert pole[0] == 0.1 and np.abs(pole[t >= 2.5]).max() < 0.05  # balanced (0.004 rad)
+    assert np.abs(cart).max() < 1.0 and np.abs(traj.column("tau.cart")).max() < 20.0  # no limit reached
+    assert np.all(traj.column("tau.pole") == 0.0)  # the pole has no motor
+
+
+def test_the_readme_shows_the_balancing_scenario_as_it_is():
+    readme = (ROBOTS_DIR.parent / "README.md").read_text(encoding="utf-8")
+    shown = readme.split("```yaml\n", 1)[1].split("```", 1)[0]
+    sample = (SCENARIOS_DIR / "cartpole_balance.yaml").read_text(encoding="utf-8")
+    assert shown == "".join(ln + "\n" for ln in sample.splitlines() if not ln.startswith("#"))

@@ -115,6 +115,13 @@ RF = {"r.urdf": ROBOT, "t.csv": FLOAT_TRAJ}
 RS = {"r.urdf": ROBOT, "s.yaml": SCENARIO}
 
 URDF_LINE = r"r\.urdf:\d+: "
+FEEDBACK = scenario("""  type: pd
+  kp: {j1: 10, j2: 10}
+  kd: 1
+  target: {j1: 0.0}
+""", "  type: state-feedback\n  gain: k.csv\n")
+GAIN = "input,q.j1,q.j2,qd.j1,qd.j2\nj1,-1,-2,-3,-4\n"
+RG = {"r.urdf": ROBOT, "s.yaml": FEEDBACK, "k.csv": GAIN}
 
 BAD = {
     # ---- URDF -------------------------------------------------------------------
@@ -205,6 +212,12 @@ BAD = {
                          "s.yaml:3: dt"),
     "yaml-version": Case(SCN, {**RS, "s.yaml": scenario("dyn: 1", "dyn: 7")}, "s.yaml:1: dyn"),
     "yaml-kp-text": Case(SCN, {**RS, "s.yaml": scenario("j2: 10", "j2: ten")}, "control.kp.j2"),
+    "gain-folder": Case(SCN, {"r.urdf": ROBOT, "s.yaml": FEEDBACK, "k.csv/x": ""}, "s.yaml:9: control.gain: k.csv: is a folder"),
+    "gain-no-file": Case(SCN, {"r.urdf": ROBOT, "s.yaml": FEEDBACK}, "s.yaml:9: control.gain: k.csv: no such gain file"),
+    "gain-column": Case(SCN, {**RG, "k.csv": GAIN.replace("qd.j2", "qd.j3")}, "control.gain: k.csv:1: column 'qd.j3'",
+                        keep=True),
+    "gain-input": Case(SCN, {**RG, "k.csv": GAIN.replace("\nj1,", "\nj9,")}, "k.csv:2: column 'input': input 'j9'"),
+    "gain-nan": Case(SCN, {**RG, "k.csv": GAIN.replace(",-3,", ",nan,")}, "k.csv:2: column 'qd.j1': 'nan' is not a finite"),
     "yaml-robot-bad-urdf": Case(SCN, {"r.urdf": robot('type="revolute"', 'type="ball"'), "s.yaml": SCENARIO},
                                 URDF_LINE),
     "yaml-not-utf8": Case(SCN, {**RS, "s.yaml": b"dyn: 1\nrobot: \xff\xfe\n"}, "s.yaml"),

@@ -33,9 +33,9 @@ controller            parameters (kind)       tau (nv,)
 ==================== ======================= ============================================================
 
 Joints that are not actuated get zero torque from the feedback controllers (PD,
-gravity compensation, computed torque): the free-flyer root; state feedback drives only its gain's
-input coordinates (an underactuated robot: the cart of a cartpole) (a floating base is
-not pushed by motors). `Constant` and `TorqueTable` apply what they are given,
+gravity compensation, computed torque): the free-flyer root (a floating base is
+not pushed by motors); state feedback drives its gain's input coordinates only (an
+underactuated robot's motors: a cart-pole's cart). `Constant` and `TorqueTable` apply what they are given,
 root entries included (a root "torque" is a wrench on the root body, body frame).
 
 Gains and targets are given per coordinate name (``{"elbow": 50}``), as one number

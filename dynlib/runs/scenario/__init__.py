@@ -43,5 +43,5 @@ from .schema import (CONTROL_TYPES, ComputedTorqueControl, ConstantControl, Cont
 
 __all__ = ["CONTROL_TYPES", "ComputedTorqueControl", "ConstantControl", "Contacts", "CsvControl",
            "GravityCompensationControl", "PDControl", "ROBOT_SUFFIXES", "SCENARIO_SUFFIXES", "Scenario",
-           "StateFeedbackControl", "ZeroControl", "as_path", "check_run_size", "contacts", "controller", "external_wrenches",
-           "format_path", "initial_state", "load_scenario", "run", "run_scenario"]
+           "StateFeedbackControl", "ZeroControl", "as_path", "check_run_size", "contacts", "controller",
+           "external_wrenches", "format_path", "initial_state", "load_scenario", "run", "run_scenario"]

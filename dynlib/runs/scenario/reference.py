@@ -147,8 +147,8 @@ def markdown() -> str:
     out = [INTRO, "## The file (top level)", "", " ".join(schema.get("description", "").split()), ""]
     out += _table(schema, defs)
     order = ["Initial", "ZeroControl", "ConstantControl", "CsvControl", "PDControl", "GravityCompensationControl",
-             "ComputedTorqueControl", "Target", "Sinusoid", "StateFeedbackControl", "OperatingPoint", "FrictionOverride", "Wrench", "Contacts", "Ground",
-             "ContactPoint", "Output", "Sweep", "SweepRandom"]
+             "ComputedTorqueControl", "Target", "Sinusoid", "StateFeedbackControl", "OperatingPoint",
+             "FrictionOverride", "Wrench", "Contacts", "Ground", "ContactPoint", "Output", "Sweep", "SweepRandom"]
     order += [name for name in defs if name not in order]
     for name in order:
         if name not in defs:

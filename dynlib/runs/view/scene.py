@@ -324,12 +324,14 @@ def ground_object(height, normal, centre, extent, spacing, slab=True) -> tuple[d
     return obj.lower(), pose(R, origin)
 
 
-def camera_commands(centre, size) -> list:
-    """The camera at the front right of `centre`, above it, at a distance that fits `size`
-    (the page's loader points the orbit controls at `centre`). meshcat's camera sits in
-    /Cameras/default/rotated, which is y-up: world (x, y, z) is (x, z, -y) there."""
+def camera_commands(centre, radius, fov=75.0) -> list:
+    """The camera at the front right of `centre`, above it, where a ball of `radius` about it fills
+    the height of meshcat's view (vertical field of view `fov` degrees; the page's loader points
+    the orbit controls at `centre`). meshcat's camera sits in /Cameras/default/rotated, which is
+    y-up: world (x, y, z) is (x, z, -y) there."""
     d = np.array([1.0, 0.75, 0.7])
-    p = np.asarray(centre, float) + 1.25 * max(size, 0.3) * d / np.linalg.norm(d)
+    distance = 1.1 * max(radius, 0.1) / np.sin(np.radians(fov) / 2)
+    p = np.asarray(centre, float) + distance * d / np.linalg.norm(d)
     return [set_property("/Cameras/default/rotated/<object>", "position", [float(p[0]), float(p[2]), float(-p[1])])]
 
 

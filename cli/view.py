@@ -16,8 +16,8 @@ Examples:
 
 \b
 The page opens from the file in any current browser, with no network: the
-viewer (meshcat's), the meshes and the motion are inside it. Controls (top
-right): Animations > play, pause, time. Add #t=SECONDS to its address to open
+viewer (meshcat's), the meshes and the motion are inside it. Open Controls (top
+right) > Animations: play, pause, time. Add #t=SECONDS to its address to open
 it paused at that time (seconds from the first sample), e.g. fall.html#t=0.5.
 
 \b

@@ -33,8 +33,15 @@ What it draws:
   robot's size (``force_scale`` in m/N sets it);
 - the ground plane (n·x = height) of the scenario's contacts, or z = 0 when
   the file has contact or penetration columns but no scenario says where; in
-  other cases a grid in the plane z = 0;
-- traces: the path of each frame named in `traces`, over the whole motion.
+  other cases a grid at the robot's lowest point;
+- traces: the path of each frame named in `traces`, over the whole motion;
+- what the numbers mean (`show`, `compare`): inertia boxes, centres of mass, collision
+  geometry, and a second model's inertia boxes (`dynlib.runs.view.overlays`).
+
+The camera looks at the centre of the robot's box at the first keyframe (its shapes, or its
+link frames without any) from the front right, above, at the distance where the box's ball
+(with the bodies' paths on a short journey) fills the view's height; without a scenario or
+contact columns the grid lies at the robot's lowest point there. The controls start closed.
 """
 from __future__ import annotations
 

@@ -48,7 +48,8 @@ mesh that cannot be found is a warning, not an error.""")
               help="Draw what the numbers mean (a comma list): each body's equivalent inertia box, the centres "
                    "of mass (each body's and the robot's), the collision geometry.")
 @click.option("--compare", metavar="OTHER.urdf", default=None,
-              help="Draw the inertia boxes of this URDF of the same robot too (the one 'dyn identify' wrote).")
+              help="Draw the inertia boxes of this URDF of the same robot beside the robot's own (--show inertia), e.g. "
+                   "the one 'dyn identify' wrote.")
 @click.pass_context
 def view(ctx, robot, trajectory, output, floating_base, lock, package_path, column_map, topic, time_unit, fps, traces,
          force_scale, show, compare):

@@ -513,3 +513,19 @@ def test_camera_frames_the_first_frame_and_the_ground_is_under_it(tmp_path):
     assert position[2] > hi[2]  # from above
     (ground,) = [c for c in cmds if c["type"] == "set_transform" and c["path"] == "/dyn/ground"]
     assert np.isclose(np.asarray(ground["matrix"]).reshape(4, 4).T[2, 3], lo[2])  # the grid at the lowest point
+
+
+def test_moments_that_break_the_triangle_inequality_are_a_warning(tmp_path):
+    (tmp_path / "odd.urdf").write_text(BRICK_URDF.format(m=1.0, ixx=0.01, iyy=0.01, izz=0.03))
+    model = dynlib.load(tmp_path / "odd.urdf")
+    t = np.linspace(0, 1, 11)
+    page = build_view(model, read_playback(model, motion_file(tmp_path / "m.csv", model, t, swing(model, t))),
+                      compare=model)  # --compare alone draws the robot's own boxes too
+    assert [w for w in page.warnings if "triangle inequality" in w] == [
+        "link 'brick': principal moments 0.01, 0.01, 0.03 kg m^2 break the triangle inequality (no body has them): "
+        "its inertia box is drawn with a side 0",
+        f"--compare {tmp_path / 'odd.urdf'}: link 'brick': principal moments 0.01, 0.01, 0.03 kg m^2 break the "
+        "triangle inequality (no body has them): its inertia box is drawn with a side 0"]
+    objs = objects_of(commands_of(page.html))
+    assert "/dyn/inertia/brick" in objs and "/dyn/compare/brick" in objs
+    assert_close(box_of(objs["/dyn/inertia/brick"])[0], [np.sqrt(0.18), np.sqrt(0.18), 1e-5], 1e-12, "clamped box")

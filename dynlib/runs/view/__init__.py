@@ -182,8 +182,9 @@ def build_view(model, playback: Playback, *, fps: float = DEFAULT_FPS, traces=()
     Tb = body_placements(model, Qk) if model.nb else np.zeros((0, K, 4, 4))
 
     show = O.parse_show(show)
-    if compare is not None:
+    if compare is not None:  # two models' boxes: the robot's own too
         O.check_same_robot(model, compare)
+        show = tuple(dict.fromkeys(("inertia",) + show))
     objects, drawn_from, meshes, warnings = _robot(model, Tb, package_path)
     (lo, hi), reach, spread = _extent(model, Tb, objects)
     size, centre = max(float(np.linalg.norm(hi - lo)), 0.2), (lo + hi) / 2

@@ -13,7 +13,8 @@
   dyn, hides it or shows it again).
 - `compare`: a second model of the same robot (the same joints, in the same tree: the URDF
   that `dyn identify` wrote, say) with its inertia boxes in another colour at
-  ``/dyn/compare/<link>``, placed by its own kinematics at the same joint positions.
+  ``/dyn/compare/<link>``, placed by its own kinematics at the same joint positions (`build_view`
+  draws the robot's own boxes with them).
 
 Each overlay moves with its body (the animation moves each path as the robot's).
 """

@@ -479,6 +479,17 @@ def test_show_collision_and_a_comma_list(tmp_path):
     assert {g["type"] for g in objs["/dyn/collision/brick"]["geometries"]} == {"CylinderGeometry"}
     with pytest.raises(dynlib.errors.InputError, match="unknown overlay 'mass'"):
         build_view(model, playback, show=["inertia,mass"])
+    meshy(tmp_path, "meshes/base.obj", "meshes/arm.obj")  # drawn, but its collision mesh is missing
+    (tmp_path / "meshes").mkdir()
+    for name in ("base.obj", "arm.obj"):
+        (tmp_path / "meshes" / name).write_text(TRIANGLE_OBJ)
+    (tmp_path / "lost.urdf").write_text((tmp_path / "meshy.urdf").read_text().replace(
+        '<cylinder radius="0.05" length="0.5"/>', '<mesh filename="meshes/gone.stl"/>'))
+    lost = dynlib.load(tmp_path / "lost.urdf")
+    page = build_view(lost, read_playback(lost, motion_file(tmp_path / "l.csv", lost, t, swing(lost, t))),
+                      show=["collision"])
+    (said,) = [w for w in page.warnings if w.startswith("--show collision: ")]
+    assert said.startswith("--show collision: link 'arm': meshes/gone.stl") and "no such file" in said, said
 
 
 def test_compare_draws_the_other_model_s_boxes(tmp_path):

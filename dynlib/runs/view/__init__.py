@@ -282,14 +282,15 @@ def _extent(model, Tb, objects):
 def _overlays(model, show, Tb, Qk, anim_t, size, compare, drawn_from, package_path, meshes):
     """`dynlib.runs.view.overlays.overlays`, with the collision geometry when it is asked for and the
     robot is not already drawn from it."""
-    collision = None
+    collision, notes = None, []
     if "collision" in show and drawn_from != "collision":
         from ...files.packages import Packages
 
-        notes = []
         collision, _ = S.robot_objects(model, model.collision_shapes, meshes,
                                        Packages(package_path, near=model.source or None), O.COLLISION_RGBA, notes)
-    return O.overlays(model, show, Tb, Qk, anim_t, size, compare=compare, collision=collision)
+    commands, clips, info, warnings = O.overlays(model, show, Tb, Qk, anim_t, size, compare=compare,
+                                                 collision=collision)
+    return commands, clips, info, warnings + [f"--show collision: {w}" for w in _summarise(notes)]
 
 
 def _arrows(model, playback, contacts, times, Qk, Tb, size, force_scale):

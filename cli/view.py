@@ -16,8 +16,8 @@ Examples:
 
 \b
 The page opens from the file in any current browser, with no network: the
-viewer (meshcat's), the meshes and the motion are inside it. Controls (top
-right): Animations > play, pause, time. Add #t=SECONDS to its address to open
+viewer (meshcat's), the meshes and the motion are inside it. Open Controls (top
+right) > Animations: play, pause, time. Add #t=SECONDS to its address to open
 it paused at that time (seconds from the first sample), e.g. fall.html#t=0.5.
 
 \b
@@ -44,9 +44,15 @@ mesh that cannot be found is a warning, not an error.""")
 @click.option("--force-scale", type=click.FloatRange(min=0, min_open=True), default=None, metavar="M_PER_N",
               help="Length of the contact-force arrows, metres per newton [default: the robot's weight is "
                    "half its size].")
+@click.option("--show", "show", multiple=True, metavar="inertia,com,collision",
+              help="Draw what the numbers mean (a comma list): each body's equivalent inertia box, the centres "
+                   "of mass (each body's and the robot's), the collision geometry.")
+@click.option("--compare", metavar="OTHER.urdf", default=None,
+              help="Draw the inertia boxes of this URDF of the same robot beside the robot's own (--show inertia), e.g. "
+                   "the one 'dyn identify' wrote.")
 @click.pass_context
 def view(ctx, robot, trajectory, output, floating_base, lock, package_path, column_map, topic, time_unit, fps, traces,
-         force_scale):
+         force_scale, show, compare):
     """A self-contained web page that plays TRAJECTORY ('-': standard input) on ROBOT.
 
     Reads q (time and q.* columns, CSV or Parquet) and draws the robot's URDF
@@ -60,7 +66,7 @@ def view(ctx, robot, trajectory, output, floating_base, lock, package_path, colu
     from dynlib.runs.view.runs import scenario_contacts
 
     start = time.perf_counter()
-    check_outputs((output, "page", "-o/--output"), inputs=(robot, trajectory))
+    check_outputs((output, "page", "-o/--output"), inputs=(robot, trajectory) + ((compare,) if compare else ()))
     with naming("--columns"):
         columns = parse_column_map(column_map) if column_map else None
     contacts = None
@@ -75,8 +81,14 @@ def view(ctx, robot, trajectory, output, floating_base, lock, package_path, colu
         contacts = scenario_contacts(scenario)
     else:
         model = load_robot(ctx, robot, floating_base, package_path=package_path, lock=lock)
+    other = None
+    if compare is not None:
+        from dynlib.runs.view.overlays import load_like
+
+        other = load_like(model, compare, package_path)
+        model_warnings(ctx, other)
     page = write_view(output, model, trajectory, columns=columns, topic=topic, time_unit=time_unit, fps=fps, traces=traces, contacts=contacts,
-                      force_scale=force_scale, package_path=package_path)
+                      force_scale=force_scale, package_path=package_path, show=show, compare=other)
     page_notice(ctx, output, page, time.perf_counter() - start)
 
 

@@ -32,6 +32,7 @@ _PUBLIC = {
     "task_space_inertia": "algorithms.task_space",
     "kinetic_energy": "algorithms.energy",
     "potential_energy": "algorithms.energy",
+    "center_of_mass": "algorithms.inertia_box",
     "integrate": "algorithms.configuration",
     "difference": "algorithms.configuration",
     "random_configuration": "algorithms.configuration",

@@ -50,7 +50,7 @@ MODEL_CASES += [(f"{tag}-{base}", ("tree", (nb, seed, types), base == "floating"
 KERNEL_MODULES = frozenset({
     "_numba/test_compiled.py", "_numba/test_one.py", "_numba/test_parallel.py", "algorithms/test_aba.py",
     "algorithms/test_configuration.py", "algorithms/test_coriolis.py", "algorithms/test_crba.py", "algorithms/test_derivatives.py",
-    "algorithms/test_energy.py", "algorithms/test_forward.py", "algorithms/test_jacobians.py",
+    "algorithms/test_energy.py", "algorithms/test_forward.py", "algorithms/test_inertia_box.py", "algorithms/test_jacobians.py",
     "algorithms/test_kinematics.py", "algorithms/test_linalg.py", "algorithms/test_regressor.py",
     "algorithms/test_rnea.py", "algorithms/test_task_space.py", "cli/test_contact_id.py",
     "cli/test_energy_check.py", "cli/test_identify.py", "cli/test_inverse.py", "cli/test_linearize.py", "cli/test_published_models.py",

@@ -151,3 +151,21 @@ def test_a_bag_with_two_joint_state_topics_needs_topic_and_a_plain_clock_takes_t
                      np.column_stack([np.linspace(0, 1000, 101), Q[::2]]))
     r = invoke("view", ARM6, ms, "--time-unit", "ms", "--fps", "10", "-o", tmp_path / "ms.html")
     assert r.returncode == 0 and "11 frames for 1 s" in r.stderr, r.stderr
+
+
+def test_show_and_compare(tmp_path):
+    """Issue 34: --show inertia,com and --compare OTHER.urdf; a different robot to compare, or an
+    unknown overlay, is one line, exit 2, and no page."""
+    arm_motion(tmp_path / "m.csv")
+    heavy = ARM6.read_text().replace('<mass value="', '<mass value="2')  # the same joints, other masses
+    (tmp_path / "heavy.urdf").write_text(heavy)
+    r = invoke("view", ARM6, tmp_path / "m.csv", "--show", "inertia,com", "--compare", tmp_path / "heavy.urdf",
+               "-o", tmp_path / "m.html")
+    assert r.returncode == 0, r.stderr
+    paths = objects_of(commands_of((tmp_path / "m.html").read_bytes()))
+    assert {p.split("/")[2] for p in paths if p.startswith("/dyn/")} >= {"inertia", "compare", "com", "robot"}
+    for extra, said in ((("--compare", ROBOTS_DIR / "arm7.urdf"), "--compare: not the same robot as 'arm6'"),
+                        (("--show", "inertia,weight"), "--show: unknown overlay 'weight'")):
+        r = invoke("view", ARM6, tmp_path / "m.csv", *extra, "-o", tmp_path / "bad.html")
+        assert r.returncode == 2 and r.stderr.count("\n") == 1 and said in r.stderr, r.stderr
+        assert r.stderr.startswith("dyn: error: ") and not (tmp_path / "bad.html").exists()

@@ -403,3 +403,140 @@ def test_a_mimic_follower_is_drawn_at_its_coupled_position(tmp_path):
     page = build_view(model, playback, fps=20)
     _, pos = animation_of(commands_of(page.html))["/dyn/robot/fr"][".position"]
     assert_close(pos.reshape(-1, 3)[:, 1], -0.04 * np.arange(10) / 20, 1e-6, "follower position (float32)")
+
+
+# ------------------------------------------------------------------- what the numbers mean (issue 34)
+
+BRICK_URDF = """<?xml version="1.0"?>
+<robot name="brick">
+  <link name="base"><visual><geometry><box size="0.4 0.2 0.1"/></geometry></visual></link>
+  <link name="brick">
+    <inertial><origin xyz="0.05 0 0.2" rpy="0.3 -0.2 0.9"/><mass value="{m}"/>
+      <inertia ixx="{ixx}" iyy="{iyy}" izz="{izz}" ixy="0" ixz="0" iyz="0"/></inertial>
+    <visual><origin xyz="0 0 0.2"/><geometry><box size="0.1 0.1 0.5"/></geometry></visual>
+    <collision><origin xyz="0 0 0.2"/><geometry><cylinder radius="0.06" length="0.5"/></geometry></collision>
+  </link>
+  <joint name="j" type="revolute"><parent link="base"/><child link="brick"/><axis xyz="0 1 0"/>
+    <origin xyz="0 0 0.3"/><limit lower="-3" upper="3" effort="1" velocity="1"/></joint>
+</robot>
+"""
+
+
+def brick(tmp_path, sides=(0.3, 0.2, 0.1), m=2.0, name="brick.urdf"):
+    x, y, z = sides
+    (tmp_path / name).write_text(BRICK_URDF.format(m=m, ixx=m / 12 * (y * y + z * z), iyy=m / 12 * (x * x + z * z),
+                                                   izz=m / 12 * (x * x + y * y)))
+    return dynlib.load(tmp_path / name)
+
+
+def box_of(obj) -> tuple:
+    """(sides (3,), 4x4 placement in the body) of an inertia-box object's face mesh."""
+    geom = {g["uuid"]: g for g in obj["geometries"]}
+    (mesh,) = [c for c in obj["object"]["children"] if c["type"] == "Mesh"]
+    g = geom[mesh["geometry"]]
+    return np.array([g["width"], g["height"], g["depth"]]), np.array(mesh["matrix"]).reshape(4, 4).T
+
+
+def test_inertia_box_of_a_box_link_is_the_box(tmp_path):
+    model = brick(tmp_path)
+    t = np.linspace(0, 1, 11)
+    Q = swing(model, t)
+    page = build_view(model, read_playback(model, motion_file(tmp_path / "m.csv", model, t, Q)), show=["inertia"])
+    cmds = commands_of(page.html)
+    objs = objects_of(cmds)
+    assert [p for p in objs if p.startswith("/dyn/inertia/")] == ["/dyn/inertia/brick"]  # the base has no mass
+    sides, T = box_of(objs["/dyn/inertia/brick"])
+    assert_close(sides, [0.3, 0.2, 0.1], 1e-12, "page's inertia box sides")
+    assert_close(T[:3, 3], [0.05, 0, 0.2], 1e-12, "page's inertia box centre")
+    from scipy.spatial.transform import Rotation
+
+    R0 = Rotation.from_euler("xyz", [0.3, -0.2, 0.9]).as_matrix()
+    assert np.allclose(np.abs(T[:3, :3].T @ R0), np.eye(3), atol=1e-10)  # edges along the link's box
+    _, pos = animation_of(cmds)["/dyn/inertia/brick"][".position"]  # it moves with its body
+    assert_close(pos.reshape(-1, 3), dynlib.frame_placement(model, Q, "brick")[:, :3, 3], 1e-6, "box motion")
+    assert page.warnings == [] and not [p for p in objs if p.startswith(("/dyn/com", "/dyn/collision"))]
+
+
+def test_show_com_marks_each_body_and_the_robot(tmp_path):
+    quad = sample("quadruped", True)
+    t = np.linspace(0, 1, 21)
+    Q = swing(quad, t)
+    page = build_view(quad, read_playback(quad, motion_file(tmp_path / "m.csv", quad, t, Q)), show=("com",), fps=20)
+    cmds = commands_of(page.html)
+    massive = [link for b, link in enumerate(quad.body_links) if quad.arrays.inertia[b, 0, 0] > 0]
+    assert sorted(p for p in objects_of(cmds) if p.startswith("/dyn/com/links/")) == sorted(
+        f"/dyn/com/links/{link}" for link in massive)
+    times, pos = animation_of(cmds)["/dyn/com/robot"][".position"]
+    assert_close(pos.reshape(-1, 3), dynlib.center_of_mass(quad, Q), 1e-6, "robot com track (float32)")
+
+
+def test_show_collision_and_a_comma_list(tmp_path):
+    model = brick(tmp_path)
+    t = np.linspace(0, 1, 11)
+    playback = read_playback(model, motion_file(tmp_path / "m.csv", model, t, swing(model, t)))
+    objs = objects_of(commands_of(build_view(model, playback, show=["collision,inertia"]).html))
+    assert "/dyn/collision/brick" in objs and "/dyn/inertia/brick" in objs
+    assert {g["type"] for g in objs["/dyn/collision/brick"]["geometries"]} == {"CylinderGeometry"}
+    with pytest.raises(dynlib.errors.InputError, match="unknown overlay 'mass'"):
+        build_view(model, playback, show=["inertia,mass"])
+    meshy(tmp_path, "meshes/base.obj", "meshes/arm.obj")  # drawn, but its collision mesh is missing
+    (tmp_path / "meshes").mkdir()
+    for name in ("base.obj", "arm.obj"):
+        (tmp_path / "meshes" / name).write_text(TRIANGLE_OBJ)
+    (tmp_path / "lost.urdf").write_text((tmp_path / "meshy.urdf").read_text().replace(
+        '<cylinder radius="0.05" length="0.5"/>', '<mesh filename="meshes/gone.stl"/>'))
+    lost = dynlib.load(tmp_path / "lost.urdf")
+    page = build_view(lost, read_playback(lost, motion_file(tmp_path / "l.csv", lost, t, swing(lost, t))),
+                      show=["collision"])
+    (said,) = [w for w in page.warnings if w.startswith("--show collision: ")]
+    assert said.startswith("--show collision: link 'arm': meshes/gone.stl") and "no such file" in said, said
+
+
+def test_compare_draws_the_other_model_s_boxes(tmp_path):
+    model = brick(tmp_path)
+    other = brick(tmp_path, sides=(0.4, 0.3, 0.2), m=3.0, name="identified.urdf")
+    t = np.linspace(0, 1, 11)
+    page = build_view(model, read_playback(model, motion_file(tmp_path / "m.csv", model, t, swing(model, t))),
+                      show=["inertia"], compare=other)
+    objs = objects_of(commands_of(page.html))
+    assert_close(box_of(objs["/dyn/inertia/brick"])[0], [0.3, 0.2, 0.1], 1e-12, "own box")
+    assert_close(box_of(objs["/dyn/compare/brick"])[0], [0.4, 0.3, 0.2], 1e-12, "compared box")
+    colours = {p: {m["color"] for m in objs[p]["materials"]} for p in ("/dyn/inertia/brick", "/dyn/compare/brick")}
+    assert colours["/dyn/inertia/brick"].isdisjoint(colours["/dyn/compare/brick"])
+    with pytest.raises(dynlib.errors.ModelError, match="not the same robot as 'brick'"):
+        build_view(model, read_playback(model, tmp_path / "m.csv"), compare=sample("arm6"))
+
+
+def test_camera_frames_the_first_frame_and_the_ground_is_under_it(tmp_path):
+    model = brick(tmp_path)
+    page = build_view(model, read_playback(model, motion_file(tmp_path / "one.csv", model, [0.0],
+                                                              np.zeros((1, 1)))))
+    # the shapes at q = 0: the base box (0.4, 0.2, 0.1) about the origin, the brick's box (0.1, 0.1, 0.5) centred at z 0.5
+    lo, hi = np.array([-0.2, -0.1, -0.05]), np.array([0.2, 0.1, 0.75])
+    target = re.search(rb'<script id="dyn-camera-target" type="application/json">([^<]*)</script>', page.html).group(1)
+    assert_close(np.array(eval(target)), (lo + hi) / 2, 1e-12, "camera target")
+    cmds = commands_of(page.html)
+    (cam,) = [c for c in cmds if c["type"] == "set_property" and c["path"] == "/Cameras/default/rotated/<object>"]
+    x, y, z = cam["value"]
+    position = np.array([x, -z, y])  # meshcat's camera node is y-up
+    radius = np.linalg.norm(hi - lo) / 2
+    assert np.isclose(np.linalg.norm(position - (lo + hi) / 2) * np.sin(np.radians(75 / 2)), 1.25 * radius)
+    assert position[2] > hi[2]  # from above
+    (ground,) = [c for c in cmds if c["type"] == "set_transform" and c["path"] == "/dyn/ground"]
+    assert np.isclose(np.asarray(ground["matrix"]).reshape(4, 4).T[2, 3], lo[2])  # the grid at the lowest point
+
+
+def test_moments_that_break_the_triangle_inequality_are_a_warning(tmp_path):
+    (tmp_path / "odd.urdf").write_text(BRICK_URDF.format(m=1.0, ixx=0.01, iyy=0.01, izz=0.03))
+    model = dynlib.load(tmp_path / "odd.urdf")
+    t = np.linspace(0, 1, 11)
+    page = build_view(model, read_playback(model, motion_file(tmp_path / "m.csv", model, t, swing(model, t))),
+                      compare=model)  # --compare alone draws the robot's own boxes too
+    assert [w for w in page.warnings if "triangle inequality" in w] == [
+        "link 'brick': principal moments 0.01, 0.01, 0.03 kg m^2 break the triangle inequality (no body has them): "
+        "its inertia box is drawn with a side 0",
+        f"--compare {tmp_path / 'odd.urdf'}: link 'brick': principal moments 0.01, 0.01, 0.03 kg m^2 break the "
+        "triangle inequality (no body has them): its inertia box is drawn with a side 0"]
+    objs = objects_of(commands_of(page.html))
+    assert "/dyn/inertia/brick" in objs and "/dyn/compare/brick" in objs
+    assert_close(box_of(objs["/dyn/inertia/brick"])[0], [np.sqrt(0.18), np.sqrt(0.18), 1e-5], 1e-12, "clamped box")

@@ -33,8 +33,15 @@ What it draws:
   robot's size (``force_scale`` in m/N sets it);
 - the ground plane (n·x = height) of the scenario's contacts, or z = 0 when
   the file has contact or penetration columns but no scenario says where; in
-  other cases a grid in the plane z = 0;
-- traces: the path of each frame named in `traces`, over the whole motion.
+  other cases a grid at the robot's lowest point;
+- traces: the path of each frame named in `traces`, over the whole motion;
+- what the numbers mean (`show`, `compare`): inertia boxes, centres of mass, collision
+  geometry, and a second model's inertia boxes (`dynlib.runs.view.overlays`).
+
+The camera looks at the centre of the robot's box at the first keyframe (its shapes, or its
+link frames without any) from the front right, above, at the distance where the box's ball
+(with the bodies' paths on a short journey) fills the view's height; without a scenario or
+contact columns the grid lies at the robot's lowest point there. The controls start closed.
 """
 from __future__ import annotations
 
@@ -48,6 +55,7 @@ import numpy as np
 from ...algorithms.configuration import interpolate
 from ...errors import InputError, TrajectoryError, shown
 from ...files.columns import PENETRATION, contact_columns, contact_names, coordinate_columns, part
+from . import overlays as O
 from . import scene as S
 from .meshes import MeshFiles
 from .motion import body_placements, keyframe_times
@@ -152,12 +160,14 @@ def _contact_positions(model, names, contacts, Tb, frame_poses):
 
 
 def build_view(model, playback: Playback, *, fps: float = DEFAULT_FPS, traces=(), contacts=None,
-               force_scale=None, package_path=(), title=None) -> ViewPage:
+               force_scale=None, package_path=(), title=None, show=(), compare=None) -> ViewPage:
     """The page (see the module docstring) for `playback` on `model`.
 
     `contacts`: a scenario's contact setting, ``{"points": [...] or "from-collision",
     "height": h, "normal": n}`` (None: none given). `traces`: frame names.
-    `package_path`: folders for package:// (see `dynlib.files.packages`).
+    `package_path`: folders for package:// (see `dynlib.files.packages`). `show`: overlays
+    ("inertia", "com", "collision"; `dynlib.runs.view.overlays`); `compare`: a model of the
+    same robot whose inertia boxes are drawn too.
     """
     if not (math.isfinite(fps) and fps > 0):
         raise InputError(f"display rate must be a positive number of frames per second, got {fps!r}")
@@ -171,8 +181,13 @@ def build_view(model, playback: Playback, *, fps: float = DEFAULT_FPS, traces=()
     K = len(times)
     Tb = body_placements(model, Qk) if model.nb else np.zeros((0, K, 4, 4))
 
+    show = O.parse_show(show)
+    if compare is not None:  # two models' boxes: the robot's own too
+        O.check_same_robot(model, compare)
+        show = tuple(dict.fromkeys(("inertia",) + show))
     objects, drawn_from, meshes, warnings = _robot(model, Tb, package_path)
-    size, centre, view_size, spread = _extent(model, Tb, objects)
+    (lo, hi), reach, spread = _extent(model, Tb, objects)
+    size, centre = max(float(np.linalg.norm(hi - lo)), 0.2), (lo + hi) / 2
     commands, clips = [], []
     for b, obj in objects.items():
         path = "/dyn/robot/" + S.node_name("world" if b < 0 else model.body_links[b])
@@ -189,12 +204,14 @@ def build_view(model, playback: Playback, *, fps: float = DEFAULT_FPS, traces=()
         clips += arrow_clips
         warnings += [f"contact.{name}: no contact point or frame named '{name}' (give the scenario as ROBOT): "
                      "its force is not drawn" for name in missing]
-    commands += _floor(contacts, playback, centre, size, spread)
+    extra = _overlays(model, show, Tb, Qk, anim_t, size, compare, drawn_from, package_path, meshes)
+    commands, clips, warnings = commands + extra[0], clips + extra[1], warnings + extra[3]
+    commands += _floor(contacts, playback, centre, size, spread, lo[2])
     colours = S.palette()
     for frame in traces:
         commands.append(S.set_object("/dyn/traces/" + S.node_name(frame), S.line_object(_trace(model, Q, frame),
                                                                                         next(colours))))
-    commands += S.camera_commands(centre, view_size)
+    commands += S.camera_commands(centre, reach)
     if clips:
         commands.append({"type": "set_animation", "animations": clips, "options": {"play": True, "repetitions": 1}})
 
@@ -203,7 +220,8 @@ def build_view(model, playback: Playback, *, fps: float = DEFAULT_FPS, traces=()
     info = [f"{title} — {duration:.6g} s, {len(t)} samples, {K} frames"
             + (f" at {fps:g} fps" if K < len(t) else "")
             + ("" if drawn_from == "visual" else f"; drawn from its {drawn_from}"),
-            "controls (top right): Animations › play, pause, time · address #t=SECONDS opens paused at that time"]
+            "Open Controls (top right) › Animations: play, pause, time · address #t=SECONDS opens paused at that "
+            "time"] + extra[2]
     if info_forces:
         info.append(info_forces)
     if traces:
@@ -244,19 +262,35 @@ def _frame_positions(model, Tb) -> np.ndarray:
 
 
 def _extent(model, Tb, objects):
-    """(robot size, centre and size of what the camera frames, spread of the bodies' paths): the
-    box of the shapes at the first keyframe, with the bodies' paths when they stay near."""
+    """((lo, hi) the box of the robot's shapes at the first keyframe (of its link frames when it has
+    none), the radius about its centre that the camera frames, the spread of the bodies' paths): the
+    radius is the box's, or reaches the bodies' paths too when they stay near the start."""
     K = Tb.shape[1] if model.nb else 1
     pts = [((Tb[b, 0] if b >= 0 else np.eye(4)) @ np.c_[c, np.ones(8)].T).T[:, :3]
            for b, o in objects.items() for c in o.bounds]
     pts = np.vstack(pts) if pts else _frame_positions(model, Tb)
     lo, hi = pts.min(axis=0), pts.max(axis=0)
-    size = max(float(np.linalg.norm(hi - lo)), 0.2)
+    size, centre = max(float(np.linalg.norm(hi - lo)), 0.2), (lo + hi) / 2
+    reach = size / 2
     paths = Tb[:, :, :3, 3].reshape(-1, 3) if model.nb else pts
     spread = np.ptp(paths - (Tb[:, :1, :3, 3].repeat(K, axis=1).reshape(-1, 3) if model.nb else 0), axis=0)
     if np.linalg.norm(spread) < 2 * size:  # a short journey: frame all of it (a long one: the start)
-        lo, hi = np.minimum(lo, paths.min(axis=0)), np.maximum(hi, paths.max(axis=0))
-    return size, (lo + hi) / 2, float(np.linalg.norm(hi - lo)), spread
+        reach = max(reach, float(np.linalg.norm(paths - centre, axis=1).max()))
+    return (lo, hi), reach, spread
+
+
+def _overlays(model, show, Tb, Qk, anim_t, size, compare, drawn_from, package_path, meshes):
+    """`dynlib.runs.view.overlays.overlays`, with the collision geometry when it is asked for and the
+    robot is not already drawn from it."""
+    collision, notes = None, []
+    if "collision" in show and drawn_from != "collision":
+        from ...files.packages import Packages
+
+        collision, _ = S.robot_objects(model, model.collision_shapes, meshes,
+                                       Packages(package_path, near=model.source or None), O.COLLISION_RGBA, notes)
+    commands, clips, info, warnings = O.overlays(model, show, Tb, Qk, anim_t, size, compare=compare,
+                                                 collision=collision)
+    return commands, clips, info, warnings + [f"--show collision: {w}" for w in _summarise(notes)]
 
 
 def _arrows(model, playback, contacts, times, Qk, Tb, size, force_scale):
@@ -297,8 +331,9 @@ def _arrows(model, playback, contacts, times, Qk, Tb, size, force_scale):
     return commands, clips, f"contact forces: arrows of {1 / scale:.4g} N per metre ({len(positions)} points)", missing
 
 
-def _floor(contacts, playback, centre, size, spread):
-    """The ground of contact runs (a slab at n·x = height), else a grid at z = 0; meshcat's grid hidden."""
+def _floor(contacts, playback, centre, size, spread, lowest=0.0):
+    """The ground of contact runs (a slab at n·x = height), else a grid at the robot's lowest point
+    (z = `lowest`); meshcat's grid hidden."""
     ground = None
     if contacts is not None:
         ground = (float(contacts.get("height", 0.0)), np.asarray(contacts.get("normal", (0, 0, 1)), float))
@@ -310,7 +345,7 @@ def _floor(contacts, playback, centre, size, spread):
         if extent / spacing <= 40:
             break
         spacing *= step
-    height, normal = ground if ground is not None else (0.0, (0.0, 0.0, 1.0))
+    height, normal = ground if ground is not None else (float(lowest), (0.0, 0.0, 1.0))
     obj, T = S.ground_object(height, normal, centre, extent, spacing, slab=ground is not None)
     return [S.set_property("/Grid", "visible", False), S.set_object("/dyn/ground", obj),
             S.set_transform("/dyn/ground", T)]

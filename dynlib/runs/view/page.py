@@ -259,10 +259,10 @@ LOADER = r"""
     const t = timeFromAddress();
     if (t !== null) openAt(t);
     window.addEventListener("hashchange", () => { const t = timeFromAddress(); if (t !== null) openAt(t); });
-    try {
-      viewer.gui.open();
+    try {  // the controls closed (the picture whole), their Scene folder too when they are opened
+      viewer.gui.close();
       if (viewer.gui.__folders && viewer.gui.__folders.Scene) viewer.gui.__folders.Scene.close();
-    } catch (e) { /* the controls stay closed */ }
+    } catch (e) { /* the controls stay as they are */ }
     viewer.set_dirty();
     // textures decode after their objects are drawn: draw again once they may have arrived
     for (const ms of [250, 1000, 3000]) setTimeout(() => viewer.set_dirty(), ms);

@@ -12,7 +12,9 @@ Paths in the viewer's scene tree (each holds one object, meshcat's
   the force (its ``shaft`` scaled to the force's magnitude, its ``head`` at
   the tip), hidden while the force is zero;
 - ``/dyn/traces/<frame>``: the path of a frame over the whole motion;
-- ``/dyn/ground``: the contact ground plane (n·x = height), with a grid.
+- ``/dyn/ground``: the contact ground plane (n·x = height), with a grid;
+- ``/dyn/inertia``, ``/dyn/compare``, ``/dyn/com``, ``/dyn/collision``: what
+  `dynlib.runs.view.overlays` draws.
 
 Objects are in three.js JSON (version 4.5) as meshcat's Python package lowers
 them; three.js cylinders and cones point along y, URDF cylinders along z.
@@ -324,12 +326,14 @@ def ground_object(height, normal, centre, extent, spacing, slab=True) -> tuple[d
     return obj.lower(), pose(R, origin)
 
 
-def camera_commands(centre, size) -> list:
-    """The camera at the front right of `centre`, above it, at a distance that fits `size`
-    (the page's loader points the orbit controls at `centre`). meshcat's camera sits in
-    /Cameras/default/rotated, which is y-up: world (x, y, z) is (x, z, -y) there."""
+def camera_commands(centre, radius, fov=75.0) -> list:
+    """The camera at the front right of `centre`, above it, where a ball of `radius` about it fills
+    the height of meshcat's view with a margin (vertical field of view `fov` degrees; the page's loader points
+    the orbit controls at `centre`). meshcat's camera sits in /Cameras/default/rotated, which is
+    y-up: world (x, y, z) is (x, z, -y) there."""
     d = np.array([1.0, 0.75, 0.7])
-    p = np.asarray(centre, float) + 1.25 * max(size, 0.3) * d / np.linalg.norm(d)
+    distance = 1.25 * max(radius, 0.1) / np.sin(np.radians(fov) / 2)
+    p = np.asarray(centre, float) + distance * d / np.linalg.norm(d)
     return [set_property("/Cameras/default/rotated/<object>", "position", [float(p[0]), float(p[2]), float(-p[1])])]
 
 

@@ -16,6 +16,18 @@ def erd(relpath):
     return Path(dist.locate_file("cmeel.prefix/share/example-robot-data/robots")) / relpath
 
 
+def robot_path(name):
+    """A benchmark's --robot: a URDF's path, ``kuka`` (pybullet_data's KUKA iiwa: 7 revolute joints with
+    damping; the ``pybullet`` wheel, not a dependency of dyn), or a robot of robots/ by name."""
+    if name.endswith((".urdf", ".xacro")):
+        return Path(name)
+    if name == "kuka":
+        import pybullet_data
+
+        return Path(pybullet_data.getDataPath()) / "kuka_iiwa" / "model.urdf"
+    return ROOT / "robots" / f"{name}.urdf"
+
+
 def best_of(fn, repeat=5):
     """The smallest wall time of `repeat` calls of fn(), in seconds."""
     best = np.inf
@@ -29,6 +41,24 @@ def best_of(fn, repeat=5):
 def wall(cmd, repeat):
     """The smallest wall time of `repeat` runs of the command `cmd` (a whole process), in seconds."""
     return best_of(lambda: subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL), repeat)
+
+
+def wall_cpu(cmd, repeat, env=None):
+    """(smallest wall time, smallest CPU time) of `repeat` runs of the command `cmd`, in seconds. The CPU
+    time is the process's user + system time, every thread's (its children's too): on a shared machine it
+    moves less with the load than the wall time, but it counts dyn's second thread (batched kernels, the
+    CSV writer's blocks, the recording parsed while numba imports) where the wall time does not."""
+    import resource
+
+    walls, cpus = [], []
+    for _ in range(repeat):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        t0 = time.perf_counter()
+        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, env=env)
+        walls.append(time.perf_counter() - t0)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpus.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+    return min(walls), min(cpus)
 
 
 class PinMap:

@@ -28,7 +28,7 @@ import numpy as np
 import dynlib
 from bench_inverse import make_trajectory
 from dynlib.files.trajectory import read_trajectory
-from _peers import ROOT, best_of
+from _peers import ROOT, best_of, robot_path
 
 PIN_SCRIPT = textwrap.dedent('''
     import sys
@@ -55,16 +55,6 @@ PIN_SCRIPT = textwrap.dedent('''
                        names=["time"] + [f"tau.{n}" for n in joints])
         pcsv.write_csv(out, str(Path(dst) / (Path(src).stem + ".csv")))
 ''')
-
-
-def robot_path(name):
-    if name.endswith((".urdf", ".xacro")):
-        return Path(name)
-    if name == "kuka":  # pybullet_data's KUKA iiwa: 7 revolute joints with damping
-        import pybullet_data
-
-        return Path(pybullet_data.getDataPath()) / "kuka_iiwa" / "model.urdf"
-    return ROOT / "robots" / f"{name}.urdf"
 
 
 def main():

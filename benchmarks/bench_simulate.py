@@ -20,12 +20,14 @@
 2. The whole command, as separate processes (start-up, imports and the CSV included):
    `dyn -q simulate ROBOT --steps N --no-joint-friction -o out.csv` against a Pinocchio
    script that integrates the same RK4 and writes the same columns (time, q.*, qd.*,
-   qdd.*, tau.*) with pyarrow's CSV writer, for each N of --command-steps; then each
-   one's start-up and cost per step (a line through the two largest N) and the run
-   length from which dyn is the faster.
+   qdd.*, tau.*) with pyarrow's CSV writer, for each N of --command-steps, and for the
+   largest N as Parquet too (pyarrow's Parquet writer); wall time and the processes' CPU
+   time (user + system, every thread: it moves less with the load of a shared machine, but
+   counts the second thread dyn's CSV writer uses); then each one's start-up and cost per
+   step (a line through the two largest N) and the run length from which dyn is the faster.
 
-Goals (issue 3): per step faster than MuJoCo and at most half the Pinocchio loop; the
-whole command no slower than the Pinocchio script. Ratios only, never asserted.
+Goals (issue 3): per step faster than MuJoCo and at most half the Pinocchio loop; (issue 36)
+the whole command of 100k steps at most 0.7 of the Pinocchio script. Ratios only, never asserted.
 """
 import argparse
 import re
@@ -40,7 +42,7 @@ import numpy as np
 import dynlib
 from dynlib.sim.simulate import simulate
 from dynlib.files.trajectory import read_trajectory
-from _peers import ROOT, PinMap, best_of, wall
+from _peers import PinMap, best_of, robot_path, wall_cpu
 
 DT = 1e-3
 
@@ -77,7 +79,12 @@ PIN_SCRIPT = textwrap.dedent('''
     cols = [np.arange(steps + 1) * dt] + [Q[:, i] for i in range(pm.nq)] + [V[:, i] for i in range(pm.nv)]
     cols += [A[:, i] for i in range(pm.nv)] + [np.zeros(steps + 1)] * pm.nv
     header = ["time"] + [f"{p}.{n}" for p in ("q", "qd", "qdd", "tau") for n in names]
-    pcsv.write_csv(pa.table([pa.array(c) for c in cols], names=header), dst)
+    table = pa.table([pa.array(c) for c in cols], names=header)
+    if dst.endswith(".parquet"):
+        import pyarrow.parquet as pq
+        pq.write_table(table, dst)
+    else:
+        pcsv.write_csv(table, dst)
 ''')
 
 
@@ -184,17 +191,20 @@ def whole_command(model, counts, repeat):
         subprocess.run(dyn + ["--steps", "10", "-o", str(folder / "warm.csv")], check=True)  # numba's cache warm
         print(f"\nwhole command: dyn simulate vs a Pinocchio script writing the same CSV, {model.name}, rk4, "
               f"best of {repeat} (separate processes)")
-        print(f"{'steps':>8s} {'dyn [s]':>9s} {'pinocchio [s]':>14s} {'dyn/pin':>8s} {'max |Δ| first 1 s':>18s}")
+        print(f"{'steps':>8s} {'format':>8s} {'dyn [s]':>9s} {'pinocchio [s]':>14s} {'dyn/pin':>8s} "
+              f"{'CPU: dyn [s]':>13s} {'pinocchio [s]':>14s} {'dyn/pin':>8s} {'max |Δ| first 1 s':>18s}")
         times = []
-        for n in counts:
-            out_dyn, out_pin = folder / f"dyn{n}.csv", folder / f"pin{n}.csv"
-            td = wall(dyn + ["--steps", str(n), "-o", str(out_dyn)], repeat)
-            tp = wall([sys.executable, str(script), robot, str(n), str(out_pin)], repeat)
+        for n, fmt in [(n, "csv") for n in counts] + [(counts[-1], "parquet")]:
+            out_dyn, out_pin = folder / f"dyn{n}.{fmt}", folder / f"pin{n}.{fmt}"
+            td, cd = wall_cpu(dyn + ["--steps", str(n), "-o", str(out_dyn)], repeat)
+            tp, cp = wall_cpu([sys.executable, str(script), robot, str(n), str(out_pin)], repeat)
             a, b = read_trajectory(out_dyn), read_trajectory(out_pin)
             assert a.names == b.names, (a.names, b.names)
             diff = np.abs(a.data[:1001] - b.data[:1001]).max()
-            times.append((n, td, tp))
-            print(f"{n:8d} {td:9.3f} {tp:14.3f} {td / tp:8.2f} {diff:18.1e}")
+            if fmt == "csv":
+                times.append((n, td, tp))
+            print(f"{n:8d} {fmt:>8s} {td:9.3f} {tp:14.3f} {td / tp:8.2f} {cd:13.3f} {cp:14.3f} {cd / cp:8.2f} "
+                  f"{diff:18.1e}")
         if len(times) >= 2:
             (n0, d0, p0), (n1, d1, p1) = times[-2], times[-1]
             sd, sp = (d1 - d0) / (n1 - n0), (p1 - p0) / (n1 - n0)
@@ -207,14 +217,16 @@ def whole_command(model, counts, repeat):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--robot", default="arm6",
-                    help="a robot of robots/ by name, or the path of any fixed-base URDF with revolute joints")
+                    help="a robot of robots/ by name, kuka (pybullet_data), or the path of any fixed-base URDF with "
+                         "revolute joints")
     ap.add_argument("--steps", type=int, default=100_000)
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--command-steps", default="1000,10000,100000")
+    ap.add_argument("--command-only", action="store_true", help="only part 2, the whole command")
     args = ap.parse_args()
-    path = Path(args.robot) if args.robot.endswith((".urdf", ".xacro")) else ROOT / "robots" / f"{args.robot}.urdf"
-    model = dynlib.load(path)
-    per_step(model, args.steps, args.repeat)
+    model = dynlib.load(robot_path(args.robot))
+    if not args.command_only:
+        per_step(model, args.steps, args.repeat)
     whole_command(model, [int(n) for n in args.command_steps.split(",")], max(1, args.repeat // 2 + 1))
 
 

@@ -6,6 +6,7 @@ import contextlib
 import math
 import sys
 import time
+from typing import NamedTuple
 
 import click
 
@@ -179,54 +180,105 @@ def _remove_if_empty(folder, made):
             os.rmdir(folder)
 
 
+class Output(NamedTuple):
+    """One output option of a command that takes several inputs (`for_each_input`): its value `target` (a
+    file, a folder ending in '/', a ``{stem}`` name, '-' or None), its `kind` (`dynlib.files.output.KINDS`),
+    its option `label`, the `suffix` of each input's file in a folder, and whether several inputs
+    `need` it (a trajectory cannot go to standard output for each; energy-check's report can be left out)."""
+
+    target: object
+    kind: str
+    label: str
+    suffix: str = ".csv"
+    needed: bool = True
+
+
 def each_input(ctx, robot, sources, output, work, *, before=None, kind="trajectory"):
     """Run ``work(source, output)`` for each of a command's inputs, in one process (the robot loaded
-    and the kernels compiled once). One input: its `output` as given (a file, or standard output), or
-    as for several when `output` is a folder or a ``{stem}`` name.
-    Several: `output` is a folder or a ``{stem}`` name (`dynlib.files.output.batch_outputs`), every
-    output is checked before any work (a name clash, an input as output: exit 2, nothing written),
-    each input's notices name it, and an input that fails is one ``dyn: FILE: error: …`` line while
-    the others still run; the command then ends with exit 2 naming the inputs that failed (their
-    outputs are not written; the others' are). `before()`: what every input needs (the robot), run
-    once after the outputs are checked; its errors end the command."""
+    and the kernels compiled once): `for_each_input` with the one output -o/--output (a `kind` file),
+    ROBOT among the inputs no output may be."""
+    return for_each_input(ctx, sources, [Output(output, kind, "-o/--output")],
+                          lambda source, outs: work(source, outs[0]), before=before, inputs=(robot,))
+
+
+def _named(target) -> bool:
+    """Whether an output option names a folder or a ``{stem}`` template rather than one file."""
     import os
 
-    from dynlib.errors import DynError, InputError
+    return target is not None and (str(target).endswith(os.sep) or os.path.isdir(target) or "{stem}" in str(target))
+
+
+def _batch_paths(sources, outputs, suffixes):
+    """(the output paths of each input, one list per input; the folders they go to, in order)."""
     from dynlib.files.output import batch_outputs
 
-    named = output is not None and (str(output).endswith(os.sep) or os.path.isdir(output) or "{stem}" in str(output))
-    if len(sources) == 1 and not named:
-        check_outputs((output, kind, "-o/--output"), inputs=(robot, sources[0]))
+    columns, folders = [], []
+    for o in outputs:
+        if o.target is None and not o.needed:
+            columns.append([None] * len(sources))
+        elif len(sources) == 1 and not _named(o.target):
+            columns.append([o.target])
+        else:
+            names, folder = batch_outputs(sources, o.target, o.suffix, suffixes=suffixes, label=o.label)
+            columns.append(names)
+            folders += [(folder, o.label)] if folder not in [f for f, _ in folders] else []
+    return [list(row) for row in zip(*columns)], folders
+
+
+def for_each_input(ctx, sources, outputs, work, *, before=None, inputs=(), suffixes=None):
+    """Run ``work(source, paths)`` for each of a command's inputs, in one process; `paths`: the file of
+    each `Output` for that input (or its target as given, or None). One input: the targets as given (a
+    file, or standard output), but a folder or a ``{stem}`` name as for several.
+    Several: a needed output is a folder or a ``{stem}`` name (`dynlib.files.output.batch_outputs`; the
+    stem leaves out `suffixes`, default a recording's), every output is checked before any work (a name
+    clash, an input as output: exit 2, nothing written), each input's notices name it, and an input that
+    fails is one ``dyn: FILE: error: …`` line while the others still run; the command then ends with exit 2
+    naming the inputs that failed (their outputs are not written; the others' are). `inputs`: files no
+    output may be, besides `sources`. `before()`: what every input needs (the robot), run once after the
+    outputs are checked; its errors end the command."""
+    import os
+
+    if len(sources) == 1 and not any(_named(o.target) for o in outputs):
+        check_outputs(*[(o.target, o.kind, o.label) for o in outputs], inputs=(*inputs, sources[0]))
         if before is not None:
             before()
-        return work(sources[0], output)
-    outputs, folder = batch_outputs(sources, output)
-    check_outputs((folder, "folder", "-o/--output"), inputs=(robot, *sources))
-    made = not os.path.isdir(folder)
-    if made:
+        return work(sources[0], [o.target for o in outputs])
+    paths, folders = _batch_paths(sources, outputs, suffixes)
+    check_outputs(*[(folder, "folder", label) for folder, label in folders], inputs=(*inputs, *sources))
+    made = [folder for folder, _ in folders if not os.path.isdir(folder)]
+    for folder in made:
         os.makedirs(folder)
     try:
-        check_outputs(*[(out, kind, "-o/--output") for out in outputs], inputs=(robot, *sources))
-    except DynError:
-        if made:
-            os.rmdir(folder)
+        check_outputs(*[(path, o.kind, o.label) for row in paths for path, o in zip(row, outputs)],
+                      inputs=(*inputs, *sources))
+        if before is not None:
+            before()
+        if len(sources) == 1:  # one input into a folder (runs/*.bag that matched one bag): its errors are the command's
+            return work(sources[0], paths[0])
+    except BaseException:
+        for folder in made:
+            _remove_if_empty(folder, True)
         raise
-    if before is not None:
-        before()
-    if len(sources) == 1:  # one input into a folder (runs/*.bag that matched one bag): its errors are the command's
-        try:
-            return work(sources[0], outputs[0])
-        except BaseException:
-            _remove_if_empty(folder, made)
-            raise
+    failed = _each(ctx, sources, paths, work)
+    if failed:
+        for folder in made:
+            _remove_if_empty(folder, True)
+        _failed_inputs(failed, len(sources), [folder for folder, _ in folders])
+
+
+def _each(ctx, sources, paths, work) -> list:
+    """`for_each_input`'s loop over several inputs: the inputs that failed, each said on standard error."""
+    from dynlib.errors import DynError
+
     failed, live = [], show_progress(ctx, False)
     obj = ctx.ensure_object(dict)
-    for k, (source, out) in enumerate(zip(sources, outputs), 1):
+    for k, (source, outs) in enumerate(zip(sources, paths), 1):
         if live:
-            notice(ctx, f"[{k}/{len(sources)}] {source} -> {out}")
+            written = [str(p) for p in outs if p is not None]
+            notice(ctx, f"[{k}/{len(sources)}] {source}{' -> ' + ', '.join(written) if written else ''}")
         obj["input"] = source
         try:
-            work(source, out)
+            work(source, outs)
         except DynError as exc:
             failed.append(source)
             if str(exc).startswith(source):  # the message names the input already
@@ -234,11 +286,17 @@ def each_input(ctx, robot, sources, output, work, *, before=None, kind="trajecto
             notice(ctx, f"error: {exc}")
         finally:
             obj.pop("input", None)
-    if failed:
-        _remove_if_empty(folder, made)
-        shown = ", ".join(failed[:4]) + (f", … ({len(failed) - 4} more)" if len(failed) > 4 else "")
-        raise InputError(f"{len(failed)} of {len(sources)} inputs failed ({shown}), each said above; the other "
-                         f"{len(sources) - len(failed)} were written to {folder}")
+    return failed
+
+
+def _failed_inputs(failed, n, folders):
+    """The InputError (exit 2) that ends a command some of whose several inputs failed."""
+    from dynlib.errors import InputError
+
+    shown = ", ".join(failed[:4]) + (f", … ({len(failed) - 4} more)" if len(failed) > 4 else "")
+    where = f"were written to {' and '.join(str(f) for f in folders)}" if folders else "ran"
+    raise InputError(f"{len(failed)} of {n} inputs failed ({shown}), each said above; the other "
+                     f"{n - len(failed)} {where}")
 
 
 def derivatives_notice(ctx, requested, used):

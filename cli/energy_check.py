@@ -1,10 +1,10 @@
-"""`dyn energy-check ROBOT|SCENARIO`: energy drift and model checks; exit 1 when one fails."""
+"""`dyn energy-check ROBOT|SCENARIO...`: energy drift and model checks of each; exit 1 when one fails."""
 import json
 
 import click
 
-from .common import (Overrides, armature_option, check_outputs, compile_notice, floating_base_option, gravity_option,
-                     lock_option, model_warnings, no_limits_option, notice, run_options)
+from .common import (Output, Overrides, armature_option, check_outputs, compile_notice, floating_base_option,
+                     for_each_input, gravity_option, lock_option, model_warnings, no_limits_option, notice, run_options)
 
 
 @click.command(epilog="""\b
@@ -15,6 +15,14 @@ Examples:
   dyn energy-check robots/quadruped.urdf --floating-base --gravity 0,0,0
   dyn energy-check robots/arm6.urdf --integrator euler --dt 1e-2 || echo "exit $?: explicit Euler drifts"
   dyn energy-check scenarios/arm6_fall.yaml --plot energy.png
+  dyn energy-check robots/pendulum.urdf robots/planar3.urdf --report reports/   # reports/pendulum.json, …
+
+\b
+Several robots or scenarios: one process checks them all (the kernels loaded
+once), one table each and a last line that sums them up; --report and --plot
+are a folder (ending in '/': DIR/<name>.json, DIR/<name>.png) or a name with
+{stem}. A robot that cannot be read is one error line and the others still
+run; the command then exits 2 naming it.
 
 \b
 A robot runs with zero torque and its URDF joint damping and friction (as dyn
@@ -32,7 +40,7 @@ dt/2 and dt/4 to say why: the time step (the drift falls with it,
 integration error: the step that passes is named) or not (the drift stays,
 or the motion blows up at the same time at every step: the model, or a
 force the work-energy balance cannot account for).""")
-@click.argument("source", metavar="ROBOT|SCENARIO", type=click.Path(dir_okay=False))
+@click.argument("sources", metavar="ROBOT|SCENARIO...", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @run_options
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the random initial state and samples.")
 @click.option("--tolerance", type=click.FloatRange(min=0, min_open=True), default=1e-6, show_default=True,
@@ -40,18 +48,50 @@ force the work-energy balance cannot account for).""")
 @click.option("--no-joint-friction", is_flag=True,
               help="A robot: leave out the URDF damping and friction (free motion, the plain energy drift).")
 @no_limits_option
-@click.option("--report", "report_path", metavar="FILE.json", default=None, help="Write the report as JSON.")
-@click.option("--plot", "plot_path", metavar="FILE.png", default=None, help="Figure of the energies and the drift.")
+@click.option("--report", "report_path", metavar="FILE.json", default=None,
+              help="Write the report as JSON (several robots: a folder DIR/ or a name with {stem}).")
+@click.option("--plot", "plot_path", metavar="FILE.png", default=None,
+              help="Figure of the energies and the drift (several robots: a folder DIR/ or a name with {stem}).")
 @floating_base_option
 @lock_option
 @gravity_option
 @armature_option
 @click.pass_context
-def energy_check(ctx, source, duration, dt, integrator, q0, qd0, seed, tolerance, no_joint_friction, no_limits,
+def energy_check(ctx, sources, duration, dt, integrator, q0, qd0, seed, tolerance, no_joint_friction, no_limits,
                  report_path, plot_path, floating_base, lock, gravity, armature):
-    """Check ROBOT (.urdf/.xacro) or SCENARIO (.yaml): energy drift, FD∘ID, mass matrix, Coriolis skew."""
+    """Check each ROBOT (.urdf/.xacro) or SCENARIO (.yaml): energy drift, FD∘ID, mass matrix, Coriolis skew."""
+    from dynlib.files.output import ROBOT_SUFFIXES
+
+    checked, failed = [], []  # the inputs that ran; those whose checks failed (exit 1)
+
+    def one(source, paths):
+        report = _check(ctx, source, paths, duration=duration, dt=dt, integrator=integrator, q0=q0, qd0=qd0,
+                        seed=seed, tolerance=tolerance, no_joint_friction=no_joint_friction, no_limits=no_limits,
+                        robot_options=(floating_base, gravity, armature, lock), several=len(sources) > 1)
+        checked.append(source)
+        if not report.passed:
+            failed.append(source)
+
+    outputs = [Output(report_path, "report", "--report", ".json", needed=False),
+               Output(plot_path, "figure", "--plot", ".png", needed=False)]
+    try:
+        for_each_input(ctx, sources, outputs, one, suffixes=ROBOT_SUFFIXES)
+    finally:
+        if len(sources) > 1 and checked:  # several: one line that sums them up (none when refused before any work)
+            bad = [s for s in sources if s not in checked]
+            click.echo(f"{len(checked) - len(failed)} of {len(sources)} passed"
+                       f"{'; FAILED: ' + ', '.join(failed) if failed else ''}"
+                       f"{'; not checked (an error, said on standard error): ' + ', '.join(bad) if bad else ''}")
+    if failed:
+        ctx.exit(1)
+
+
+def _check(ctx, source, paths, *, duration, dt, integrator, q0, qd0, seed, tolerance, no_joint_friction,
+           no_limits, robot_options, several):
+    """One robot or scenario checked: its table on standard output, its report and figure at `paths`."""
     from dynlib.runs.checks import energy_check as run_checks
 
+    report_path, plot_path = paths
     o = Overrides()
     is_robot = not str(source).lower().endswith((".yaml", ".yml"))
     if is_robot:
@@ -64,7 +104,7 @@ def energy_check(ctx, source, duration, dt, integrator, q0, qd0, seed, tolerance
     o.put_if("dt", dt, "--dt")
     o.put_if("integrator", integrator, "--integrator")
     o.initial_state(q0, qd0)
-    o.robot(floating_base, gravity, armature, lock)
+    o.robot(*robot_options)
     scenario = o.load(source)
     model_warnings(ctx, scenario.model)
     check_outputs((report_path, "report", "--report"), (plot_path, "figure", "--plot"),
@@ -74,13 +114,20 @@ def energy_check(ctx, source, duration, dt, integrator, q0, qd0, seed, tolerance
         notice(ctx, f"random initial state, seed {seed}")
     compile_notice(ctx)
     report = run_checks(scenario, tolerance=tolerance, seed=seed, random_initial=random_initial)
+    _table(report, seed if random_initial else None, source if several else None)
+    _write(ctx, report, report_path, plot_path)
+    return report
 
+
+def _table(report, seed, source):
+    """The report's table on standard output (`source`: named in the first line, among several inputs)."""
     s = report.settings
     contacts = f", {s['contacts']} contacts" if s["contacts"] else ""
-    click.echo(f"robot {report.robot}: {s['integrator']}, dt = {s['dt']:g} s, {s['duration']:g} s"
+    click.echo(f"robot {report.robot}{f' ({source})' if source else ''}: {s['integrator']}, dt = {s['dt']:g} s, "
+               f"{s['duration']:g} s"
                f"{', work-energy balance' if s['work_energy_balance'] else ', free motion'}"
                f"{contacts}"
-               f"{f', seed {seed}' if random_initial else ''}")
+               f"{f', seed {seed}' if seed is not None else ''}")
     width = max(len(c.name) for c in report.checks)
     click.echo(f"  {'check'.ljust(width)}  {'value':>12}  {'tolerance':>10}  result")
     for c in report.checks:
@@ -90,6 +137,11 @@ def energy_check(ctx, source, duration, dt, integrator, q0, qd0, seed, tolerance
     for note in report.notes:  # the step chosen, or what made the drift fail
         click.echo(note)
     click.echo("passed" if report.passed else "FAILED")
+
+
+def _write(ctx, report, report_path, plot_path):
+    """The JSON report and the energy figure, where asked for."""
+    s = report.settings
     if report_path:
         from dynlib.files.trajectory import atomic_output
 
@@ -102,8 +154,6 @@ def energy_check(ctx, source, duration, dt, integrator, q0, qd0, seed, tolerance
             from dynlib.files.figures import energy_figure
 
             energy_figure(report.series, plot_path, title=f"{report.robot}: {s['integrator']}, dt = {s['dt']:g} s")
-    if not report.passed:
-        ctx.exit(1)
 
 
 for _p in energy_check.params:  # energy-check's own default step: see the epilog

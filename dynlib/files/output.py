@@ -191,48 +191,55 @@ def check_outputs(outputs, inputs=()) -> None:
 
 # the suffixes a recording's name ends in, left out of its stem (a ROS 2 bag folder has none)
 _RECORDING_SUFFIXES = (".csv", ".parquet", ".bag", ".mcap", ".db3", ".txt")
+# the suffixes of a robot's or a scenario's name, left out of its stem (dyn energy-check ROBOT1 ROBOT2 …)
+ROBOT_SUFFIXES = (".urdf.xacro", ".xacro", ".urdf", ".yaml", ".yml")
 
 
-def batch_outputs(sources, target, default_suffix=".csv") -> tuple:
+def batch_outputs(sources, target, default_suffix=".csv", *, suffixes=None, label="-o/--output") -> tuple:
     """The output file of each of several inputs (``dyn inverse ROBOT REC1 REC2 … -o DIR/``):
     ``(outputs, folder)``. `target` is a folder (an existing one, or a path ending in '/') and each
     output is ``FOLDER/<stem><default_suffix>``, or a name holding ``{stem}`` (``out/{stem}.parquet``);
     `folder` is the folder the outputs go to (made by the caller when it does not exist yet, after
     `check_outputs` of it as a ``"folder"``). The stem of ``walk.bag`` and of the ROS 2 bag folder
-    ``walk/`` is ``walk``. InputError, before any work: standard input among several inputs, no
+    ``walk/`` is ``walk`` (`stem_of`; `suffixes`: the ones it leaves out, default a recording's; `ROBOT_SUFFIXES`
+    for robots and scenarios). `label`: the option that gave `target`, named in the errors. InputError, before
+    any work: standard input among several inputs, no
     `target`, a target that is neither, two inputs that would write one file."""
     sources = [os.fspath(s) for s in sources]
     if STDOUT in sources:
         raise InputError("'-' (standard input) can be read only alone, not among several inputs" if len(sources) > 1
                          else "'-' (standard input) has no name to make an output name of in a folder: give -o a "
                          "file name", key="TRAJ")
+    option = label.split("/")[0]  # -o, --report
+    example = ".parquet" if default_suffix == ".csv" else default_suffix  # a trajectory's other format
     if target is None or os.fspath(target) == STDOUT:
-        raise InputError(f"{len(sources)} inputs need an output folder: -o DIR/ writes DIR/<name>{default_suffix} "
-                         "for each (or -o 'DIR/{stem}.parquet')", key="-o/--output")
+        raise InputError(f"{len(sources)} inputs need an output folder: {option} DIR/ writes DIR/<name>{default_suffix} "
+                         f"for each (or {option} 'DIR/{{stem}}{example}')", key=label)
     target = os.fspath(target)
     if "{stem}" in target:
-        names = [target.replace("{stem}", stem_of(s)) for s in sources]
+        names = [target.replace("{stem}", stem_of(s, suffixes)) for s in sources]
         folder = os.path.dirname(names[0]) or "."
     elif target.endswith(os.sep) or os.path.isdir(target):
         folder = target
-        names = [os.path.join(target, stem_of(s) + default_suffix) for s in sources]
+        names = [os.path.join(target, stem_of(s, suffixes) + default_suffix) for s in sources]
     else:
-        raise InputError(f"{target}: {len(sources)} inputs are written into a folder: give -o DIR/ (ending in "
-                         "'/', made when missing) or a name with {stem}, such as -o 'out/{stem}.parquet'",
-                         key="-o/--output")
+        raise InputError(f"{target}: {len(sources)} inputs are written into a folder: give {option} DIR/ (ending in "
+                         f"'/', made when missing) or a name with {{stem}}, such as {option} 'out/{{stem}}{example}'",
+                         key=label)
     seen = {}
     for source, name in zip(sources, names):
         if name in seen:
             raise InputError(f"{seen[name]} and {source} would both be written to {name}; give each input its "
-                             "own name, or write them in two runs", key="-o/--output")
+                             "own name, or write them in two runs", key=label)
         seen[name] = source
     return names, folder
 
 
-def stem_of(source) -> str:
-    """The name of a recording without its folder and its recording suffix ('runs/walk.bag' → 'walk')."""
+def stem_of(source, suffixes=None) -> str:
+    """The name of a recording without its folder and its recording suffix ('runs/walk.bag' → 'walk'), or
+    of a file without the first of `suffixes` it ends in ('robots/arm6.urdf.xacro' → 'arm6')."""
     name = os.path.basename(os.path.normpath(os.fspath(source)))
-    for suffix in _RECORDING_SUFFIXES:
+    for suffix in suffixes or _RECORDING_SUFFIXES:
         if name.lower().endswith(suffix) and len(name) > len(suffix):
             return name[:-len(suffix)]
     return name

@@ -74,3 +74,21 @@ def test_a_progress_counter_counts_on_a_terminal_only_and_finishes_its_line(monk
     shown = terminal and not no_progress and not quiet
     assert (progress is not None) == shown
     assert err.getvalue() == ("\rdyn: simulating: 1/4 steps (25 %)\x1b[K\n" if shown else "")
+
+
+def test_several_inputs_show_their_progress_on_a_terminal_and_name_each_ones_notices(monkeypatch, tmp_path):
+    """`for_each_input` (inverse, contact-id, energy-check with several inputs): ``[k/n] INPUT -> OUTPUT`` before
+    each on a terminal (nothing off one), and the input's notices name it."""
+    from cli.common import Output, for_each_input, notice
+
+    for terminal in (True, False):
+        err = Terminal() if terminal else io.StringIO()
+        monkeypatch.setattr(sys, "stderr", err)
+        with click.Context(click.Command("probe"), obj={}) as ctx:
+            for_each_input(ctx, ["a.urdf", "b.urdf"], [Output(f"{tmp_path}/out/", "report", "--report", ".json",
+                                                              needed=False), Output(None, "figure", "--plot", needed=False)],
+                           lambda source, paths: notice(ctx, f"checked into {paths}"), suffixes=(".urdf",))
+        progress = [f"dyn: [1/2] a.urdf -> {tmp_path}/out/a.json\n", f"dyn: [2/2] b.urdf -> {tmp_path}/out/b.json\n"]
+        assert err.getvalue() == "".join(
+            (progress[k] if terminal else "") + f"dyn: {s}: checked into ['{tmp_path}/out/{s[0]}.json', None]\n"
+            for k, s in enumerate(["a.urdf", "b.urdf"]))

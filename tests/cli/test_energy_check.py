@@ -1,6 +1,8 @@
 """`dyn energy-check`: the table, the JSON report, the figure and the exit codes."""
 import json
 
+import pytest
+
 from helpers import ROBOTS_DIR, invoke
 
 
@@ -136,3 +138,69 @@ def test_a_robot_is_checked_with_its_urdf_friction_and_the_cause_is_named(tmp_pa
     free = invoke("energy-check", ROBOTS_DIR / "arm6.urdf", "--no-joint-friction", "--no-limits", "--dt", "1e-3",
                   "--duration", "0.3")
     assert free.returncode == 0 and "free motion" in free.stdout and "dyn: note:" not in free.stderr
+
+
+# ------------------------------------------------------------------ several robots, one process
+
+def _robots(folder, names):
+    """Copies of the sample robots under `names` ({name: sample robot file}), their paths in order."""
+    paths = []
+    for name, sample in names.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text((ROBOTS_DIR / sample).read_text())
+        paths.append(folder / name)
+    return paths
+
+
+def test_several_robots_give_each_the_single_runs_report_and_figure(tmp_path):
+    """`dyn energy-check A B C --report DIR/ --plot 'figs/{stem}.png'`: one report and figure per robot, each
+    report the one a run of that robot alone writes; each table on standard output names its file, a last
+    line sums them up; a robot whose checks fail (the double pendulum drifts 1.8e-12 at 1 ms, the others
+    less than 1e-12) makes the command exit 1 and is named in it."""
+    robots = _robots(tmp_path, {"pendulum.urdf": "pendulum.urdf", "more/double.urdf.xacro": "double_pendulum.urdf",
+                                "planar3.urdf": "planar3.urdf"})
+    args = ["--no-joint-friction", "--duration", "0.2", "--dt", "1e-3", "--tolerance", "1.3e-12"]
+    r = invoke("energy-check", *robots, *args, "--report", f"{tmp_path / 'out'}/",
+               "--plot", str(tmp_path / "figs" / "{stem}.png"))
+    assert r.returncode == 1, r.stderr
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["double.json", "pendulum.json", "planar3.json"]
+    assert sorted(p.name for p in (tmp_path / "figs").iterdir()) == ["double.png", "pendulum.png", "planar3.png"]
+    for robot, stem, code in zip(robots, ("pendulum", "double", "planar3"), (0, 1, 0)):
+        alone = invoke("energy-check", robot, *args, "--report", tmp_path / f"{stem}_alone.json")
+        assert alone.returncode == code, alone.stdout + alone.stderr
+        report = (tmp_path / f"{stem}_alone.json").read_text()
+        assert (tmp_path / "out" / f"{stem}.json").read_text() == report
+        assert f"robot {json.loads(report)['robot']} ({robot}): rk4" in r.stdout
+        assert alone.stdout.splitlines()[1:] == r.stdout.split(f" ({robot}): ")[1].splitlines()[1:len(
+            alone.stdout.splitlines())]  # the same table
+    assert r.stdout.splitlines()[-1] == f"2 of 3 passed; FAILED: {robots[1]}"
+    notes = [line for line in r.stderr.splitlines() if "random initial state" in line]
+    assert len(notes) == 3 and all(f"dyn: {robot}: " in line for robot, line in zip(robots, notes)), notes
+
+
+def test_a_bad_robot_is_named_and_the_others_are_checked(tmp_path):
+    robots = _robots(tmp_path, {"a.urdf": "pendulum.urdf", "c.urdf": "double_pendulum.urdf"})
+    (tmp_path / "b.urdf").write_text("<robot name='b'><link name='l'/><joint name='j'/></robot>\n")
+    r = invoke("energy-check", robots[0], tmp_path / "b.urdf", robots[1], "--no-joint-friction", "--duration", "0.1",
+               "--report", f"{tmp_path}/out/")
+    assert r.returncode == 2, r.stdout + r.stderr
+    errors = [line for line in r.stderr.splitlines() if "error:" in line]
+    assert len(errors) == 2 and "b.urdf" in errors[0], errors
+    assert "1 of 3 inputs failed" in errors[1] and "b.urdf" in errors[1], errors
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["a.json", "c.json"]
+    assert r.stdout.count("\npassed\n") + r.stdout.startswith("passed\n") == 2
+    assert r.stdout.splitlines()[-1] == f"2 of 3 passed; not checked (an error, said on standard error): {tmp_path / 'b.urdf'}"
+
+
+@pytest.mark.parametrize("case", ["clash", "file", "stdout"])
+def test_several_robots_bad_outputs_are_refused_before_any_work(tmp_path, case):
+    robots = _robots(tmp_path, {"a/arm.urdf": "pendulum.urdf", "b/arm.urdf.xacro": "pendulum.urdf",
+                                "c.urdf": "double_pendulum.urdf"})
+    sources = {"clash": robots[:2], "file": robots[1:], "stdout": robots[1:]}[case]
+    report = {"clash": f"{tmp_path}/out/", "file": str(tmp_path / "r.json"), "stdout": "-"}[case]
+    before = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*"))
+    r = invoke("energy-check", *sources, "--report", report)
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert r.stdout == "" and len(r.stderr.strip().splitlines()) == 1 and "error" in r.stderr, r.stderr
+    assert {"clash": "arm.json", "file": "folder", "stdout": "output folder"}[case] in r.stderr, r.stderr
+    assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*")) == before  # no folder, no file made

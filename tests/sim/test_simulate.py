@@ -346,3 +346,13 @@ def test_armature_energy_is_conserved_and_counted():
     assert np.abs(E - E[0]).max() < 1e-6 * abs(E).max()
     rotors = 0.5 * 0.05 * (r.v ** 2).sum(axis=1)
     assert np.ptp(rotors) > 1e3 * np.abs(E - E[0]).max()
+
+
+def test_the_table_is_the_blocks_side_by_side_column_major():
+    """`SimulationResult.table` is np.hstack of time, q, qd, qdd, tau (energy) exactly, laid out column-major:
+    the writer takes its columns without a transposed copy (issue 36, the whole `dyn simulate` command)."""
+    model = sample("double_pendulum")
+    r = simulate(model, [0.3, 0.1], dt=1e-3, steps=50)
+    names, data = r.table(("q", "qd", "qdd", "tau", "energy"))
+    assert np.array_equal(data, np.hstack([r.time[:, None], r.q, r.v, r.a, r.tau, r.energy]))
+    assert data.flags.f_contiguous and len(names) == data.shape[1]

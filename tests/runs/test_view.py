@@ -52,7 +52,8 @@ def commands_of(html: bytes) -> list:
             else:
                 parts.append(blobs[m])
         commands.append(umsgpack.unpackb(b"".join(parts), ext_handlers={
-            0x17: lambda e: np.frombuffer(e.data, "<f4"), 0x12: lambda e: bytes(e.data)}))
+            0x17: lambda e: np.frombuffer(e.data, "<f4"), 0x16: lambda e: np.frombuffer(e.data, "<u4"),
+            0x12: lambda e: bytes(e.data)}))
     return commands
 
 
@@ -275,8 +276,14 @@ def test_meshes_are_embedded_with_scale_colour_and_dae_units(tmp_path):
     base = objs["/dyn/robot/world"]
     geom = {g["uuid"]: g for g in base["geometries"]}
     (mesh,) = base["object"]["children"]
-    assert geom[mesh["geometry"]] == {"type": "_meshfile_geometry", "format": "obj", "data": TRIANGLE_OBJ,
-                                      "uuid": mesh["geometry"]}
+    g = geom[mesh["geometry"]]  # the OBJ as a BufferGeometry (issue 34): its triangle, indexed, with normals
+    assert g["type"] == "BufferGeometry"
+    attrs = g["data"]["attributes"]
+    pos = np.asarray(attrs["position"]["array"]).reshape(-1, 3)
+    index = g["data"]["index"]["array"]
+    assert np.allclose(pos[index], [[0, 0, 0], [0.1, 0, 0], [0, 0.1, 0]], atol=1e-7)
+    assert np.allclose(np.asarray(attrs["normal"]["array"]).reshape(-1, 3), [0, 0, 1])
+    assert "color" not in attrs  # no colour of its own: the URDF's
     (mat,) = base["materials"]
     assert mat["color"] == (128 << 16) | (128 << 8) | 140  # 'steel', by name
     arm = objs["/dyn/robot/arm"]

@@ -410,3 +410,65 @@ def test_a_mimic_follower_is_drawn_at_its_coupled_position(tmp_path):
     page = build_view(model, playback, fps=20)
     _, pos = animation_of(commands_of(page.html))["/dyn/robot/fr"][".position"]
     assert_close(pos.reshape(-1, 3)[:, 1], -0.04 * np.arange(10) / 20, 1e-6, "follower position (float32)")
+
+
+# ------------------------------------------------------------------- meshes that cannot be drawn (issue 34)
+
+def _placeholders(html, path):
+    """(dimensions, matrix) of each placeholder box of the object at `path`."""
+    obj = objects_of(commands_of(html))[path]
+    geom = {g["uuid"]: g for g in obj["geometries"]}
+    mats = {m["uuid"]: m for m in obj["materials"]}
+    out = []
+    for child in obj["object"]["children"]:
+        g, m = geom[child["geometry"]], mats[child["material"]]
+        if g["type"] == "BoxGeometry" and m["transparent"]:
+            out.append((np.array([g["width"], g["height"], g["depth"]]), np.array(child["matrix"]).reshape(4, 4).T))
+    return out
+
+
+@pytest.mark.parametrize("case", ["missing", "corrupt", "nan"])
+def test_a_mesh_that_cannot_be_drawn_is_one_warning_and_a_placeholder_box(tmp_path, case):
+    """A missing file, a damaged STL, an STL of NaN vertices: exit 0, one `dyn: warning:` line naming the
+    link and the file and saying a placeholder stands in, and the page has a box of the link's
+    <collision> size (the cylinder: 0.1 x 0.1 x 0.5 at z = 0.25) where the mesh would be."""
+    from helpers import invoke
+
+    (tmp_path / "meshes").mkdir()
+    (tmp_path / "meshes" / "base.obj").write_text(TRIANGLE_OBJ)
+    if case == "corrupt":
+        (tmp_path / "meshes" / "arm.stl").write_bytes(b"\0" * 80 + struct.pack("<I", 1000) + b"\1" * 500)
+    elif case == "nan":
+        (tmp_path / "meshes" / "arm.stl").write_bytes(b"\0" * 80 + struct.pack("<I", 1)
+                                                      + struct.pack("<12fH", *[float("nan")] * 12, 0))
+    model = meshy(tmp_path, "meshes/base.obj", "meshes/arm.stl")
+    t = np.linspace(0, 1, 11)
+    motion_file(tmp_path / "m.csv", model, t, swing(model, t))
+    r = invoke("view", tmp_path / "meshy.urdf", tmp_path / "m.csv", "-o", tmp_path / "p.html")
+    assert r.returncode == 0, r.stderr
+    warnings = [ln for ln in r.stderr.splitlines() if "warning" in ln]
+    assert len(warnings) == 1 and warnings[0].startswith("dyn: warning: link 'arm': meshes/arm.stl: "), r.stderr
+    assert str(tmp_path / "meshes" / "arm.stl") in warnings[0] and "placeholder box" in warnings[0]
+    assert ("no such file" if case == "missing" else "no triangle could be read") in warnings[0]
+    html = (tmp_path / "p.html").read_bytes()
+    ((dims, M),) = _placeholders(html, "/dyn/robot/arm")
+    assert np.allclose(dims, [0.1, 0.1, 0.5]) and np.allclose(M[:3, 3], [0, 0, 0.25])
+    assert _placeholders(html, "/dyn/robot/world") == []  # the base's mesh is drawn
+
+
+def test_a_placeholder_without_collision_geometry_is_the_inertia_box(tmp_path):
+    """No <collision> on the link: the uniform box of its mass and principal moments (a cube of side
+    sqrt(6 (Iyy + Izz - Ixx) / m) for the arm's 1 kg and 0.01 kg m^2), at its centre of mass."""
+    text = ARM_URDF.format(base="meshes/base.obj", arm="meshes/none.stl")
+    text = text.replace('<collision><origin xyz="0 0 0.25"/><geometry><cylinder radius="0.05" length="0.5"/>'
+                        '</geometry></collision>', "")
+    text = text.replace('<inertial><mass value="1"/>', '<inertial><origin xyz="0 0 0.2"/><mass value="1"/>')
+    (tmp_path / "meshes").mkdir()
+    (tmp_path / "meshes" / "base.obj").write_text(TRIANGLE_OBJ)
+    (tmp_path / "r.urdf").write_text(text)
+    model = dynlib.load(tmp_path / "r.urdf")
+    t = np.linspace(0, 1, 11)
+    page = build_view(model, read_playback(model, motion_file(tmp_path / "m.csv", model, t, swing(model, t))))
+    assert len(page.warnings) == 1 and "placeholder box" in page.warnings[0]
+    ((dims, M),) = _placeholders(page.html, "/dyn/robot/arm")
+    assert np.allclose(dims, np.sqrt(6 * 0.01)) and np.allclose(M[:3, 3], [0, 0, 0.2])

@@ -79,7 +79,7 @@ def read(data: bytes, fmt: str, resolver) -> Geometry:
         parts.append(np.full(len(f), k))
         offset += len(v)
     if not faces:
-        raise ValueError("holds no triangle")
+        raise ValueError(f"no triangle could be read from it (an empty or damaged {fmt.upper()} file)")
     V = np.vstack(vertices)
     V = np.where(np.isfinite(V), V, 0.0)  # vertices no face uses
     C = None

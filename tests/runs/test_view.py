@@ -472,3 +472,52 @@ def test_a_placeholder_without_collision_geometry_is_the_inertia_box(tmp_path):
     assert len(page.warnings) == 1 and "placeholder box" in page.warnings[0]
     ((dims, M),) = _placeholders(page.html, "/dyn/robot/arm")
     assert np.allclose(dims, np.sqrt(6 * 0.01)) and np.allclose(M[:3, 3], [0, 0, 0.2])
+
+
+def test_max_triangles_decimates_large_meshes_and_keeps_their_shape(tmp_path):
+    """--max-triangles 300: a 5120-triangle sphere arrives with about 300 triangles, its bounding box
+    within 2 % of the sphere's; the 1-triangle base is untouched; the page is smaller."""
+    import trimesh
+
+    from helpers import invoke
+
+    (tmp_path / "meshes").mkdir()
+    (tmp_path / "meshes" / "base.obj").write_text(TRIANGLE_OBJ)
+    trimesh.creation.icosphere(subdivisions=4, radius=0.1).export(tmp_path / "meshes" / "ball.stl")
+    model = meshy(tmp_path, "meshes/base.obj", "meshes/ball.stl")
+    t = np.linspace(0, 1, 11)
+    motion_file(tmp_path / "m.csv", model, t, swing(model, t))
+    sizes, triangles = {}, {}
+    for option in ([], ["--max-triangles", "300"]):
+        page = tmp_path / f"p{len(option)}.html"
+        r = invoke("view", tmp_path / "meshy.urdf", tmp_path / "m.csv", "-o", page, *option)
+        assert r.returncode == 0 and "warning" not in r.stderr, r.stderr
+        sizes[len(option)] = page.stat().st_size
+        objs = objects_of(commands_of(page.read_bytes()))
+        for path in ("/dyn/robot/world", "/dyn/robot/arm"):
+            (g,) = [g for g in objs[path]["geometries"] if g["type"] == "BufferGeometry"]
+            triangles[len(option), path] = len(g["data"]["index"]["array"]) // 3
+            pos = np.asarray(g["data"]["attributes"]["position"]["array"]).reshape(-1, 3)
+            if path == "/dyn/robot/arm":
+                assert np.allclose(np.ptp(pos, axis=0), 0.2, rtol=0.02)
+    assert triangles[0, "/dyn/robot/arm"] == 5120 and 250 <= triangles[2, "/dyn/robot/arm"] <= 330
+    assert triangles[0, "/dyn/robot/world"] == triangles[2, "/dyn/robot/world"] == 1
+    assert sizes[2] < sizes[0]
+
+
+def test_a_robot_without_meshes_is_drawn_without_importing_the_mesh_readers(tmp_path):
+    """trimesh, pycollada and fast-simplification are imported only to read a mesh file (dyn view of a
+    robot of boxes and cylinders starts as lean as before; a fresh interpreter tells)."""
+    import subprocess
+    import sys
+
+    arm = sample("arm6")
+    t = np.linspace(0, 1, 11)
+    motion_file(tmp_path / "m.csv", arm, t, swing(arm, t))
+    code = ("import sys\nfrom cli.main import dyn\ntry:\n    dyn(sys.argv[1:])\nexcept SystemExit as e:\n"
+            "    assert not e.code, e.code\nprint(sorted(m for m in sys.modules if m.split('.')[0] in "
+            "('trimesh', 'collada', 'fast_simplification')))\n")
+    r = subprocess.run([sys.executable, "-c", code, "view", str(ROBOTS_DIR / "arm6.urdf"), str(tmp_path / "m.csv"),
+                        "-o", str(tmp_path / "p.html")], capture_output=True, text=True, timeout=600,
+                       cwd=str(ROBOTS_DIR.parent))
+    assert r.returncode == 0 and r.stdout.strip() == "[]", r.stdout + r.stderr

@@ -521,3 +521,74 @@ def test_a_robot_without_meshes_is_drawn_without_importing_the_mesh_readers(tmp_
                         "-o", str(tmp_path / "p.html")], capture_output=True, text=True, timeout=600,
                        cwd=str(ROBOTS_DIR.parent))
     assert r.returncode == 0 and r.stdout.strip() == "[]", r.stdout + r.stderr
+
+
+def _buffer_geometry(html, path):
+    obj = objects_of(commands_of(html))[path]
+    (g,) = [g for g in obj["geometries"] if g["type"] == "BufferGeometry"]
+    (child,) = [c for c in obj["object"]["children"] if c["geometry"] == g["uuid"]]
+    (mat,) = [m for m in obj["materials"] if m["uuid"] == child["material"]]
+    return g["data"], mat
+
+
+def test_gltf_glb_and_an_obj_mixing_faces_with_and_without_texture_coordinates(tmp_path):
+    """A .glb with its own colours (kept: the URDF gives none), a .gltf whose buffer is a .bin beside it,
+    and an OBJ whose faces are with and without texture coordinates (pybullet's Panda link5-7, which the
+    viewer's loader could not merge): every triangle arrives, no warning."""
+    import trimesh
+
+    (tmp_path / "meshes").mkdir()
+    box = trimesh.creation.box((0.1, 0.2, 0.3))
+    box.visual.vertex_colors = np.tile([200, 30, 40, 255], (len(box.vertices), 1))
+    box.export(tmp_path / "meshes" / "red.glb")
+    scene = trimesh.Scene(trimesh.creation.box((0.1, 0.1, 0.1)))
+    files = trimesh.exchange.gltf.export_gltf(scene)
+    for name, data in files.items():
+        (tmp_path / "meshes" / name).write_bytes(data)
+    assert any(name.endswith(".bin") for name in files)
+    (tmp_path / "meshes" / "mixed.obj").write_text("v 0 0 0\nv 1 0 0\nv 0 1 0\nv 1 1 0\nvt 0 0\nvt 1 0\nvt 0 1\n"
+                                                   "f 1/1 2/2 3/3\nf 2 4 3\n")
+    text = ARM_URDF.format(base="meshes/red.glb", arm="meshes/model.gltf").replace(
+        '<material name="steel"/>', "")
+    text = text.replace("</robot>", '<link name="extra"><visual><geometry><mesh filename="meshes/mixed.obj"/>'
+                                    '</geometry></visual></link><joint name="e" type="fixed"><parent link="arm"/>'
+                                    '<child link="extra"/></joint></robot>')
+    (tmp_path / "r.urdf").write_text(text)
+    model = dynlib.load(tmp_path / "r.urdf")
+    t = np.linspace(0, 1, 11)
+    page = build_view(model, read_playback(model, motion_file(tmp_path / "m.csv", model, t, swing(model, t))))
+    assert page.warnings == [] and page.meshes == 3
+    data, mat = _buffer_geometry(page.html, "/dyn/robot/world")
+    assert mat.get("vertexColors") is True and len(data["index"]["array"]) == 3 * 12
+    assert set(map(tuple, np.frombuffer(data["attributes"]["color"]["array"], np.uint8).reshape(-1, 3))) == {
+        (200, 30, 40)}
+    pos = np.asarray(data["attributes"]["position"]["array"]).reshape(-1, 3)
+    assert np.allclose(np.ptp(pos, axis=0), [0.1, 0.2, 0.3])
+    arm = objects_of(commands_of(page.html))["/dyn/robot/arm"]
+    counts = sorted(len(g["data"]["index"]["array"]) // 3 for g in arm["geometries"] if g["type"] == "BufferGeometry")
+    assert counts == [2, 12]  # the OBJ's two faces, the glTF box's twelve
+
+
+def test_a_gltf_buffer_outside_the_package_is_one_warning_and_left_out(tmp_path):
+    """A .gltf naming its buffers outside its folder (no package.xml): they are not read (a warning
+    each), a placeholder box where the mesh would be."""
+    import json
+
+    import trimesh
+
+    (tmp_path / "secret").mkdir()
+    (tmp_path / "robot" / "meshes").mkdir(parents=True)
+    files = trimesh.exchange.gltf.export_gltf(trimesh.Scene(trimesh.creation.box((0.1, 0.1, 0.1))))
+    gltf = json.loads(files["model.gltf"])
+    for buffer in gltf["buffers"]:
+        (tmp_path / "secret" / buffer["uri"]).write_bytes(files[buffer["uri"]])
+        buffer["uri"] = "../../secret/" + buffer["uri"]
+    (tmp_path / "robot" / "meshes" / "model.gltf").write_text(json.dumps(gltf))
+    (tmp_path / "robot" / "meshes" / "base.obj").write_text(TRIANGLE_OBJ)
+    (tmp_path / "robot" / "r.urdf").write_text(ARM_URDF.format(base="meshes/base.obj", arm="meshes/model.gltf"))
+    model = dynlib.load(tmp_path / "robot" / "r.urdf")
+    t = np.linspace(0, 1, 11)
+    page = build_view(model, read_playback(model, motion_file(tmp_path / "m.csv", model, t, swing(model, t))))
+    refused = [w for w in page.warnings if "buffer '../../secret/" in w]
+    assert refused and all("inside the robot's package" in w and "left out" in w for w in refused), page.warnings
+    assert len(_placeholders(page.html, "/dyn/robot/arm")) == 1

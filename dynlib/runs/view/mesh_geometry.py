@@ -150,8 +150,9 @@ def lower(geometry: Geometry) -> Lowered:
     """Positions, normals, colours and indices: vertices shared within smooth patches (see the module)."""
     V, F, C = geometry.vertices, geometry.faces, geometry.colors
     # one vertex per position and colour (an STL's triangles each bring their own three)
-    key = V if C is None else np.hstack([V, C.astype(float)])
-    _, first, inverse = np.unique(key, axis=0, return_index=True, return_inverse=True)
+    key = np.ascontiguousarray(V if C is None else np.hstack([V, C.astype(float)])) + 0.0  # -0.0 as 0.0
+    rows = key.view(np.dtype((np.void, key.dtype.itemsize * key.shape[1]))).reshape(-1)  # a row as one value
+    _, first, inverse = np.unique(rows, return_index=True, return_inverse=True)
     F = inverse.reshape(-1)[F]
     V = V[first]
     C = None if C is None else C[first]

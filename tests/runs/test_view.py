@@ -592,3 +592,21 @@ def test_a_gltf_buffer_outside_the_package_is_one_warning_and_left_out(tmp_path)
     refused = [w for w in page.warnings if "buffer '../../secret/" in w]
     assert refused and all("inside the robot's package" in w and "left out" in w for w in refused), page.warnings
     assert len(_placeholders(page.html, "/dyn/robot/arm")) == 1
+
+
+def test_a_dae_declaring_xml_entities_is_left_out(tmp_path):
+    """A .dae with <!ENTITY (a way to pull another file into the XML, or to expand without end, now that
+    Python reads the Collada file): one warning, not read, a placeholder box."""
+    (tmp_path / "meshes").mkdir()
+    (tmp_path / "meshes" / "base.obj").write_text(TRIANGLE_OBJ)
+    (tmp_path / "secret.txt").write_text("0 0 0 1 0 0 0 1 0")
+    (tmp_path / "meshes" / "arm.dae").write_text(DAE_MM.replace(
+        '<?xml version="1.0" encoding="utf-8"?>',
+        f'<?xml version="1.0" encoding="utf-8"?>\n<!DOCTYPE c [<!ENTITY s SYSTEM "file://{tmp_path}/secret.txt">]>')
+        .replace("0 0 0 100 0 0 0 100 0", "&s;"))
+    model = meshy(tmp_path, "meshes/base.obj", "meshes/arm.dae")
+    t = np.linspace(0, 1, 11)
+    page = build_view(model, read_playback(model, motion_file(tmp_path / "m.csv", model, t, swing(model, t))))
+    (warning,) = page.warnings
+    assert "link 'arm'" in warning and "declares XML entities" in warning and "placeholder box" in warning
+    assert len(_placeholders(page.html, "/dyn/robot/arm")) == 1

@@ -12,9 +12,11 @@ and ``#t=SECONDS`` at the end of its address opens it paused at that time
 What it draws:
 
 - the robot: every URDF ``<visual>`` (boxes, cylinders, spheres, capsules,
-  meshes .stl/.obj/.dae with their scale and material colour; mesh files found
+  meshes .stl/.obj/.dae/.gltf/.glb with their scale and material colour, read in
+  Python by `dynlib.runs.view.meshes` and embedded as triangles; mesh files found
   through `dynlib.files.packages`: package://, file:// or relative to the URDF). A
-  mesh that cannot be found or read is a warning naming it and is left out.
+  mesh that cannot be found or read is a warning naming the link and the file, and
+  a placeholder box stands in (`dynlib.runs.view.scene.placeholder`).
   With no visual drawn at all, the ``<collision>`` geometry stands in, and
   without that, the link frames (a ball and axes at each body, sticks to the
   child joints): never a blank page;

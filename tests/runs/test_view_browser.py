@@ -336,3 +336,32 @@ def test_real_robots_draw_every_visual(browser, tmp_path, name):
     shot = opened.screenshot(str(tmp_path / f"{name}.png"))
     opened.close()
     assert (np.ptp(shot.reshape(-1, 3), axis=0) > 60).any()  # something drawn, not a blank page
+
+
+def test_placeholders_load_clean_and_count_as_the_visuals(browser, tmp_path):
+    """UR5 with one mesh missing and one a damaged STL: two warnings on the command line, and the page
+    still holds a mesh for every <visual> (two placeholder boxes), with no console error or notice."""
+    ur = erd_dir() / "ur_description"
+    shutil.copytree(ur / "meshes" / "ur5" / "visual", tmp_path / "meshes")
+    (tmp_path / "meshes" / "broken.stl").write_bytes(b"\0" * 80 + (1000).to_bytes(4, "little") + b"\1" * 500)
+    text = (ur / "urdf" / "ur5_robot.urdf").read_text()
+    text = re.sub(r'package://example-robot-data/robots/ur_description/meshes/ur5/visual/', "meshes/", text)
+    text = text.replace('"meshes/forearm.dae"', '"meshes/gone.dae"').replace('"meshes/wrist1.dae"',
+                                                                             '"meshes/broken.stl"')
+    (tmp_path / "ur5.urdf").write_text(text)
+    import dynlib
+
+    model = dynlib.load(tmp_path / "ur5.urdf")
+    write_trajectory(tmp_path / "m.csv", column_names(model.q_names, model.v_names, ("q",)),
+                     np.column_stack([[0.0, 1.0], np.tile(model.q_neutral, (2, 1))]))
+    r = run("view", tmp_path / "ur5.urdf", tmp_path / "m.csv", "-o", tmp_path / "p.html")
+    warnings = [ln for ln in r.output.splitlines() if "warning" in ln]
+    assert len(warnings) == 2 and all("placeholder box" in w for w in warnings), r.output
+    assert any("forearm_link" in w and "gone.dae" in w for w in warnings)
+    assert any("wrist_1_link" in w and "broken.stl" in w for w in warnings)
+    opened = Opened(browser, (tmp_path / "p.html").as_uri())
+    opened.check_clean()
+    assert opened.js("() => document.getElementById('dyn-status').textContent") == ""
+    assert count_meshes(opened) == {"meshes": len(model.visuals), "empty": 0}
+    opened.screenshot(str(tmp_path / "placeholders.png"))
+    opened.close()

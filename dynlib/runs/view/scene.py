@@ -195,16 +195,29 @@ def robot_objects(model, shapes, meshes, packages, rgba_default, notes):
         if add_shape(obj, shape, T, meshes, packages, rgba_default, notes):
             drawn += 1
         elif shape.kind == "mesh":
-            placeholder(obj, model, shape, body, T)
+            placeholder(obj, model, shape, body, T, lambda c: _mesh_box(c, meshes, packages))
     return {b: o for b, o in objects.items() if o.children}, drawn
 
 
-def placeholder(obj: ObjectBuilder, model, shape, body, T_link):
-    """A box where a mesh cannot be drawn: the box around the link's <collision> geometry (meshes left
-    out), else the body's equivalent inertia box (the uniform box of its mass and principal moments, at
-    its centre of mass, in its principal axes; for the link the body starts at), else a 5 cm cube."""
+def _mesh_box(shape, meshes, packages):
+    """(2, 3) the bounding box of a mesh shape in its own frame, scaled (None when it cannot be read)."""
+    try:
+        mf = meshes.load(packages.resolve(shape.filename))
+    except (InputError, MeshError):
+        return None
+    return np.sort(mf.box * np.asarray(shape.size, float), axis=0)
+
+
+def placeholder(obj: ObjectBuilder, model, shape, body, T_link, mesh_box=None):
+    """A box where a mesh cannot be drawn: the box around the link's <collision> geometry (its meshes
+    through `mesh_box`, when they can be read), else the body's equivalent inertia box (the uniform box of
+    its mass and principal moments, at its centre of mass, in its principal axes; for the link the body
+    starts at), else a 5 cm cube."""
     boxes = []
     for c in model.collision_shapes:
+        box = mesh_box(c) if c.link == shape.link and c.kind == "mesh" and mesh_box is not None else None
+        if box is not None:
+            boxes.append(corners(pose(c.R, c.p), box))
         if c.link == shape.link and c.kind in ("box", "sphere", "cylinder", "capsule"):
             size = np.asarray(c.size, float)
             half = {"box": lambda: size / 2, "sphere": lambda: np.full(3, size[0]),

@@ -9,6 +9,11 @@ loads from file:// with no page error, no console error and no request other tha
 file itself; #t=SECONDS opens it paused at that time; screenshots at two instants differ
 where the robot is and nowhere else.
 
+Real robots' meshes (issue 34): example-robot-data's UR5, TALOS (talos_reduced) and a1 and
+pybullet's Franka Panda (whose OBJs the viewer's own loader could not merge) each draw a mesh per
+<visual> with no console error or warning and no "could not be loaded" notice, a screenshot of
+each in the test's folder; a UR5 with a missing and a damaged mesh draws placeholder boxes there.
+
 Set DYN_VIEW_SCREENSHOT=docs/img/view.png to save the quadruped page's picture (the README's).
 """
 import os

@@ -138,8 +138,8 @@ class MeshFiles:
 
     @property
     def count(self) -> int:
-        """How many mesh files were read."""
-        return sum(not isinstance(m, MeshError) for m in self._cache.values())
+        """How many mesh files are in the page (one read only to size a placeholder box is not)."""
+        return len(self._buffers)
 
     def load(self, path, package=None) -> MeshFile:
         """The mesh file at `path`; `package`: the folder of the package its ``package://`` names."""

@@ -53,6 +53,7 @@ def commands_of(html: bytes) -> list:
                 parts.append(blobs[m])
         commands.append(umsgpack.unpackb(b"".join(parts), ext_handlers={
             0x17: lambda e: np.frombuffer(e.data, "<f4"), 0x16: lambda e: np.frombuffer(e.data, "<u4"),
+            0x14: lambda e: np.frombuffer(e.data, "<u2"), 0x11: lambda e: np.frombuffer(e.data, np.int8),
             0x12: lambda e: bytes(e.data)}))
     return commands
 
@@ -282,7 +283,7 @@ def test_meshes_are_embedded_with_scale_colour_and_dae_units(tmp_path):
     pos = np.asarray(attrs["position"]["array"]).reshape(-1, 3)
     index = g["data"]["index"]["array"]
     assert np.allclose(pos[index], [[0, 0, 0], [0.1, 0, 0], [0, 0.1, 0]], atol=1e-7)
-    assert np.allclose(np.asarray(attrs["normal"]["array"]).reshape(-1, 3), [0, 0, 1])
+    assert attrs["normal"]["normalized"] and np.array_equal(attrs["normal"]["array"].reshape(-1, 3), [[0, 0, 127]] * 3)
     assert "color" not in attrs  # no colour of its own: the URDF's
     (mat,) = base["materials"]
     assert mat["color"] == (128 << 16) | (128 << 8) | 140  # 'steel', by name

@@ -36,7 +36,7 @@ import numpy as np
 from ...errors import InputError
 
 # msgpack-lite's extension types (meshcat.geometry.threejs_type)
-UINT8, UINT32, FLOAT32 = 0x12, 0x16, 0x17
+INT8, UINT8, UINT16, UINT32, FLOAT32 = 0x11, 0x12, 0x14, 0x16, 0x17
 
 
 class Blob:

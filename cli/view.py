@@ -24,9 +24,11 @@ it paused at that time (seconds from the first sample), e.g. fall.html#t=0.5.
 ROBOT is a .urdf/.xacro file or a scenario .yaml: a scenario also gives the
 floating base, the contact points of the contact.<name>.* force columns and the
 ground plane. Without one, contact.<name> forces are drawn at the frame (link)
-<name>. Meshes: package://PKG/... is looked up in --package-path folders, then
-ROS_PACKAGE_PATH, AMENT_PREFIX_PATH, and the folders above the robot file; a
-mesh that cannot be found is a warning, not an error.""")
+<name>. Meshes (.stl, .obj with its .mtl, .dae, .gltf, .glb): package://PKG/...
+is looked up in --package-path folders, then ROS_PACKAGE_PATH,
+AMENT_PREFIX_PATH, and the folders above the robot file; a mesh that cannot be
+found or read is a warning naming the link and the file, not an error, and the
+page shows a placeholder box there (the link's collision or inertia size).""")
 @robot_argument
 @click.argument("trajectory", metavar="TRAJECTORY")
 @click.option("-o", "--output", metavar="PAGE.html", default=None,
@@ -50,9 +52,12 @@ mesh that cannot be found is a warning, not an error.""")
 @click.option("--compare", metavar="OTHER.urdf", default=None,
               help="Draw the inertia boxes of this URDF of the same robot beside the robot's own (--show inertia), e.g. "
                    "the one 'dyn identify' wrote.")
+@click.option("--max-triangles", type=click.IntRange(min=4), default=None, metavar="N",
+              help="Decimate each mesh above N triangles to about N (quadric decimation): a smaller page "
+                   "[default: meshes as they are].")
 @click.pass_context
 def view(ctx, robot, trajectory, output, floating_base, lock, package_path, column_map, topic, time_unit, fps, traces,
-         force_scale, show, compare):
+         force_scale, show, compare, max_triangles):
     """A self-contained web page that plays TRAJECTORY ('-': standard input) on ROBOT.
 
     Reads q (time and q.* columns, CSV or Parquet) and draws the robot's URDF
@@ -88,7 +93,8 @@ def view(ctx, robot, trajectory, output, floating_base, lock, package_path, colu
         other = load_like(model, compare, package_path)
         model_warnings(ctx, other)
     page = write_view(output, model, trajectory, columns=columns, topic=topic, time_unit=time_unit, fps=fps, traces=traces, contacts=contacts,
-                      force_scale=force_scale, package_path=package_path, show=show, compare=other)
+                      force_scale=force_scale, package_path=package_path, show=show, compare=other,
+                      max_triangles=max_triangles)
     page_notice(ctx, output, page, time.perf_counter() - start)
 
 

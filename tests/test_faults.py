@@ -1210,12 +1210,15 @@ def test_a_page_embeds_no_file_outside_the_robots_package(tmp_path, obj_lines, m
 
 def test_a_page_still_embeds_the_packages_own_materials_and_textures(tmp_path):
     robot, motion = _hostile_package(tmp_path, ["mtllib a.mtl"], ["map_Kd ../textures/wood.png"])
+    # texture coordinates on the triangle: its colour is the texture's (9, 8, 7), sampled in Python (issue 34)
+    (robot.parent / "meshes" / "a.obj").write_text("mtllib a.mtl\nusemtl m\nv 0 0 0\nv 1 0 0\nv 0 1 0\n"
+                                                   "vt 0.5 0.5\nf 1/1 2/1 3/1\n")
     page = tmp_path / "page.html"
     p = invoke("view", robot, motion, "-o", page)
     assert p.returncode == 0, p.stderr
     assert "warning" not in p.stderr
     payload = _page_payload(page.read_bytes())
-    assert b"newmtl m" in payload and b"../textures/wood.png" in payload
+    assert bytes([9, 8, 7] * 3) in payload  # the three vertices' colours
 
 
 # ------------------------------------------------------------------ what xacro code starts (#33 item 3)

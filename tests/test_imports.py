@@ -160,10 +160,11 @@ _REPORT = ("import sys\nfrom cli.main import dyn\ncode = 0\n"
            "sys.stderr.write(f'\\nEXIT {code or 0} MODULES ' + ' '.join(sorted(sys.modules)) + '\\n')\n")
 # imported by no plain run: tables of pandas, figures, Parquet and Arrow's compute functions for CSV
 # files, scipy beyond its top level (numba imports scipy itself; the kernels are loaded without
-# numba.np.arraymath, whose BLAS check imports scipy.linalg), and the other commands' machinery
+# numba.np.arraymath, whose BLAS check imports scipy.linalg), and the other commands' machinery (dyn view's
+# mesh readers: trimesh, pycollada, fast-simplification)
 NEVER = ("pandas", "matplotlib", "pyarrow.parquet", "pyarrow.compute", "scipy.linalg", "scipy.signal",
          "scipy.interpolate", "dynlib.runs.sweep", "dynlib.runs.checks", "dynlib.runs.view", "dynlib.files.figures",
-         "dynlib.motion.identification", "dynlib.motion.contact_id")
+         "dynlib.motion.identification", "dynlib.motion.contact_id", "trimesh", "collada", "fast_simplification")
 
 
 def imported_by(*args) -> set:

@@ -52,7 +52,9 @@ def commands_of(html: bytes) -> list:
             else:
                 parts.append(blobs[m])
         commands.append(umsgpack.unpackb(b"".join(parts), ext_handlers={
-            0x17: lambda e: np.frombuffer(e.data, "<f4"), 0x12: lambda e: bytes(e.data)}))
+            0x17: lambda e: np.frombuffer(e.data, "<f4"), 0x16: lambda e: np.frombuffer(e.data, "<u4"),
+            0x14: lambda e: np.frombuffer(e.data, "<u2"), 0x11: lambda e: np.frombuffer(e.data, np.int8),
+            0x12: lambda e: bytes(e.data)}))
     return commands
 
 
@@ -275,8 +277,14 @@ def test_meshes_are_embedded_with_scale_colour_and_dae_units(tmp_path):
     base = objs["/dyn/robot/world"]
     geom = {g["uuid"]: g for g in base["geometries"]}
     (mesh,) = base["object"]["children"]
-    assert geom[mesh["geometry"]] == {"type": "_meshfile_geometry", "format": "obj", "data": TRIANGLE_OBJ,
-                                      "uuid": mesh["geometry"]}
+    g = geom[mesh["geometry"]]  # the OBJ as a BufferGeometry (issue 34): its triangle, indexed, with normals
+    assert g["type"] == "BufferGeometry"
+    attrs = g["data"]["attributes"]
+    pos = np.asarray(attrs["position"]["array"]).reshape(-1, 3)
+    index = g["data"]["index"]["array"]
+    assert np.allclose(pos[index], [[0, 0, 0], [0.1, 0, 0], [0, 0.1, 0]], atol=1e-7)
+    assert attrs["normal"]["normalized"] and np.array_equal(attrs["normal"]["array"].reshape(-1, 3), [[0, 0, 127]] * 3)
+    assert "color" not in attrs  # no colour of its own: the URDF's
     (mat,) = base["materials"]
     assert mat["color"] == (128 << 16) | (128 << 8) | 140  # 'steel', by name
     arm = objs["/dyn/robot/arm"]
@@ -540,3 +548,203 @@ def test_moments_that_break_the_triangle_inequality_are_a_warning(tmp_path):
     objs = objects_of(commands_of(page.html))
     assert "/dyn/inertia/brick" in objs and "/dyn/compare/brick" in objs
     assert_close(box_of(objs["/dyn/inertia/brick"])[0], [np.sqrt(0.18), np.sqrt(0.18), 1e-5], 1e-12, "clamped box")
+
+
+# ------------------------------------------------------------------- meshes that cannot be drawn (issue 34)
+
+def _placeholders(html, path):
+    """(dimensions, matrix) of each placeholder box of the object at `path`."""
+    obj = objects_of(commands_of(html))[path]
+    geom = {g["uuid"]: g for g in obj["geometries"]}
+    mats = {m["uuid"]: m for m in obj["materials"]}
+    out = []
+    for child in obj["object"]["children"]:
+        g, m = geom[child["geometry"]], mats[child["material"]]
+        if g["type"] == "BoxGeometry" and m["transparent"]:
+            out.append((np.array([g["width"], g["height"], g["depth"]]), np.array(child["matrix"]).reshape(4, 4).T))
+    return out
+
+
+@pytest.mark.parametrize("case", ["missing", "corrupt", "nan"])
+def test_a_mesh_that_cannot_be_drawn_is_one_warning_and_a_placeholder_box(tmp_path, case):
+    """A missing file, a damaged STL, an STL of NaN vertices: exit 0, one `dyn: warning:` line naming the
+    link and the file and saying a placeholder stands in, and the page has a box of the link's
+    <collision> size (the cylinder: 0.1 x 0.1 x 0.5 at z = 0.25) where the mesh would be."""
+    from helpers import invoke
+
+    (tmp_path / "meshes").mkdir()
+    (tmp_path / "meshes" / "base.obj").write_text(TRIANGLE_OBJ)
+    if case == "corrupt":
+        (tmp_path / "meshes" / "arm.stl").write_bytes(b"\0" * 80 + struct.pack("<I", 1000) + b"\1" * 500)
+    elif case == "nan":
+        (tmp_path / "meshes" / "arm.stl").write_bytes(b"\0" * 80 + struct.pack("<I", 1)
+                                                      + struct.pack("<12fH", *[float("nan")] * 12, 0))
+    model = meshy(tmp_path, "meshes/base.obj", "meshes/arm.stl")
+    t = np.linspace(0, 1, 11)
+    motion_file(tmp_path / "m.csv", model, t, swing(model, t))
+    r = invoke("view", tmp_path / "meshy.urdf", tmp_path / "m.csv", "-o", tmp_path / "p.html")
+    assert r.returncode == 0, r.stderr
+    warnings = [ln for ln in r.stderr.splitlines() if "warning" in ln]
+    assert len(warnings) == 1 and warnings[0].startswith("dyn: warning: link 'arm': meshes/arm.stl: "), r.stderr
+    assert str(tmp_path / "meshes" / "arm.stl") in warnings[0] and "placeholder box" in warnings[0]
+    assert ("no such file" if case == "missing" else "no triangle could be read") in warnings[0]
+    html = (tmp_path / "p.html").read_bytes()
+    ((dims, M),) = _placeholders(html, "/dyn/robot/arm")
+    assert np.allclose(dims, [0.1, 0.1, 0.5]) and np.allclose(M[:3, 3], [0, 0, 0.25])
+    assert _placeholders(html, "/dyn/robot/world") == []  # the base's mesh is drawn
+
+
+def test_a_placeholder_without_collision_geometry_is_the_inertia_box(tmp_path):
+    """No <collision> on the link: the uniform box of its mass and principal moments (a cube of side
+    sqrt(6 (Iyy + Izz - Ixx) / m) for the arm's 1 kg and 0.01 kg m^2), at its centre of mass."""
+    text = ARM_URDF.format(base="meshes/base.obj", arm="meshes/none.stl")
+    text = text.replace('<collision><origin xyz="0 0 0.25"/><geometry><cylinder radius="0.05" length="0.5"/>'
+                        '</geometry></collision>', "")
+    text = text.replace('<inertial><mass value="1"/>', '<inertial><origin xyz="0 0 0.2"/><mass value="1"/>')
+    (tmp_path / "meshes").mkdir()
+    (tmp_path / "meshes" / "base.obj").write_text(TRIANGLE_OBJ)
+    (tmp_path / "r.urdf").write_text(text)
+    model = dynlib.load(tmp_path / "r.urdf")
+    t = np.linspace(0, 1, 11)
+    page = build_view(model, read_playback(model, motion_file(tmp_path / "m.csv", model, t, swing(model, t))))
+    assert len(page.warnings) == 1 and "placeholder box" in page.warnings[0]
+    ((dims, M),) = _placeholders(page.html, "/dyn/robot/arm")
+    assert np.allclose(dims, np.sqrt(6 * 0.01)) and np.allclose(M[:3, 3], [0, 0, 0.2])
+
+
+def test_max_triangles_decimates_large_meshes_and_keeps_their_shape(tmp_path):
+    """--max-triangles 300: a 5120-triangle sphere arrives with about 300 triangles, its bounding box
+    within 2 % of the sphere's; the 1-triangle base is untouched; the page is smaller."""
+    import trimesh
+
+    from helpers import invoke
+
+    (tmp_path / "meshes").mkdir()
+    (tmp_path / "meshes" / "base.obj").write_text(TRIANGLE_OBJ)
+    trimesh.creation.icosphere(subdivisions=4, radius=0.1).export(tmp_path / "meshes" / "ball.stl")
+    model = meshy(tmp_path, "meshes/base.obj", "meshes/ball.stl")
+    t = np.linspace(0, 1, 11)
+    motion_file(tmp_path / "m.csv", model, t, swing(model, t))
+    sizes, triangles = {}, {}
+    for option in ([], ["--max-triangles", "300"]):
+        page = tmp_path / f"p{len(option)}.html"
+        r = invoke("view", tmp_path / "meshy.urdf", tmp_path / "m.csv", "-o", page, *option)
+        assert r.returncode == 0 and "warning" not in r.stderr, r.stderr
+        sizes[len(option)] = page.stat().st_size
+        objs = objects_of(commands_of(page.read_bytes()))
+        for path in ("/dyn/robot/world", "/dyn/robot/arm"):
+            (g,) = [g for g in objs[path]["geometries"] if g["type"] == "BufferGeometry"]
+            triangles[len(option), path] = len(g["data"]["index"]["array"]) // 3
+            pos = np.asarray(g["data"]["attributes"]["position"]["array"]).reshape(-1, 3)
+            if path == "/dyn/robot/arm":
+                assert np.allclose(np.ptp(pos, axis=0), 0.2, rtol=0.02)
+    assert triangles[0, "/dyn/robot/arm"] == 5120 and 250 <= triangles[2, "/dyn/robot/arm"] <= 330
+    assert triangles[0, "/dyn/robot/world"] == triangles[2, "/dyn/robot/world"] == 1
+    assert sizes[2] < sizes[0]
+
+
+def test_a_robot_without_meshes_is_drawn_without_importing_the_mesh_readers(tmp_path):
+    """trimesh, pycollada and fast-simplification are imported only to read a mesh file (dyn view of a
+    robot of boxes and cylinders starts as lean as before; a fresh interpreter tells)."""
+    import subprocess
+    import sys
+
+    arm = sample("arm6")
+    t = np.linspace(0, 1, 11)
+    motion_file(tmp_path / "m.csv", arm, t, swing(arm, t))
+    code = ("import sys\nfrom cli.main import dyn\ntry:\n    dyn(sys.argv[1:])\nexcept SystemExit as e:\n"
+            "    assert not e.code, e.code\nprint(sorted(m for m in sys.modules if m.split('.')[0] in "
+            "('trimesh', 'collada', 'fast_simplification')))\n")
+    r = subprocess.run([sys.executable, "-c", code, "view", str(ROBOTS_DIR / "arm6.urdf"), str(tmp_path / "m.csv"),
+                        "-o", str(tmp_path / "p.html")], capture_output=True, text=True, timeout=600,
+                       cwd=str(ROBOTS_DIR.parent))
+    assert r.returncode == 0 and r.stdout.strip() == "[]", r.stdout + r.stderr
+
+
+def _buffer_geometry(html, path):
+    obj = objects_of(commands_of(html))[path]
+    (g,) = [g for g in obj["geometries"] if g["type"] == "BufferGeometry"]
+    (child,) = [c for c in obj["object"]["children"] if c["geometry"] == g["uuid"]]
+    (mat,) = [m for m in obj["materials"] if m["uuid"] == child["material"]]
+    return g["data"], mat
+
+
+def test_gltf_glb_and_an_obj_mixing_faces_with_and_without_texture_coordinates(tmp_path):
+    """A .glb with its own colours (kept: the URDF gives none), a .gltf whose buffer is a .bin beside it,
+    and an OBJ whose faces are with and without texture coordinates (pybullet's Panda link5-7, which the
+    viewer's loader could not merge): every triangle arrives, no warning."""
+    import trimesh
+
+    (tmp_path / "meshes").mkdir()
+    box = trimesh.creation.box((0.1, 0.2, 0.3))
+    box.visual.vertex_colors = np.tile([200, 30, 40, 255], (len(box.vertices), 1))
+    box.export(tmp_path / "meshes" / "red.glb")
+    scene = trimesh.Scene(trimesh.creation.box((0.1, 0.1, 0.1)))
+    files = trimesh.exchange.gltf.export_gltf(scene)
+    for name, data in files.items():
+        (tmp_path / "meshes" / name).write_bytes(data)
+    assert any(name.endswith(".bin") for name in files)
+    (tmp_path / "meshes" / "mixed.obj").write_text("v 0 0 0\nv 1 0 0\nv 0 1 0\nv 1 1 0\nvt 0 0\nvt 1 0\nvt 0 1\n"
+                                                   "f 1/1 2/2 3/3\nf 2 4 3\n")
+    text = ARM_URDF.format(base="meshes/red.glb", arm="meshes/model.gltf").replace(
+        '<material name="steel"/>', "")
+    text = text.replace("</robot>", '<link name="extra"><visual><geometry><mesh filename="meshes/mixed.obj"/>'
+                                    '</geometry></visual></link><joint name="e" type="fixed"><parent link="arm"/>'
+                                    '<child link="extra"/></joint></robot>')
+    (tmp_path / "r.urdf").write_text(text)
+    model = dynlib.load(tmp_path / "r.urdf")
+    t = np.linspace(0, 1, 11)
+    page = build_view(model, read_playback(model, motion_file(tmp_path / "m.csv", model, t, swing(model, t))))
+    assert page.warnings == [] and page.meshes == 3
+    data, mat = _buffer_geometry(page.html, "/dyn/robot/world")
+    assert mat.get("vertexColors") is True and len(data["index"]["array"]) == 3 * 12
+    assert set(map(tuple, np.frombuffer(data["attributes"]["color"]["array"], np.uint8).reshape(-1, 3))) == {
+        (200, 30, 40)}
+    pos = np.asarray(data["attributes"]["position"]["array"]).reshape(-1, 3)
+    assert np.allclose(np.ptp(pos, axis=0), [0.1, 0.2, 0.3])
+    arm = objects_of(commands_of(page.html))["/dyn/robot/arm"]
+    counts = sorted(len(g["data"]["index"]["array"]) // 3 for g in arm["geometries"] if g["type"] == "BufferGeometry")
+    assert counts == [2, 12]  # the OBJ's two faces, the glTF box's twelve
+
+
+def test_a_gltf_buffer_outside_the_package_is_one_warning_and_left_out(tmp_path):
+    """A .gltf naming its buffers outside its folder (no package.xml): they are not read (a warning
+    each), a placeholder box where the mesh would be."""
+    import json
+
+    import trimesh
+
+    (tmp_path / "secret").mkdir()
+    (tmp_path / "robot" / "meshes").mkdir(parents=True)
+    files = trimesh.exchange.gltf.export_gltf(trimesh.Scene(trimesh.creation.box((0.1, 0.1, 0.1))))
+    gltf = json.loads(files["model.gltf"])
+    for buffer in gltf["buffers"]:
+        (tmp_path / "secret" / buffer["uri"]).write_bytes(files[buffer["uri"]])
+        buffer["uri"] = "../../secret/" + buffer["uri"]
+    (tmp_path / "robot" / "meshes" / "model.gltf").write_text(json.dumps(gltf))
+    (tmp_path / "robot" / "meshes" / "base.obj").write_text(TRIANGLE_OBJ)
+    (tmp_path / "robot" / "r.urdf").write_text(ARM_URDF.format(base="meshes/base.obj", arm="meshes/model.gltf"))
+    model = dynlib.load(tmp_path / "robot" / "r.urdf")
+    t = np.linspace(0, 1, 11)
+    page = build_view(model, read_playback(model, motion_file(tmp_path / "m.csv", model, t, swing(model, t))))
+    refused = [w for w in page.warnings if "buffer '../../secret/" in w]
+    assert refused and all("inside the robot's package" in w and "left out" in w for w in refused), page.warnings
+    assert len(_placeholders(page.html, "/dyn/robot/arm")) == 1
+
+
+def test_a_dae_declaring_xml_entities_is_left_out(tmp_path):
+    """A .dae with <!ENTITY (a way to pull another file into the XML, or to expand without end, now that
+    Python reads the Collada file): one warning, not read, a placeholder box."""
+    (tmp_path / "meshes").mkdir()
+    (tmp_path / "meshes" / "base.obj").write_text(TRIANGLE_OBJ)
+    (tmp_path / "secret.txt").write_text("0 0 0 1 0 0 0 1 0")
+    (tmp_path / "meshes" / "arm.dae").write_text(DAE_MM.replace(
+        '<?xml version="1.0" encoding="utf-8"?>',
+        f'<?xml version="1.0" encoding="utf-8"?>\n<!DOCTYPE c [<!ENTITY s SYSTEM "file://{tmp_path}/secret.txt">]>')
+        .replace("0 0 0 100 0 0 0 100 0", "&s;"))
+    model = meshy(tmp_path, "meshes/base.obj", "meshes/arm.dae")
+    t = np.linspace(0, 1, 11)
+    page = build_view(model, read_playback(model, motion_file(tmp_path / "m.csv", model, t, swing(model, t))))
+    (warning,) = page.warnings
+    assert "link 'arm'" in warning and "declares XML entities" in warning and "placeholder box" in warning
+    assert len(_placeholders(page.html, "/dyn/robot/arm")) == 1

@@ -12,9 +12,11 @@ and ``#t=SECONDS`` at the end of its address opens it paused at that time
 What it draws:
 
 - the robot: every URDF ``<visual>`` (boxes, cylinders, spheres, capsules,
-  meshes .stl/.obj/.dae with their scale and material colour; mesh files found
+  meshes .stl/.obj/.dae/.gltf/.glb with their scale and material colour, read in
+  Python by `dynlib.runs.view.meshes` and embedded as triangles; mesh files found
   through `dynlib.files.packages`: package://, file:// or relative to the URDF). A
-  mesh that cannot be found or read is a warning naming it and is left out.
+  mesh that cannot be found or read is a warning naming the link and the file, and
+  a placeholder box stands in (`dynlib.runs.view.scene.placeholder`).
   With no visual drawn at all, the ``<collision>`` geometry stands in, and
   without that, the link frames (a ball and axes at each body, sticks to the
   child joints): never a blank page;
@@ -64,6 +66,7 @@ from .page import html_page
 __all__ = ["Playback", "ViewPage", "build_view", "read_playback", "write_view"]
 
 DEFAULT_FPS = 30.0
+DEFAULT_MAX_TRIANGLES = None
 MAX_TRACE_POINTS = 20000
 
 
@@ -160,14 +163,16 @@ def _contact_positions(model, names, contacts, Tb, frame_poses):
 
 
 def build_view(model, playback: Playback, *, fps: float = DEFAULT_FPS, traces=(), contacts=None,
-               force_scale=None, package_path=(), title=None, show=(), compare=None) -> ViewPage:
+               force_scale=None, package_path=(), title=None, show=(), compare=None,
+               max_triangles=DEFAULT_MAX_TRIANGLES) -> ViewPage:
     """The page (see the module docstring) for `playback` on `model`.
 
     `contacts`: a scenario's contact setting, ``{"points": [...] or "from-collision",
     "height": h, "normal": n}`` (None: none given). `traces`: frame names.
     `package_path`: folders for package:// (see `dynlib.files.packages`). `show`: overlays
     ("inertia", "com", "collision"; `dynlib.runs.view.overlays`); `compare`: a model of the
-    same robot whose inertia boxes are drawn too.
+    same robot whose inertia boxes are drawn too. `max_triangles`: a mesh above it is
+    decimated to about that many triangles (None: never).
     """
     if not (math.isfinite(fps) and fps > 0):
         raise InputError(f"display rate must be a positive number of frames per second, got {fps!r}")
@@ -185,7 +190,7 @@ def build_view(model, playback: Playback, *, fps: float = DEFAULT_FPS, traces=()
     if compare is not None:  # two models' boxes: the robot's own too
         O.check_same_robot(model, compare)
         show = tuple(dict.fromkeys(("inertia",) + show))
-    objects, drawn_from, meshes, warnings = _robot(model, Tb, package_path)
+    objects, drawn_from, meshes, warnings = _robot(model, Tb, package_path, max_triangles)
     (lo, hi), reach, spread = _extent(model, Tb, objects)
     size, centre = max(float(np.linalg.norm(hi - lo)), 0.2), (lo + hi) / 2
     commands, clips = [], []
@@ -230,23 +235,25 @@ def build_view(model, playback: Playback, *, fps: float = DEFAULT_FPS, traces=()
     return ViewPage(page, warnings, K, float(fps), duration, meshes.count)
 
 
-def _robot(model, Tb, package_path):
-    """The robot's objects ({body or -1: ObjectBuilder}) from its visuals, else its collision
-    geometry, else its link frames; what they were drawn from; the mesh files; the warnings."""
+def _robot(model, Tb, package_path, max_triangles=None):
+    """The robot's objects ({body or -1: ObjectBuilder}) from its visuals (a placeholder box for a mesh
+    that cannot be drawn), else its collision geometry, else its link frames; what they were drawn from;
+    the mesh files; the warnings."""
     from ...files.packages import Packages
 
     packages = Packages(package_path, near=model.source or None)
-    meshes, notes, warnings = MeshFiles(model.source or None), [], []
+    meshes, notes, warnings = MeshFiles(model.source or None, max_triangles), [], []
     objects, drawn = S.robot_objects(model, model.visuals, meshes, packages, S.DEFAULT_RGBA, notes)
     drawn_from = "visual"
     if drawn == 0:
-        objects, drawn = S.robot_objects(model, model.collision_shapes, meshes, packages, S.COLLISION_RGBA, notes)
-        drawn_from = "collision"
-    if drawn == 0:
+        collision, drawn = S.robot_objects(model, model.collision_shapes, meshes, packages, S.COLLISION_RGBA, notes)
+        if drawn or not objects:
+            objects, drawn_from = collision, "collision"
+    if drawn == 0 and not objects:
         first = _frame_positions(model, Tb)
         objects = S.frame_objects(model, max(float(np.linalg.norm(np.ptp(first, axis=0))), 0.2))
         drawn_from = "frames"
-    warnings += _summarise(notes) + meshes.notes
+    warnings += _summarise(notes, drawn_from == "visual") + meshes.notes
     if drawn_from == "collision":
         warnings.append("no <visual> could be drawn: the robot is drawn from its <collision> geometry")
     elif drawn_from == "frames":
@@ -362,17 +369,22 @@ def _trace(model, Q, frame) -> np.ndarray:
     return pts
 
 
-def _summarise(notes) -> list:
-    """One warning per missing package (listing its meshes), one per mesh that cannot be drawn."""
+def _summarise(notes, placeholders=False) -> list:
+    """One warning per missing package (listing its meshes), one per mesh that cannot be drawn (a
+    placeholder box stands in when `placeholders`)."""
     out, packages = [], {}
+    instead = "drawn as a placeholder box" if placeholders else "not drawn"
     for kind, shape, message in notes:
         if kind == "package":
             packages.setdefault(message, []).append(shape.filename)
         else:
-            out.append(f"link '{shape.link}': {shape.filename or shape.kind}: {message}; not drawn")
+            out.append(f"link '{shape.link}': {shape.filename or shape.kind}: {message}; "
+                       f"{instead if kind == 'mesh' else 'not drawn'}")
     for message, files in packages.items():
         listed = ", ".join(files[:3]) + (f", … ({len(files) - 3} more)" if len(files) > 3 else "")
-        out.append(f"{message}: {len(files)} mesh{'es' if len(files) > 1 else ''} not drawn ({listed})")
+        n = len(files)
+        out.append(f"{message}: {n} mesh{'es' if n > 1 else ''} "
+                   f"{('drawn as placeholder boxes' if n > 1 else instead) if placeholders else 'not drawn'} ({listed})")
     return list(dict.fromkeys(out))
 
 

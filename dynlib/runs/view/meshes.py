@@ -1,40 +1,41 @@
-"""Mesh files for the page: .stl (binary or ASCII), .obj and .dae, read once each.
+"""Mesh files for the page: .stl (binary or ASCII), .obj (with or without its .mtl), .dae,
+.gltf and .glb, read once each, made ready in Python (`dynlib.runs.view.mesh_geometry`: trimesh
+reads them, normals and colours are made here, decimated to ``max_triangles`` on request) and
+embedded as one BufferGeometry each, which every meshcat viewer loads (its own loaders failed on
+real robots' files, and only on the page):
 
-Each file becomes a `Blob` of the page (stored once however often it is drawn)
-and a geometry or object that meshcat's viewer loads with three.js's own
-loaders (``_meshfile_geometry`` / ``_meshfile_object``):
-
-- a mesh drawn in the URDF's material colour is a ``_meshfile_geometry`` (the
-  viewer merges its parts into one geometry) with a Phong material;
-- a .dae with its own materials, or an .obj whose ``mtllib`` is found, drawn
-  without a URDF colour, is a ``_meshfile_object`` keeping those materials (as
-  RViz shows them), with the textures they name embedded as data: URLs;
-- only files of the robot's own are embedded besides the mesh: an ``mtllib`` that
-  is an ``.mtl`` file and textures that are images, each inside the mesh's package
-  (the nearest folder above the mesh with a ``package.xml``; without one, the
-  mesh's folder), symlinks resolved. Anything else (``mtllib /etc/passwd``,
-  ``map_Kd ../../../../home/me/.ssh/id.png``) is one warning and is left out:
-  a page is meant to be mailed, and a robot package must not smuggle the
-  reader's files into it;
+- the file's colours (its materials, its textures sampled at the vertices) are kept when the URDF
+  gives no ``<material>`` colour (as RViz shows them); else, or when the file has none, the URDF's
+  colour or a neutral one;
+- only files of the robot's own are read besides the mesh: an ``mtllib`` that is an ``.mtl`` file,
+  textures that are images and a glTF's buffers, each inside the mesh's package (the nearest folder
+  above the mesh with a ``package.xml``; without one, the mesh's folder), symlinks resolved. Anything
+  else (``mtllib /etc/passwd``, ``map_Kd ../../../../home/me/.ssh/id.png``) is one warning and is
+  left out: a page is meant to be mailed, and a robot package must not smuggle the reader's files
+  into it;
 - a mesh file itself is read only when it is inside the robot's package (the nearest folder
   above the URDF with a ``package.xml``; without one, the URDF's folder), inside the package
   its ``package://`` names, or inside any ROS package (a folder above it holds a
   ``package.xml``: a generated URDF names another package's meshes by ``file://``); a mesh
   elsewhere (``file:///etc/passwd.stl``, ``../../../home/me/scan.obj``) is one warning and
   left out, for the same reason;
-- a mesh, material library or texture is read only from a regular file: a device
+- a mesh, material library, texture or buffer is read only from a regular file: a device
   (``/dev/zero``, which filled the memory) or a FIFO (which hung the page's build) is one
-  warning and left out;
-- a .dae's ``<unit meter="…">`` is applied (the viewer's loader leaves it out);
-  its ``<up_axis>`` is ignored, as RViz and Pinocchio's viewers do.
+  warning and left out; a .dae that declares XML entities (``<!ENTITY``: a way to pull other
+  files or expand without end) is one warning and left out;
+- a .dae's ``<unit meter="…">`` is applied; its ``<up_axis>`` is ignored, as RViz and
+  Pinocchio's viewers do.
+
+A mesh that cannot be drawn (missing, unreadable, no triangle) is a `MeshError` naming the file:
+the page draws a placeholder box instead (`dynlib.runs.view.scene`).
 """
 from __future__ import annotations
 
 import base64
 import errno
 import os
-import stat
 import re
+import stat
 import struct
 import zlib
 from pathlib import Path
@@ -42,54 +43,26 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .page import Blob
+from .page import FLOAT32, INT8, UINT8, UINT16, UINT32, Blob
 
-FORMATS = {".stl": "stl", ".obj": "obj", ".dae": "dae"}
+FORMATS = {".stl": "stl", ".obj": "obj", ".dae": "dae", ".gltf": "gltf", ".glb": "glb"}
 IMAGE_TYPES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif",
                ".bmp": "image/bmp", ".webp": "image/webp"}
+BUFFER_TYPES = {".bin"}  # a glTF's buffers
 _UNIT = re.compile(rb"<unit\b[^>]*\bmeter\s*=\s*[\"']([^\"']+)[\"']")
-_INIT_FROM = re.compile(r"<init_from>\s*([^<]+?)\s*</init_from>")
-_MTLLIB = re.compile(r"^\s*mtllib\s+(.+?)\s*$", re.MULTILINE)
-_MTL_MAP = re.compile(r"^\s*(?:map_\w+|bump|disp|decal|refl)\s+(.+?)\s*$", re.MULTILINE | re.IGNORECASE)
-
-
-_OBJ_VERTEX = re.compile(r"^v\s+(\S+)\s+(\S+)\s+(\S+)", re.MULTILINE)
-_STL_VERTEX = re.compile(rb"vertex\s+(\S+)\s+(\S+)\s+(\S+)")
-_DAE_POSITIONS = re.compile(r"<float_array[^>]*\bid=\"[^\"]*pos[^\"]*\"[^>]*>([^<]*)</float_array>", re.IGNORECASE)
-
-
-def _box(rows, unit=1.0):
-    """(2, 3) min and max of rows of three numbers (None when there are none or they are not numbers)."""
-    try:
-        v = np.asarray(rows, dtype=float).reshape(-1, 3)
-    except ValueError:
-        return None
-    v = v[np.isfinite(v).all(axis=1)]
-    return np.array([v.min(axis=0), v.max(axis=0)]) * unit if len(v) else None
-
-
-def _stl_box(data: bytes):
-    if len(data) >= 84:
-        n = struct.unpack_from("<I", data, 80)[0]
-        if len(data) == 84 + 50 * n and n > 0:  # binary: 50 bytes per triangle, 3 vertices after the normal
-            tri = np.frombuffer(data, dtype=np.uint8, count=50 * n, offset=84).reshape(n, 50)
-            return _box(tri[:, 12:48].copy().view("<f4").reshape(-1, 3))
-    return _box(_STL_VERTEX.findall(data))
-
-
-def _dae_positions(text):
-    return [x for block in _DAE_POSITIONS.findall(text) for x in block.split()]
 
 
 class MeshFile(NamedTuple):
     path: Path
-    format: str           # 'stl' | 'obj' | 'dae'
-    blob: Blob            # the file's bytes (stl) or text (obj, dae)
+    format: str           # 'stl' | 'obj' | 'dae' | 'gltf' | 'glb'
     unit: float           # metres per file unit (a .dae's <unit meter>; 1 otherwise)
-    own_materials: bool   # a .dae with <library_materials>, an .obj whose mtllib was read
-    mtl: str | None       # the .obj's material library
-    resources: dict       # texture name as written -> data: URL
-    box: np.ndarray | None  # (2, 3) the vertices' bounding box in the file's frame, metres (None: unknown)
+    geometry: object      # mesh_geometry.Geometry: the triangles in file units (decimated on request)
+    box: np.ndarray       # (2, 3) the vertices' bounding box in the file's frame, metres
+
+    @property
+    def own_materials(self) -> bool:
+        """Whether the file brings colours of its own (materials, textures, vertex colours)."""
+        return self.geometry.colors is not None
 
 
 class MeshError(Exception):
@@ -135,12 +108,15 @@ _KINDS = {stat.S_IFCHR: "character device", stat.S_IFBLK: "block device", stat.S
 
 
 class MeshFiles:
-    """Reads mesh files once each; `notes` collects what was wrong with the textures."""
+    """Reads mesh files once each; `notes` collects what was wrong with their materials and textures.
+    `max_triangles`: a mesh above it is decimated to about that many triangles (None: never)."""
 
-    def __init__(self, robot=None):
+    def __init__(self, robot=None, max_triangles=None):
         self._cache = {}
         self._roots = {}
+        self._buffers = {}
         self.notes = []
+        self.max_triangles = max_triangles
         # the folder whose meshes the robot may name: its URDF's package, else the URDF's folder
         self.robot_root = self._root(Path(os.path.abspath(robot if robot else "robot.urdf")))
 
@@ -162,8 +138,8 @@ class MeshFiles:
 
     @property
     def count(self) -> int:
-        """How many mesh files were read."""
-        return sum(not isinstance(m, MeshError) for m in self._cache.values())
+        """How many mesh files are in the page (one read only to size a placeholder box is not)."""
+        return len(self._buffers)
 
     def load(self, path, package=None) -> MeshFile:
         """The mesh file at `path`; `package`: the folder of the package its ``package://`` names."""
@@ -194,9 +170,12 @@ class MeshFiles:
                         "ROS package: left out")
 
     def _read(self, path: Path) -> MeshFile:
+        from . import mesh_geometry
+
         fmt = FORMATS.get(path.suffix.lower())
         if fmt is None:
-            raise MeshError(f"{path}: mesh format '{path.suffix}' is not drawn (only .stl, .obj and .dae)")
+            raise MeshError(f"{path}: mesh format '{path.suffix}' is not drawn (only .stl, .obj, .dae, .gltf "
+                            "and .glb)")
         try:
             data = read_regular(path)
         except FileNotFoundError:
@@ -209,59 +188,103 @@ class MeshFiles:
             raise MeshError(f"{path}: cannot read: {exc.strerror}") from None
         if not data.strip():
             raise MeshError(f"{path}: the file is empty")
-        if fmt == "stl":
-            return MeshFile(path, fmt, Blob(data, key=str(path)), 1.0, False, None, {}, _stl_box(data))
-        text = data.decode("utf-8", errors="replace")
+        unit = 1.0
         if fmt == "dae":
+            if b"<!ENTITY" in data:
+                raise MeshError(f"{path}: declares XML entities (<!ENTITY): left out")
             m = _UNIT.search(data[:1 << 16])
             try:
                 unit = float(m.group(1)) if m else 1.0
             except ValueError:
                 unit = 1.0
-            if not unit > 0:
-                unit = 1.0
-            own = "<library_materials" in text and "<material " in text
-            images = {name for name in _INIT_FROM.findall(text) if Path(name).suffix.lower() in IMAGE_TYPES}
-            return MeshFile(path, fmt, Blob(text, key=str(path)), unit, own, None,
-                            self._textures(path, images, self._root(path)), _box(_dae_positions(text), unit))
-        mtl, resources, root = None, {}, self._root(path)
-        for names in _MTLLIB.findall(text):
-            lib = path.parent / names
-            if lib.suffix.lower() != ".mtl" or not self._inside(lib, root):
-                self.notes.append(f"{path}: material library '{names}' is not an .mtl file inside the robot's "
-                                  f"package ({root}): left out (drawn in one colour)")
-                continue
-            if lib.exists():  # a FIFO or device too: read_regular refuses it
-                try:
-                    mtl = read_regular(lib).decode("utf-8", errors="replace")
-                except OSError as exc:
-                    self.notes.append(f"{path}: material library '{names}': {exc.strerror} (drawn in one colour)")
-                    continue
-                # a texture statement's file is its last word (options such as -s 1 1 1 come first)
-                resources = self._textures(lib, {line.split()[-1] for line in _MTL_MAP.findall(mtl)}, root)
-                break
-            self.notes.append(f"{path}: material library '{names}' not found next to it (drawn in one colour)")
-        return MeshFile(path, fmt, Blob(text, key=str(path)), 1.0, mtl is not None, mtl, resources,
-                        _box(_OBJ_VERTEX.findall(text)))
+            unit = unit if unit > 0 and np.isfinite(unit) else 1.0
+        try:
+            geometry = mesh_geometry.read(data, fmt, _resolver(self, path, fmt))
+        except ValueError as exc:
+            raise MeshError(f"{path}: {exc}") from None
+        geometry = mesh_geometry.decimate(geometry, self.max_triangles)
+        V = geometry.vertices[np.unique(geometry.faces)]
+        return MeshFile(path, fmt, unit, geometry, np.array([V.min(axis=0), V.max(axis=0)]) * unit)
 
-    def _textures(self, referrer: Path, names, root: str) -> dict:
-        """{name: data: URL} of the images `names` inside `root`; a plain stand-in for the others."""
-        out = {}
-        for name in sorted(names):
-            file = Path(name[len("file://"):] if name.startswith("file://") else name)
-            file = file if file.is_absolute() else referrer.parent / file
-            mime = IMAGE_TYPES.get(file.suffix.lower())
-            if not mime or not self._inside(file, root):
-                out[name] = MISSING_TEXTURE
-                self.notes.append(f"{referrer}: texture '{name}' is not an image inside the robot's package "
-                                  f"({root}): left out (drawn plain)")
-            elif file.exists():  # a FIFO or device too: read_regular refuses it
-                try:
-                    out[name] = f"data:{mime};base64," + base64.b64encode(read_regular(file)).decode()
-                except OSError as exc:
-                    out[name] = MISSING_TEXTURE
-                    self.notes.append(f"{referrer}: texture '{name}': {exc.strerror} (drawn plain)")
-            else:
-                out[name] = MISSING_TEXTURE
-                self.notes.append(f"{referrer}: texture '{name}' not found (drawn plain)")
-        return out
+    def resource(self, referrer: Path, fmt: str, name: str) -> bytes:
+        """The bytes of the file `name` that the mesh `referrer` names (an .obj's material library or
+        texture, a .dae's texture, a glTF's buffer or texture), if the module docstring's rules allow it;
+        else a note, and OSError (the mesh is drawn without it)."""
+        name = str(name).strip()
+        file = Path(name[len("file://"):] if name.startswith("file://") else name)
+        file = file if file.is_absolute() else referrer.parent / file
+        root = self._root(referrer)
+        suffix = file.suffix.lower()
+        library = fmt == "obj" and suffix not in IMAGE_TYPES
+        allowed = suffix == ".mtl" if library else suffix in IMAGE_TYPES or (fmt == "gltf" and suffix in BUFFER_TYPES)
+        what, plain = (f"material library '{name}'", "drawn in one colour") if library else (
+            (f"texture '{name}'", "drawn plain") if suffix in IMAGE_TYPES or fmt != "gltf" else
+            (f"buffer '{name}'", "not drawn"))
+        if not allowed or not self._inside(file, root):
+            kind = "an .mtl file" if library else ("an image" if suffix in IMAGE_TYPES or fmt != "gltf" else
+                                                    "a buffer (.bin) or an image")
+            self._note(f"{referrer}: {what} is not {kind} inside the robot's package ({root}): left out ({plain})")
+            raise FileNotFoundError(name)
+        if not file.exists():
+            where = " next to it" if library else ""
+            self._note(f"{referrer}: {what} not found{where} ({plain})")
+            raise FileNotFoundError(name)
+        try:
+            return read_regular(file)
+        except OSError as exc:
+            self._note(f"{referrer}: {what}: {exc.strerror} ({plain})")
+            raise
+
+    def _note(self, text):
+        if text not in self.notes:
+            self.notes.append(text)
+
+    def buffers(self, mf: MeshFile) -> dict:
+        """The three.js BufferGeometry JSON of a mesh file (its arrays stored once in the page): float32
+        positions, normals as normalized int8 (a quarter of the bytes; the shaders normalize them),
+        uint8 colours, uint16 indices (uint32 from 65 536 vertices)."""
+        from .mesh_geometry import lower
+
+        key = str(mf.path)
+        if key not in self._buffers:
+            low = lower(mf.geometry)
+            small = len(low.positions) < 65536
+            attributes = {
+                "position": _attribute(low.positions.astype("<f4"), "Float32Array", FLOAT32, False, key + "#position"),
+                "normal": _attribute(np.round(low.normals * 127).astype(np.int8), "Int8Array", INT8, True,
+                                     key + "#normal")}
+            if low.colors is not None:
+                attributes["color"] = _attribute(low.colors, "Uint8Array", UINT8, True, key + "#color")
+            index = low.index.astype("<u2" if small else "<u4")
+            self._buffers[key] = {"type": "BufferGeometry", "data": {"attributes": attributes, "index": {
+                "type": "Uint16Array" if small else "Uint32Array",
+                "array": Blob(index.tobytes(), key=key + "#index", code=UINT16 if small else UINT32)}}}
+        return self._buffers[key]
+
+
+def _attribute(array, kind, code, normalized, key) -> dict:
+    return {"itemSize": 3, "type": kind, "normalized": normalized,
+            "array": Blob(np.ascontiguousarray(array).tobytes(), key=key, code=code)}
+
+
+def _resolver(files: MeshFiles, referrer: Path, fmt: str):
+    """A trimesh resolver that reads only what `MeshFiles.resource` allows."""
+    from trimesh.resolvers import Resolver
+
+    class PackageResolver(Resolver):
+        def __init__(self):
+            pass
+
+        def get(self, key):
+            return files.resource(referrer, fmt, key)
+
+        def write(self, name, data):
+            raise OSError("a page's mesh reader writes nothing")
+
+        def namespaced(self, namespace):
+            return self
+
+        def keys(self):
+            return []
+
+    return PackageResolver()

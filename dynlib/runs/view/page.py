@@ -10,9 +10,9 @@ network: the viewer bundle (``main.min.js`` of the ``meshcat`` package) is
 inlined in the page, and so are the commands, in one gzip stream in base64
 (the browser's DecompressionStream inflates it).
 
-Mesh files are often drawn more than once (left and right legs sharing a
+Mesh arrays are often drawn more than once (left and right legs sharing a
 mesh), and gzip does not see repeats further apart than 32 KB: a `Blob` (a
-mesh file's bytes or text) is stored once and the commands that hold it refer
+mesh's positions, normals, colours or indices) is stored once and the commands that hold it refer
 to it. The stream is a sequence of records, little-endian::
 
     'B' u32 n, n bytes                      a blob (numbered from 0 in order)
@@ -35,18 +35,21 @@ import numpy as np
 
 from ...errors import InputError
 
-UINT8, FLOAT32 = 0x12, 0x17  # msgpack-lite's extension types (meshcat.geometry.threejs_type)
+# msgpack-lite's extension types (meshcat.geometry.threejs_type)
+INT8, UINT8, UINT16, UINT32, FLOAT32 = 0x11, 0x12, 0x14, 0x16, 0x17
 
 
 class Blob:
-    """Bytes (a mesh file) or text (an .obj or .dae file) stored once in the page."""
+    """Bytes or text stored once in the page (a mesh's arrays, drawn by several links): bytes are the
+    typed array of extension type `code` (Uint8Array unless told)."""
 
-    __slots__ = ("data", "text", "key")
+    __slots__ = ("data", "text", "key", "code")
 
-    def __init__(self, data, key=None):
+    def __init__(self, data, key=None, code=UINT8):
         self.text = isinstance(data, str)
         self.data = data.encode("utf-8") if self.text else bytes(data)
         self.key = key if key is not None else id(self)
+        self.code = code
 
 
 class Ext:
@@ -88,7 +91,7 @@ def _pack(obj, out: list, buf: bytearray):
         if obj.text:
             _header(buf, len(obj.data), 0xA0, 32, b"\xd9", b"\xda", b"\xdb")
         else:
-            _ext_header(buf, UINT8, len(obj.data))
+            _ext_header(buf, obj.code, len(obj.data))
         out.append(bytes(buf))
         out.append(obj)
         buf.clear()

@@ -37,6 +37,7 @@ COLLISION_RGBA = (0.85, 0.55, 0.25, 1.0)   # the collision-geometry stand-in
 FRAME_RGBA = (0.55, 0.6, 0.7, 1.0)         # the link-frame stand-in
 ARROW_RGBA = (0.9, 0.15, 0.1, 1.0)
 GROUND_RGBA = (0.55, 0.6, 0.55, 0.85)
+PLACEHOLDER_RGBA = (0.95, 0.75, 0.2, 0.55)  # a mesh that cannot be drawn
 TRACE_COLOURS = (0xFFD400, 0x00C8FF, 0xFF4FD8, 0x7CFF4F, 0xFF8C1A, 0xFFFFFF)
 Y_TO_Z = np.array([[1.0, 0, 0, 0], [0, 0, -1, 0], [0, 1, 0, 0], [0, 0, 0, 1]])  # y axis onto z
 
@@ -85,11 +86,13 @@ class ObjectBuilder:
         self._geometry_ids, self._material_ids = {}, {}
         self.bounds = []  # (8, 3) corners of every shape's box in the object's frame: where the robot is
 
-    def material(self, rgba, kind="MeshPhongMaterial") -> str:
-        key = (kind, tuple(np.round(rgba, 4)))
+    def material(self, rgba, kind="MeshPhongMaterial", vertex_colors=False) -> str:
+        key = (kind, tuple(np.round(rgba, 4)), vertex_colors)
         if key not in self._material_ids:
             c, a = colour(rgba)
             m = {"uuid": _uid(), "type": kind, "color": c, "opacity": a, "transparent": a < 1.0}
+            if vertex_colors:
+                m["vertexColors"] = True
             if kind == "MeshPhongMaterial":
                 m.update({"side": 2, "reflectivity": 0.5, "shininess": 30})
             self.materials.append(m)
@@ -173,18 +176,11 @@ def add_shape(obj: ObjectBuilder, shape, T_link, meshes, packages, rgba_default,
             notes.append(("mesh", shape, str(exc)))
             return False
         scaled = T @ pose(np.diag(np.asarray(shape.size, float) * mf.unit))
-        if mf.box is not None:
-            obj.bounds.append(corners(scaled, mf.box / mf.unit))
-        if mf.own_materials and shape.rgba is None:
-            child = {"uuid": _uid(), "type": "_meshfile_object", "name": name, "format": mf.format,
-                     "data": mf.blob, "resources": mf.resources, "matrix": matrix(scaled)}
-            if mf.mtl is not None:
-                child["mtl_library"] = mf.mtl
-            obj.add(child)
-        else:
-            gid = obj.geometry(("mesh", str(mf.path)),
-                               lambda: {"type": "_meshfile_geometry", "format": mf.format, "data": mf.blob})
-            obj.mesh(name, gid, obj.material(rgba), scaled)
+        obj.bounds.append(corners(scaled, mf.box / mf.unit))
+        own = mf.own_materials and shape.rgba is None  # the file's colours, as RViz shows them
+        gid = obj.geometry(("mesh", str(mf.path)), lambda: dict(meshes.buffers(mf)))
+        obj.mesh(name, gid, obj.material((1.0, 1.0, 1.0, 1.0), vertex_colors=True) if own else obj.material(rgba),
+                 scaled)
     else:
         notes.append(("shape", shape, f"geometry '{kind}' is not drawn"))
         return False
@@ -192,13 +188,66 @@ def add_shape(obj: ObjectBuilder, shape, T_link, meshes, packages, rgba_default,
 
 
 def robot_objects(model, shapes, meshes, packages, rgba_default, notes):
-    """{body index or -1: ObjectBuilder} with every shape at its place in its body frame."""
+    """{body index or -1: ObjectBuilder} with every shape at its place in its body frame, and how many
+    were drawn; a mesh that cannot be drawn is a placeholder box (`placeholder`), not counted."""
     objects, drawn = {}, 0
     for shape in shapes:
         body, T = link_in_body(model, shape.link)
         obj = objects.setdefault(body, ObjectBuilder())
-        drawn += add_shape(obj, shape, T, meshes, packages, rgba_default, notes)
+        if add_shape(obj, shape, T, meshes, packages, rgba_default, notes):
+            drawn += 1
+        elif shape.kind == "mesh":
+            placeholder(obj, model, shape, body, T, lambda c: _mesh_box(c, meshes, packages))
     return {b: o for b, o in objects.items() if o.children}, drawn
+
+
+def _mesh_box(shape, meshes, packages):
+    """(2, 3) the bounding box of a mesh shape in its own frame, scaled (None when it cannot be read)."""
+    try:
+        mf = meshes.load(packages.resolve(shape.filename))
+    except (InputError, MeshError):
+        return None
+    return np.sort(mf.box * np.asarray(shape.size, float), axis=0)
+
+
+def placeholder(obj: ObjectBuilder, model, shape, body, T_link, mesh_box=None):
+    """A box where a mesh cannot be drawn: the box around the link's <collision> geometry (its meshes
+    through `mesh_box`, when they can be read), else the body's equivalent inertia box (the uniform box of
+    its mass and principal moments, at its centre of mass, in its principal axes; for the link the body
+    starts at), else a 5 cm cube."""
+    boxes = []
+    for c in model.collision_shapes:
+        box = mesh_box(c) if c.link == shape.link and c.kind == "mesh" and mesh_box is not None else None
+        if box is not None:
+            boxes.append(corners(pose(c.R, c.p), box))
+        if c.link == shape.link and c.kind in ("box", "sphere", "cylinder", "capsule"):
+            size = np.asarray(c.size, float)
+            half = {"box": lambda: size / 2, "sphere": lambda: np.full(3, size[0]),
+                    "cylinder": lambda: np.array([size[0], size[0], size[1] / 2]),
+                    "capsule": lambda: np.array([size[0], size[0], size[0] + size[1] / 2])}[c.kind]()
+            boxes.append(corners(pose(c.R, c.p), np.array([-half, half])))
+    if boxes:
+        pts = np.vstack(boxes)
+        lo, hi = pts.min(axis=0), pts.max(axis=0)
+        T, dims = T_link @ pose(p=(lo + hi) / 2), hi - lo
+    elif body >= 0 and model.body_links[body] == shape.link and model.arrays.inertia[body, 0, 0] > 0:
+        T, dims = _inertia_box(model.arrays.inertia[body])
+    else:
+        T, dims = T_link @ pose(shape.R, shape.p), np.full(3, 0.05)
+    dims = np.maximum(dims, 1e-3)
+    obj.bounds.append(corners(T, np.array([-dims / 2, dims / 2])))
+    obj.mesh(node_name(shape.link), obj.geometry(("placeholder", tuple(np.round(dims, 9))), lambda: _box(dims)),
+             obj.material(PLACEHOLDER_RGBA), T)
+
+
+def _inertia_box(I):
+    """(pose, dimensions) of the uniform box with the spatial inertia I's mass and principal moments
+    (`dynlib.algorithms.inertia_box`, the boxes of --show inertia)."""
+    from ...algorithms.inertia_box import body_inertial, box_dimensions, principal_axes
+
+    m, c, I_c = body_inertial(I)
+    moments, R = principal_axes(I_c)
+    return pose(R, c), box_dimensions(m, moments)[0]
 
 
 def frame_objects(model, size):

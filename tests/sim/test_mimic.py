@@ -68,8 +68,9 @@ def test_the_follower_is_its_leader_at_every_row(integrator):
 def test_the_accelerations_are_the_coupled_robots_of_pinocchios_tree():
     model = panda()
     q0, v0 = moving_start(model, seed=3)
+    tau = {n: x for n, x in zip(model.coupling.v_names, np.linspace(-5, 5, model.coupling.nv))}
     r = dynlib.simulate(model, q0, v0, dt=1e-3, steps=200, joint_friction=False, limits=False,
-                        controller=dynlib.sim.controllers.Constant(tau=np.linspace(-5, 5, model.nv) * [1] * 8 + [0]))
+                        controller=dynlib.sim.controllers.Constant(tau=tau))
     for k in (0, 57, 200):
         ref = coupled_pinocchio(model, r.q[k], r.v[k], r.tau[k])
         assert rel_err(r.a[k], ref) < 1e-10, (k, r.a[k], ref)
@@ -122,15 +123,23 @@ def test_rk4_is_fourth_order_against_dop853_on_the_coupled_ode():
     assert np.all(rates > 3.6), (errs, rates)
 
 
-def test_gravity_compensation_holds_the_coupled_robot_still():
-    """The follower's gravity torque acts on its leader (Gᵀ g): a Panda with its fingers sideways stays put."""
-    model = panda()
-    q0, _ = moving_start(model, seed=6)
-    r = dynlib.simulate(model, q0, dt=1e-3, steps=300, controller=dynlib.sim.controllers.GravityCompensation(),
-                        joint_friction=False, limits=False)
-    assert np.max(np.abs(r.v)) < 1e-9, np.max(np.abs(r.v))
-    f, lead = model.v_names.index("panda_finger_joint2"), model.v_names.index("panda_finger_joint1")
-    assert np.all(r.tau[:, f] == 0.0) and np.any(r.tau[:, lead] != 0.0)
+def test_gravity_compensation_holds_the_coupled_robot_still(tmp_path):
+    """The follower's gravity torque acts on its leader (Gᵀ g): the Panda (whose symmetric fingers' gravity
+    torques cancel on the leader) and a gripper whose follower moves at half its leader's rate, gravity along
+    the fingers, stay put; the leader's torque is the coupled robot's gravity torque, the follower's 0."""
+    from tests.cli.test_info import GRIPPER
+
+    half = gripper(tmp_path, GRIPPER.replace('multiplier="-1"', 'multiplier="0.5"')).with_gravity([0, -9.81, -9.81])
+    for model in (panda(), half):
+        c = model.coupling
+        q0 = c.expand_q(c.reduce_q(dynlib.random_configuration(model, np.random.default_rng(6))))
+        r = dynlib.simulate(model, q0, dt=1e-3, steps=300, controller=dynlib.sim.controllers.GravityCompensation(),
+                            joint_friction=False, limits=False)
+        assert np.max(np.abs(r.v)) < 1e-9, np.max(np.abs(r.v))
+        g_r = dynlib.coupled_rnea(model, c.reduce_q(r.q), np.zeros((len(r), c.nv)), np.zeros((len(r), c.nv)))
+        assert_close(c.reduce_v(r.tau), g_r, 1e-10, "coupled gravity torque")
+        assert np.all(r.tau[:, c.coupled.nonzero()[0]] == 0.0) if model.nq == model.nv else True
+    assert abs(r.tau[0, 1]) > 0.1  # the half gripper's leader carries both fingers' weight: m g (1 + 0.5 ...)
 
 
 def test_a_follower_driven_by_name_is_an_error_and_a_gain_for_all_skips_it(tmp_path):
@@ -163,7 +172,7 @@ def test_a_followers_limit_is_held_on_its_leader(tmp_path):
     model = gripper(tmp_path, GRIPPER.replace('lower="-0.03" upper="0.01"', 'lower="-0.02" upper="0.01"'))
     push = dynlib.sim.controllers.Constant(tau={"left": 5.0})
     for integrator in INTEGRATORS:
-        r = dynlib.simulate(model, [0.0, 0.02, 0.0], dt=1e-3, steps=500, controller=push, integrator=integrator)
+        r = dynlib.simulate(model, [0.0, 0.02, -0.01], dt=1e-3, steps=500, controller=push, integrator=integrator)
         assert np.max(r.q[:, 1]) < 0.03 + 0.002 and r.q[-1, 1] > 0.028, (integrator, np.max(r.q[:, 1]))
         assert np.max(np.abs(model.coupling.mismatch(r.q))) <= 1e-12
         assert r.limit is not None and np.all(r.limit[:, 2] == 0.0) and np.min(r.limit[:, 1]) < 0.0

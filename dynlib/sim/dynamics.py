@@ -68,7 +68,7 @@ from ..algorithms.aba import aba_at_velocities, aba_kernel
 from ..algorithms.crba import crba_kernel
 from ..algorithms.linalg import ltdl, ltdl_solve
 from ..algorithms.rnea import rnea_kernel
-from .mimic import Coupled, couple_system, expand
+from .mimic import NO_COUPLING, Coupled, couple_system, expand
 
 
 class Forces(NamedTuple):
@@ -117,15 +117,14 @@ class Evaluation(NamedTuple):
                            # the ABA's
     memory: np.ndarray     # (nv,) dt Σ_j γ_sj k_j, the Rosenbrock-W stage memory of rk4's implicit friction
                            # (`dynlib.sim.integrators.stage_memory`); zero for the one-stage schemes
-    coupling: Coupled      # the mimic joints' coupling the forces are projected with (`dynlib.sim.mimic`;
-                           # empty arrays without mimic joints)
+    coupling: Coupled = NO_COUPLING  # the mimic joints' coupling the forces are projected with
+                           # (`dynlib.sim.mimic`; empty arrays without mimic joints)
 
 
 def evaluation(nv, nb, coupling=None) -> Evaluation:
     """The Evaluation sums of a model (nv, nb), with its mimic `Coupled` record (None: none)."""
-    if coupling is None:
-        coupling = Coupled(*(np.zeros(0, dtype=np.int64 if k in (0, 1, 3, 4) else float) for k in range(7)))
-    return Evaluation(np.zeros(nv), np.zeros(nv), np.zeros((nb, 6)), np.zeros(nv), np.zeros(nv), coupling)
+    return Evaluation(np.zeros(nv), np.zeros(nv), np.zeros((nb, 6)), np.zeros(nv), np.zeros(nv),
+                      NO_COUPLING if coupling is None else coupling)
 
 
 @kernel

@@ -67,6 +67,9 @@ class Coupled(NamedTuple):
     explicit: np.ndarray  # (nv,) the explicit acceleration a row records under implicit friction; (0,) without
 
 
+NO_COUPLING = Coupled(*(np.zeros(0, dtype=np.int64 if k in (0, 1, 3, 4) else float) for k in range(7)))  # none
+
+
 def coupled_record(model) -> Coupled:
     """The Coupled record of `model` (empty arrays without mimic joints)."""
     a, rows = model.arrays, []

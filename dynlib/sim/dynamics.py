@@ -68,7 +68,7 @@ from ..algorithms.aba import aba_at_velocities, aba_kernel
 from ..algorithms.crba import crba_kernel
 from ..algorithms.linalg import ltdl, ltdl_solve
 from ..algorithms.rnea import rnea_kernel
-from .mimic import NO_COUPLING, Coupled, couple_system, expand
+from .mimic import NO_COUPLING, Coupled, couple_matrix, couple_system, couple_vector, expand
 
 
 class Forces(NamedTuple):
@@ -271,21 +271,26 @@ def explicit_acceleration(m, d, e, out):
 def coupled_acceleration(m, d, fo, im, e, q, v, a):
     """The acceleration stage of a robot with mimic joints (`dynlib.sim.mimic`), without constraint contacts:
     ``Gᵀ (M + diag) G a_r = Gᵀ tau_h``, a = G a_r, a dense LᵀDL (m.dof_parent a chain); under
-    IMPLICIT_FRICTION also the explicit ``Gᵀ M G a_r = Gᵀ (tau_total − h)`` in e.coupling.explicit (what the row
-    records). False if the coupled matrix is not positive definite."""
+    IMPLICIT_FRICTION also the factor of ``Gᵀ M G`` in e.coupling.L (`coupled_explicit`). False if the coupled
+    matrix is not positive definite."""
     mass_and_bias(m, d, fo, im, e, q, v)
     if not ltdl(d.M, m.dof_parent, d.L):
         return False
     ltdl_solve(d.L, m.dof_parent, e.tau_h, a)
     expand(e.coupling, a)
-    if im.mode != IMPLICIT_FRICTION:
-        return True
-    x = e.coupling.explicit
-    crba_kernel(m, d, q, d.M)
-    for k in range(v.shape[0]):
-        x[k] = e.tau_total[k] - d.h[k]
-    couple_system(e.coupling, d.M, x)
-    if ltdl(d.M, m.dof_parent, d.L):
-        ltdl_solve(d.L, m.dof_parent, x, x)
-    expand(e.coupling, x)
+    if im.mode == IMPLICIT_FRICTION:
+        crba_kernel(m, d, q, d.M)
+        couple_matrix(e.coupling, d.M)
+        ltdl(d.M, m.dof_parent, e.coupling.L)
     return True
+
+
+@kernel
+def coupled_explicit(m, d, e, out):
+    """out = G (Gᵀ M G)⁻¹ Gᵀ (tau_total − h): the coupled robot's explicit acceleration at the applied torque, what
+    a row records under IMPLICIT_FRICTION (M's factor and h = d.h left by `coupled_acceleration`)."""
+    for k in range(out.shape[0]):
+        out[k] = e.tau_total[k] - d.h[k]
+    couple_vector(e.coupling, out)
+    ltdl_solve(e.coupling.L, m.dof_parent, out, out)
+    expand(e.coupling, out)

@@ -64,10 +64,12 @@ class Coupled(NamedTuple):
     q: np.ndarray         # (nf,) int64 the follower's coordinate
     q_leader: np.ndarray  # (nf,) int64 the leader's coordinate
     offset: np.ndarray    # (nf,)
-    explicit: np.ndarray  # (nv,) the explicit acceleration a row records under implicit friction; (0,) without
+    L: np.ndarray         # (nv, nv) the LᵀDL factor of the coupled Gᵀ M G without the implicit diagonal, for
+                          # the explicit acceleration a row records under implicit friction; (0, 0) without
 
 
-NO_COUPLING = Coupled(*(np.zeros(0, dtype=np.int64 if k in (0, 1, 3, 4) else float) for k in range(7)))  # none
+NO_COUPLING = Coupled(*(np.zeros(0, dtype=np.int64 if k in (0, 1, 3, 4) else float) for k in range(6)),
+                      np.zeros((0, 0)))  # none
 
 
 def coupled_record(model) -> Coupled:
@@ -78,7 +80,8 @@ def coupled_record(model) -> Coupled:
         rows.append((a.idx_v[f], a.idx_v[lo], mult, a.idx_q[f], a.idx_q[lo], offset))
     ints = [np.array([r[k] for r in rows], dtype=np.int64) for k in (0, 1, 3, 4)]
     floats = [np.array([r[k] for r in rows], dtype=float) for k in (2, 5)]
-    return Coupled(ints[0], ints[1], floats[0], ints[2], ints[3], floats[1], np.zeros(model.nv if rows else 0))
+    n = model.nv if rows else 0
+    return Coupled(ints[0], ints[1], floats[0], ints[2], ints[3], floats[1], np.zeros((n, n)))
 
 
 def chain(nv) -> np.ndarray:

@@ -68,8 +68,8 @@ from .contact.relaxed import relaxed_rows
 from .contact.soft import soft_forces
 from .contact.unilateral import apply_impulses, free_step, unilateral_rows
 from .controllers import control_torque
-from .dynamics import (IMPLICIT_FRICTION, assign, coupled_acceleration, explicit_acceleration, implicit_acceleration,
-                       joint_forces, wrench_forces)
+from .dynamics import (IMPLICIT_FRICTION, assign, coupled_acceleration, coupled_explicit, explicit_acceleration,
+                       implicit_acceleration, joint_forces, wrench_forces)
 from .mimic import expand
 
 __all__ = ["control_torque", "joint_forces", "body_forces", "acceleration", "recorded_acceleration"]
@@ -130,8 +130,8 @@ def recorded_acceleration(m, d, im, cm, e, a, out):
     after that acceleration stage, whose work in d it may reuse."""
     kind = cm.kind
     if im.mode == IMPLICIT_FRICTION and kind != BILATERAL and kind != UNILATERAL and kind != RELAXED:
-        if e.coupling.dof.shape[0] > 0:  # the coupled stage's explicit acceleration (`coupled_acceleration`)
-            assign(out, e.coupling.explicit)
+        if e.coupling.dof.shape[0] > 0:  # the coupled robot's (`dynamics.coupled_explicit`)
+            coupled_explicit(m, d, e, out)
         else:
             explicit_acceleration(m, d, e, out)
     else:

@@ -80,18 +80,39 @@ def test_the_accelerations_are_the_coupled_robots_of_pinocchios_tree():
     assert_close(model.coupling.reduce_v(r.a), a_r, 1e-10, "a_r")
 
 
-def test_inverse_dynamics_of_the_rows_gives_back_the_torques():
-    """Gᵀ RNEA(q, v, a) of every row (what `dyn inverse` prints, projected) is the leaders' recorded torque
-    (plus the limits'); the follower's is zero. Joint friction on: the motor torque is tau, friction apart."""
+@pytest.mark.parametrize("integrator, friction", [("rk4", False), ("semi-implicit", True), ("euler", True)])
+def test_inverse_dynamics_of_the_rows_gives_back_the_torques(integrator, friction):
+    """Gᵀ RNEA(q, v, a) of every row (what `dyn inverse` prints, projected) is the leaders' recorded torque plus
+    the limits' minus the joint friction (the Panda's is viscous; implicit with semi-implicit and euler, whose
+    rows record the coupled explicit acceleration); the follower's torque is zero."""
     model = panda()
     c = model.coupling
     q0, v0 = moving_start(model, seed=4)
     ctrl = dynlib.sim.controllers.PD(kp=50.0, kd=5.0, gravity_compensation=True)
-    r = dynlib.simulate(model, q0, v0, dt=1e-3, steps=200, controller=ctrl, joint_friction=False)
-    tau = r.tau + (r.limit if r.limit is not None else 0.0)
+    r = dynlib.simulate(model, q0, v0, dt=1e-3, steps=200, controller=ctrl, joint_friction=friction,
+                        integrator=integrator)
+    tau = r.tau + (r.limit if r.limit is not None else 0.0) - (model.arrays.damping * r.v if friction else 0.0)
     back = dynlib.coupled_rnea(model, c.reduce_q(r.q), c.reduce_v(r.v), c.reduce_v(r.a))
-    assert_close(back, c.reduce_v(tau), 1e-9, "coupled tau")
+    assert_close(back, c.project(tau), 1e-9, "coupled tau")
     assert_close(c.project(dynlib.rnea(model, r.q, r.v, r.a)), c.project(tau), 1e-9, "projected tree tau")
+    assert np.all(r.tau[:, model.v_names.index("panda_finger_joint2")] == 0.0)
+
+
+def test_computed_torque_tracks_the_coupled_target():
+    """Computed torque on the coupled robot: the follower's target and gains are its leader's through the
+    coupling, so Gᵀ RNEA(q, v, G a_cmd) tracks a sinusoid of the fingers and an arm joint exactly."""
+    model = panda()
+    c = model.coupling
+    q0, _ = moving_start(model, seed=8, finger=0.02)
+    target = dynlib.sim.controllers.Sinusoids(amplitude={"panda_finger_joint1": 0.01, "panda_joint2": 0.2},
+                                              frequency={"panda_finger_joint1": 1.0, "panda_joint2": 0.5})
+    ctrl = dynlib.sim.controllers.ComputedTorque(kp=400.0, kd=40.0, target=target)
+    r = dynlib.simulate(model, q0, dt=1e-3, steps=1000, controller=ctrl, limits=False, integrator="rk4")
+    t = r.time
+    err = np.abs(r.q[:, model.q_names.index("panda_finger_joint1")] - (0.02 + 0.01 * np.sin(2 * np.pi * t)))
+    assert np.max(err[t > 0.7]) < 1e-7 and err[-1] < 1e-9 and np.max(err[t > 0.7]) < 1e-3 * np.max(err)  # the start's error dies
+    assert np.max(np.abs(c.mismatch(r.q))) <= 1e-12
+    assert np.all(r.tau[:, model.v_names.index("panda_finger_joint2")] == 0.0)
 
 
 def test_energy_is_conserved_with_rk4_and_zero_torque():

@@ -267,6 +267,12 @@ def test_a_simulation_of_mimic_joints_couples_them_without_a_warning(tmp_path):
     q = t.columns(["q.left", "q.right"])
     assert np.max(np.abs(q[:, 1] - (-q[:, 0] + 0.01))) <= 1e-12 and q[-1, 0] > 0.0
     assert np.all(t.columns(["tau.right"]) == 0.0)
+    # dyn inverse of the file: the tree's torques, whose projection Gᵀ (tau.left - tau.right) is the leader's
+    r = invoke("inverse", robot, tmp_path / "out.csv", "-o", tmp_path / "back.csv")
+    assert r.returncode == 0, r.stderr
+    back = read_trajectory(tmp_path / "back.csv").columns(["tau.slide", "tau.left", "tau.right"])
+    sim = t.columns(["tau.slide", "tau.left"])
+    assert np.max(np.abs(np.column_stack([back[:, 0], back[:, 1] - back[:, 2]]) - sim)) < 1e-9
     r = invoke("simulate", robot, "--steps", "3", "--tau", "right=1", "-o", tmp_path / "bad.csv")
     assert r.returncode == 2 and "tau.right: joint 'right' mimics 'left' and has no motor" in one_line_error(r.stderr), r.stderr
     assert not (tmp_path / "bad.csv").exists()

@@ -215,3 +215,46 @@ def test_every_contact_model_keeps_the_coupling(kind):
     assert r.diverged is None
     assert np.max(np.abs(c.mismatch(r.q))) <= 1e-12
     assert np.max(np.abs(r.a - c.expand_v(c.reduce_v(r.a)))) <= 1e-9 * max(1.0, np.max(np.abs(r.a)))
+
+
+def test_bilateral_contact_is_the_coupled_kkt_system():
+    """At rest with the points at their targets, bilateral contact solves [Gᵀ M G, (J G)ᵀ; J G, 0] of the
+    coupled robot: its acceleration and forces against numpy's solve of that system (Pinocchio-free, dynlib's
+    crba, rnea and frame Jacobians of the tree)."""
+    model = panda()
+    c = model.coupling
+    q0, _ = moving_start(model, seed=9)
+    tips = ["panda_leftfinger", "panda_rightfinger"]
+    points = [{"frame": t} for t in tips]
+    r = dynlib.simulate(model, q0, dt=1e-3, steps=1, contacts={"model": "bilateral", "points": points},
+                        joint_friction=False, limits=False)
+    G = c.G
+    M, h = dynlib.crba(model, q0), dynlib.nonlinear_effects(model, q0, np.zeros(model.nv))
+    J = np.vstack([dynlib.frame_jacobian(model, q0, t, "local_world_aligned")[:3] for t in tips]) @ G
+    K = np.block([[G.T @ M @ G, J.T], [J, np.zeros((6, 6))]])
+    sol = np.linalg.solve(K, np.concatenate([-G.T @ h, np.zeros(6)]))
+    assert rel_err(c.reduce_v(r.a[0]), sol[:c.nv]) < 1e-7  # the Delassus matrix's 1e-12 regularization
+    assert rel_err(r.contact_force[0].ravel(), -sol[c.nv:]) < 1e-6
+
+
+@pytest.mark.parametrize("relpath", ["xarm/xarm6_with_gripper.urdf"])
+def test_a_gripper_whose_followers_carry_links_keeps_the_coupling(relpath):
+    """pybullet_data's xArm gripper: six followers of one leader, with multipliers of both signs and links
+    below them (the coupled matrix is dense across its branches). rk4, no friction: the coupling holds to the
+    last bits, the accelerations are the coupled aba's, the energy is conserved."""
+    import os
+
+    pybullet_data = pytest.importorskip("pybullet_data")
+    model = dynlib.load(os.path.join(pybullet_data.getDataPath(), relpath))
+    c = model.coupling
+    assert len(model.mimic) >= 2
+    rng = np.random.default_rng(10)
+    q0 = c.expand_q(c.reduce_q(dynlib.random_configuration(model, rng)))
+    v0 = c.expand_v(rng.uniform(-0.5, 0.5, c.nv))
+    r = dynlib.simulate(model, q0, v0, dt=1e-3, steps=300, joint_friction=False, limits=False)
+    assert r.diverged is None
+    assert np.max(np.abs(c.mismatch(r.q))) <= 1e-12
+    a_r = dynlib.coupled_aba(model, c.reduce_q(r.q), c.reduce_v(r.v), np.zeros((len(r), c.nv)))
+    assert rel_err(c.reduce_v(r.a), a_r) < 1e-10
+    E = r.energy[:, 2]
+    assert np.max(np.abs(E - E[0])) < 1e-7 * max(1.0, np.max(np.abs(r.energy[:, 0])))

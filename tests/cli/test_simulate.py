@@ -276,6 +276,12 @@ def test_a_simulation_of_mimic_joints_couples_them_without_a_warning(tmp_path):
     r = invoke("simulate", robot, "--steps", "3", "--tau", "right=1", "-o", tmp_path / "bad.csv")
     assert r.returncode == 2 and "tau.right: joint 'right' mimics 'left' and has no motor" in one_line_error(r.stderr), r.stderr
     assert not (tmp_path / "bad.csv").exists()
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text("dyn: 1\nrobot: g.urdf\nduration: 0.01\ncontrol: {type: pd, kp: {right: 10.0}}\n")
+    r = invoke("simulate", scenario, "-o", tmp_path / "bad.csv")
+    assert r.returncode == 2 and one_line_error(r.stderr).startswith(
+        f"dyn: error: {scenario}:4: control: kp.right: joint 'right' mimics 'left' and has no motor"), r.stderr
+    assert not (tmp_path / "bad.csv").exists()
     r = invoke("simulate", robot, "--steps", "3", "--q0", "left=0.02", "--q0", "right=0", "-o", tmp_path / "w.csv")
     assert r.returncode == 0 and r.stderr.count("dyn: warning: q0: joint 'right' mimics 'left'") == 1, r.stderr
     r = invoke("simulate", robot, "--steps", "3", "--lock", "left=0.02", "-o", tmp_path / "out.csv")

@@ -287,8 +287,8 @@ def coupled_acceleration(m, d, fo, im, e, q, v, a):
 
 @kernel
 def coupled_explicit(m, d, e, out):
-    """out = G (Gᵀ M G)⁻¹ Gᵀ (tau_total − h): the coupled robot's explicit acceleration at the applied torque, what
-    a row records under IMPLICIT_FRICTION (M's factor and h = d.h left by `coupled_acceleration`)."""
+    """out = G (Gᵀ M G)⁻¹ Gᵀ (tau_total − h): the coupled robot's explicit acceleration at the applied torque,
+    what a row records under IMPLICIT_FRICTION (M's factor and h = d.h left by `coupled_acceleration`)."""
     for k in range(out.shape[0]):
         out[k] = e.tau_total[k] - d.h[k]
     couple_vector(e.coupling, out)

@@ -30,14 +30,17 @@ acceleration without contacts) project it:
   with the leader's own), held by the one limit torque on the leader.
 
 Torques. A follower has no motor of its own: the motor torque of the control stage is folded onto its
-leader (`couple_vector` on the motor torque: ``tau_leader += multiplier * tau_follower``, ``tau_follower = 0``), so gravity
-compensation is the coupled robot's ``Gᵀ g``; the recorded ``tau.<follower>`` is 0. A controller that
-drives a follower by name (a PD's kp, kd or target, a constant or table torque) is an error naming it
-(`check_controller`); a gain given as one number acts on the leaders only. The joint friction of a
-follower acts on it and reaches the leader through the multiplier (``Gᵀ tau_total``); the energy is the
-tree's (every body moves), and the coupling does no work (d'Alembert: its force is orthogonal to G).
-So inverse dynamics of the rows, coupled (`dynlib.coupled_rnea`), gives back ``Gᵀ (tau + limit)``, which
-is the leader's recorded torque since the followers' are zero.
+leader (`couple_vector`: ``tau_leader += multiplier * tau_follower``, ``tau_follower = 0``), so gravity
+compensation is the coupled robot's ``Gᵀ g``, and the recorded ``tau.<follower>`` is 0. A controller that
+drives a follower by name (a PD's or computed torque's kp, kd or target, a constant or table torque) is an
+error naming the key (`check_controller`); a PD gain given as one number acts on the leaders only; computed
+torque gives each follower its leader's gains and target through the coupling, so its torque is
+``Gᵀ RNEA(q, v, G a_cmd)``. The joint friction of a follower acts on it and reaches the leader through the
+multiplier (``Gᵀ tau_total``); the energy is the tree's (every body moves), and the coupling does no work
+(d'Alembert: its force is orthogonal to G). A row records the coupled acceleration (under implicit
+friction the explicit one, `dynamics.coupled_explicit`), so inverse dynamics of the rows projected,
+``Gᵀ RNEA(q, v, a)`` (`dynlib.coupled_rnea`), gives back ``Gᵀ (tau + limit − friction)``: the leaders'
+recorded torques, the followers' being zero.
 
 The initial state: each follower's position and velocity are its leader's through the coupling; a given
 q0 or v0 whose follower disagrees (by more than 1e-9) gets one `dynlib.core.model.MimicStateWarning` naming

@@ -274,7 +274,8 @@ def test_a_simulation_of_mimic_joints_couples_them_without_a_warning(tmp_path):
     sim = t.columns(["tau.slide", "tau.left"])
     assert np.max(np.abs(np.column_stack([back[:, 0], back[:, 1] - back[:, 2]]) - sim)) < 1e-9
     r = invoke("simulate", robot, "--steps", "3", "--tau", "right=1", "-o", tmp_path / "bad.csv")
-    assert r.returncode == 2 and "tau.right: joint 'right' mimics 'left' and has no motor" in one_line_error(r.stderr), r.stderr
+    assert r.returncode == 2, r.stderr
+    assert "tau.right: joint 'right' mimics 'left' and has no motor" in one_line_error(r.stderr), r.stderr
     assert not (tmp_path / "bad.csv").exists()
     scenario = tmp_path / "s.yaml"
     scenario.write_text("dyn: 1\nrobot: g.urdf\nduration: 0.01\ncontrol: {type: pd, kp: {right: 10.0}}\n")

@@ -110,7 +110,8 @@ def test_computed_torque_tracks_the_coupled_target():
     r = dynlib.simulate(model, q0, dt=1e-3, steps=1000, controller=ctrl, limits=False, integrator="rk4")
     t = r.time
     err = np.abs(r.q[:, model.q_names.index("panda_finger_joint1")] - (0.02 + 0.01 * np.sin(2 * np.pi * t)))
-    assert np.max(err[t > 0.7]) < 1e-7 and err[-1] < 1e-9 and np.max(err[t > 0.7]) < 1e-3 * np.max(err)  # the start's error dies
+    late = np.max(err[t > 0.7])  # the start's error (v0 = 0, the target moving) dies out
+    assert late < 1e-7 and err[-1] < 1e-9 and late < 1e-3 * np.max(err)
     assert np.max(np.abs(c.mismatch(r.q))) <= 1e-12
     assert np.all(r.tau[:, model.v_names.index("panda_finger_joint2")] == 0.0)
 

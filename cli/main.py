@@ -396,7 +396,7 @@ def dyn(ctx, verbose, quiet):
 def _show_cache_warnings(quiet):
     """The kernel cache's warnings (dynlib._numba.folder.CacheWarning: a cache that cannot be
     written, a damaged cache file), rk4's stiff-gains warning (dynlib.sim.controllers.StiffGainsWarning)
-    and a simulation's uncoupled mimic joints (dynlib.core.model.MimicNotCoupledWarning) as one `dyn: warning:` line each, rk4's first-order friction term (dynlib.sim.dynamics.ImplicitFrictionNote)
+    and a simulation's mimic joint started off its leader (dynlib.core.model.MimicStateWarning) as one `dyn: warning:` line each, rk4's first-order friction term (dynlib.sim.dynamics.ImplicitFrictionNote)
     as a `dyn: note:` line, none with -q."""
     import sys
     import warnings
@@ -410,7 +410,7 @@ def _show_cache_warnings(quiet):
         controllers = sys.modules.get("dynlib.sim.controllers")  # loaded by then when a run's gains warned
         stiff = controllers.StiffGainsWarning if controllers is not None else CacheWarning
         model = sys.modules.get("dynlib.core.model")  # and by a simulation of mimic joints
-        mimic = model.MimicNotCoupledWarning if model is not None else CacheWarning
+        mimic = model.MimicStateWarning if model is not None else CacheWarning
         dynamics = sys.modules.get("dynlib.sim.dynamics")
         if dynamics is not None and issubclass(category, dynamics.ImplicitFrictionNote):
             if not quiet:

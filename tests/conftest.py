@@ -62,7 +62,7 @@ KERNEL_MODULES = frozenset({
     "runs/test_contact_scenarios.py", "runs/test_scenario.py", "runs/test_sweep.py",
     "sim/test_contact_bilateral.py", "sim/test_contact_points.py", "sim/test_contact_relaxed.py",
     "sim/test_contact_soft.py", "sim/test_contact_unilateral.py", "sim/test_controllers.py",
-    "sim/test_dynamics.py", "sim/test_integrators.py", "sim/test_joint_limits.py", "sim/test_simulate.py",
+    "sim/test_dynamics.py", "sim/test_integrators.py", "sim/test_joint_limits.py", "sim/test_mimic.py", "sim/test_simulate.py",
     "sim/test_stiff_gains.py",
     "test_pinocchio.py",
 })

@@ -114,28 +114,19 @@ def massless_free_flyer_message(model, link, joint) -> str:
             f"(or --lock {joint}=VALUE, a scenario's lock:), or give '{link}' an <inertial>")
 
 
-class MimicNotCoupledWarning(UserWarning):
-    """The simulation moves a robot's mimic joints independently of their leaders (`check_forward_dynamics`)."""
+class MimicStateWarning(UserWarning):
+    """A simulation's given initial state moved a mimic joint off its leader: it starts from the leader
+    (`dynlib.sim.mimic.initial_state`)."""
 
 
 def check_forward_dynamics(model) -> None:
     """Raise ModelError when a massless free-flyer (`massless_free_flyers`) makes M singular: forward
-    dynamics (simulate, energy-check, sweep) refuse such a model at load, before step 0. A robot with
-    mimic joints gets a `MimicNotCoupledWarning`: the simulation loop integrates the tree (each follower
-    its own coordinate), while rnea, crba and aba of the coupled robot are `dynlib.coupled_rnea`, ...
-    and recordings read a follower from its leader (`dynlib.core.mimic`)."""
-    import warnings
-
+    dynamics (simulate, energy-check, sweep) refuse such a model at load, before step 0. (Mimic joints are
+    coupled in the simulation: `dynlib.sim.mimic`.)"""
     from ..errors import ModelError
 
     for link, joint in model.massless_free_flyers:
         raise ModelError(massless_free_flyer_message(model, link, joint), file=model.source or None)
-    if model.mimic:
-        followers = [f for f, *_ in model.mimic]
-        warnings.warn(f"robot '{model.name}': the simulation does not couple mimic joints yet: "
-                      f"{', '.join(followers)} {'moves' if len(followers) == 1 else 'move'} independently of "
-                      f"{'its leader' if len(followers) == 1 else 'their leaders'} (--lock a leader holds its "
-                      "followers with it)", MimicNotCoupledWarning, stacklevel=2)
 
 
 class Shape(NamedTuple):

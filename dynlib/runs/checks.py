@@ -261,8 +261,9 @@ def random_state(model, seed):
     from ..algorithms.configuration import random_configuration
 
     rng = np.random.default_rng(seed)
-    q0 = random_configuration(model, rng)
-    return q0, rng.uniform(-1.0, 1.0, model.nv)
+    q0, v0 = random_configuration(model, rng), rng.uniform(-1.0, 1.0, model.nv)
+    c = model.coupling  # mimic joints: each follower from its leader (dynlib.sim.mimic)
+    return (q0, v0) if c is None else (c.expand_q(c.reduce_q(q0)), c.expand_v(c.reduce_v(v0)))
 
 
 ORDER = {"rk4": 4, "semi-implicit": 1, "euler": 1}  # the order of each integrator's energy error

@@ -66,7 +66,9 @@ import numpy as np
 from .._numba.decorators import inline_kernel, kernel
 from ..algorithms.aba import aba_at_velocities, aba_kernel
 from ..algorithms.crba import crba_kernel
+from ..algorithms.linalg import ltdl, ltdl_solve
 from ..algorithms.rnea import rnea_kernel
+from .mimic import NO_COUPLING, Coupled, couple_matrix, couple_system, couple_vector, expand
 
 
 class Forces(NamedTuple):
@@ -115,10 +117,14 @@ class Evaluation(NamedTuple):
                            # the ABA's
     memory: np.ndarray     # (nv,) dt Σ_j γ_sj k_j, the Rosenbrock-W stage memory of rk4's implicit friction
                            # (`dynlib.sim.integrators.stage_memory`); zero for the one-stage schemes
+    coupling: Coupled = NO_COUPLING  # the mimic joints' coupling the forces are projected with
+                           # (`dynlib.sim.mimic`; empty arrays without mimic joints)
 
 
-def evaluation(nv, nb) -> Evaluation:
-    return Evaluation(np.zeros(nv), np.zeros(nv), np.zeros((nb, 6)), np.zeros(nv), np.zeros(nv))
+def evaluation(nv, nb, coupling=None) -> Evaluation:
+    """The Evaluation sums of a model (nv, nb), with its mimic `Coupled` record (None: none)."""
+    return Evaluation(np.zeros(nv), np.zeros(nv), np.zeros((nb, 6)), np.zeros(nv), np.zeros(nv),
+                      NO_COUPLING if coupling is None else coupling)
 
 
 @kernel
@@ -208,7 +214,8 @@ def stage_term(fo, im, e, k):
 @inline_kernel
 def mass_and_bias(m, d, fo, im, e, q, v):
     """d.M = M(q) + diag(dt B + gain_m) (`implicit_diagonal`, in d.diag), d.h = RNEA(q, v, 0, e.fext),
-    e.tau_h = e.tau_total - h - gain_v v - B memory (`stage_term`)."""
+    e.tau_h = e.tau_total - h - gain_v v - B memory (`stage_term`); with mimic joints, d.M and e.tau_h
+    of the coupled robot, embedded (`dynlib.sim.mimic.couple_system`)."""
     crba_kernel(m, d, q, d.M)
     implicit_diagonal(fo, im, v, d.diag)
     rnea_kernel(m, d, q, v, d.zeros_v, e.fext, m.gravity, d.h)
@@ -216,6 +223,7 @@ def mass_and_bias(m, d, fo, im, e, q, v):
         d.M[k, k] += d.diag[k]
         e.tau_h[k] = e.tau_total[k] - d.h[k] - im.gain_v[k] * v[k]
         e.tau_h[k] -= stage_term(fo, im, e, k)
+    couple_system(e.coupling, d.M, e.tau_h)
 
 
 @kernel
@@ -257,3 +265,32 @@ def explicit_acceleration(m, d, e, out):
     """out = ABA(q, v, e.tau_total, e.fext): the model's acceleration at the state, not the implicit stage's;
     the stage's ABA at (q, v) just before left pass 1 in d (`aba_at_velocities`)."""
     aba_at_velocities(m, d, e.tau_total, e.fext, m.gravity, d.zeros_v, out)
+
+
+@kernel
+def coupled_acceleration(m, d, fo, im, e, q, v, a):
+    """The acceleration stage of a robot with mimic joints (`dynlib.sim.mimic`), without constraint contacts:
+    ``Gᵀ (M + diag) G a_r = Gᵀ tau_h``, a = G a_r, a dense LᵀDL (m.dof_parent a chain); under
+    IMPLICIT_FRICTION also the factor of ``Gᵀ M G`` in e.coupling.L (`coupled_explicit`). False if the coupled
+    matrix is not positive definite."""
+    mass_and_bias(m, d, fo, im, e, q, v)
+    if not ltdl(d.M, m.dof_parent, d.L):
+        return False
+    ltdl_solve(d.L, m.dof_parent, e.tau_h, a)
+    expand(e.coupling, a)
+    if im.mode == IMPLICIT_FRICTION:
+        crba_kernel(m, d, q, d.M)
+        couple_matrix(e.coupling, d.M)
+        ltdl(d.M, m.dof_parent, e.coupling.L)
+    return True
+
+
+@kernel
+def coupled_explicit(m, d, e, out):
+    """out = G (Gᵀ M G)⁻¹ Gᵀ (tau_total − h): the coupled robot's explicit acceleration at the applied torque,
+    what a row records under IMPLICIT_FRICTION (M's factor and h = d.h left by `coupled_acceleration`)."""
+    for k in range(out.shape[0]):
+        out[k] = e.tau_total[k] - d.h[k]
+    couple_vector(e.coupling, out)
+    ltdl_solve(e.coupling.L, m.dof_parent, out, out)
+    expand(e.coupling, out)

@@ -62,6 +62,7 @@ from ..algorithms.crba import crba_kernel
 from ..algorithms.linalg import ltdl, ltdl_solve
 from ..algorithms.rnea import rnea_kernel
 from ..core import joints as J
+from .mimic import couple_bias, couple_matrix
 
 TIMECONST = 0.002  # s, the limit's time constant (MuJoCo's solref[0]; at least 2 dt)
 DAMPRATIO = 1.0    # critical damping (MuJoCo's solref[1] default)
@@ -215,8 +216,10 @@ def limit_torques(m, d, lim, e, q, v):
     if limit_targets(lim.v_index, lim.side, lim.depth, lim.stiffness, lim.damping, lim.dt, v, lim.target) == 0:
         return
     crba_kernel(m, d, q, d.M)
+    couple_matrix(e.coupling, d.M)  # mimic joints: the coupled robot's (`dynlib.sim.mimic`)
     if ltdl(d.M, m.dof_parent, d.L):
         rnea_kernel(m, d, q, v, d.zeros_v, e.fext, m.gravity, d.h)
+        couple_bias(e.coupling, d.h, e.tau_total)
         hold_forces(m.dof_parent, d.L, lim.v_index, lim.side, lim.target, d.h, lim.unit, lim.x, lim.cols, lim.lam,
                     lim.force, e.tau_total)
 

@@ -49,6 +49,11 @@ One step, from state k to k + 1 (`_run`, compiled):
    (`record`: q, v, the acceleration, tau, contact forces, energy);
 4. `integrators.advance` moves to the state k + 1, which is checked for divergence.
 
+Mimic joints (`dynlib.sim.mimic`): the loop integrates the coupled robot on the tree's full state; the
+control stage's torque on a follower is folded onto its leader, the stages that form M solve the coupled
+system ``Gᵀ M G`` (contact rows ``J G``; the tree's ABA is not used), and after each step every follower is
+set from its leader (`mimic.hold_state`). Without mimic joints those kernels loop over nothing.
+
 The parameters and workspaces of every stage travel in one `Pipeline` tuple that
 `simulate` builds (`_pipeline`), of one numba type for every scenario: the
 controller's `controllers.Control` record (the law's code and every law's
@@ -94,6 +99,7 @@ from .dynamics import (FREE, IMPLICIT_FRICTION, IMPLICIT_GAINS, Evaluation, Forc
                        applied_torque, assign, evaluation)
 from ..errors import InputError, NumericalError
 from .joint_limits import Limits, limits_record, limit_torques, over_effort, saturate, unpin
+from .mimic import chain, check_controller, couple_vector, coupled_limits, coupled_record, hold_state, initial_state
 from .stages import acceleration, body_forces, control_torque, joint_forces, recorded_acceleration
 
 # divergence reasons
@@ -172,6 +178,7 @@ def evaluate(m, d, p, dt, t, q, v, a):
     ok = True
     for _ in range(2):  # again only when an implicit PD torque ended past its effort limit (`joint_limits`)
         control_torque(m, d, p.control, p.control_work, t, q, v, e.tau)
+        couple_vector(e.coupling, e.tau)  # mimic joints: a follower's motor torque acts on its leader
         saturate(lim.effort, lim.pinned, lim.gain_m, lim.gain_v, im.gain_m, im.gain_v, e.tau)
         joint_forces(p.forces, v, e.tau, e.tau_total)
         body_forces(m, d, p.forces, p.contact, t, q, v, e.fext)
@@ -238,6 +245,7 @@ def _run(m, d, p, w, scheme, dt, k0, k1, steps, every, max_state, q, v, rows, ro
             if k == steps:
                 return row, -1, 0
         I.advance(scheme, jtype, idx_q, idx_v, dt, q, v, w.ks, w.acc, w.xi, w.qn)
+        hold_state(p.sums.coupling, q, v)  # mimic joints: each follower from its leader, to the last bit
         bad = _bad_state(q, v, max_state)
         if bad:
             return row, k + 1, bad
@@ -520,6 +528,8 @@ def _pipeline(model, q, dt, o):
     with _from_argument("controller"):
         controller = C.as_controller(o.controller)
         ctrl = controller.params(model, q, (damping, friction, o.friction_smoothing))
+        if model.mimic:  # a follower has no motor (`dynlib.sim.mimic`)
+            ctrl = check_controller(model, controller, ctrl)
     # a PD's gains: implicit with semi-implicit and euler (dynlib.sim.dynamics), a warning with rk4 when too stiff
     # computed torque cancels the joint friction at every evaluation: nothing stiff is left to treat implicitly
     implicit = (o.friction_integration == "implicit" and (np.any(damping != 0) or np.any(friction != 0))
@@ -540,10 +550,13 @@ def _pipeline(model, q, dt, o):
                              f"(semi-implicit Euler): set integrator to '{needs}' (got {o.integrator!r})")
     mode = IMPLICIT_FRICTION if stiff else IMPLICIT_GAINS if implicit_gains else FREE
     limits = limits_record(model, dt, o.limits["position"], o.limits["effort"], gain_m, gain_v)
+    if model.mimic and o.limits["position"]:  # a follower's limits held on its leader
+        limits = coupled_limits(model, limits)
     return _normalized(Pipeline(control_record(ctrl), control_work(model),
                                 Forces(damping, friction, o.friction_smoothing, *wrenches),
                                 Implicit(mode, friction_dt, gain_m, gain_v), contact_record(contact, model.nv),
-                                evaluation(model.nv, model.nb), limits)), contact
+                                evaluation(model.nv, model.nb, coupled_record(model) if model.mimic else None),
+                                limits)), contact
 
 
 STIFF_FRICTION = 0.5 * C.RK4_REAL_LIMIT  # rk4: a joint's friction is implicit when dt λ_k is above this
@@ -618,6 +631,8 @@ def simulate(model, q0=None, v0=None, *, dt, steps, **options) -> SimulationResu
     dt, steps, o = _checked(model, dt, steps, Options(**options))
     q = _state(model, q0, model.nq, "q0", model.q_neutral)
     v = _state(model, v0, model.nv, "v0", np.zeros(model.nv))
+    if model.mimic:  # each follower from its leader (`dynlib.sim.mimic.initial_state`)
+        q, v = initial_state(model, q, v, q0 is not None, v0 is not None)
     if np.any(np.abs(q) > o.max_state) or np.any(np.abs(v) > o.max_state):
         raise InputError(f"the initial state exceeds max_state = {o.max_state:g}")
     p, contact = _pipeline(model, q, dt, o)
@@ -646,6 +661,8 @@ def _chunks(model, p, dt, steps, o, q, v, rows) -> tuple:
     o.progress between them: (rows written, step of divergence or -1, reason, q and v of the last chunk's end
     before a divergence)."""
     m, d, w = model.arrays, model.create_data(), I.make_work(model.nq, model.nv)
+    if model.mimic:  # the coupled matrix is dense across branches: its LᵀDL on a chain (`dynlib.sim.mimic`)
+        m = m._replace(dof_parent=chain(model.nv))
     scheme = I.SCHEMES[o.integrator]
     total = steps + 1  # states 0..steps
     chunk = total if (o.progress is None and total <= CHUNKED_ABOVE) else max(1, total // 100)

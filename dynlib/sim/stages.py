@@ -68,8 +68,9 @@ from .contact.relaxed import relaxed_rows
 from .contact.soft import soft_forces
 from .contact.unilateral import apply_impulses, free_step, unilateral_rows
 from .controllers import control_torque
-from .dynamics import (IMPLICIT_FRICTION, assign, explicit_acceleration, implicit_acceleration, joint_forces,
-                       wrench_forces)
+from .dynamics import (IMPLICIT_FRICTION, assign, coupled_acceleration, coupled_explicit, explicit_acceleration,
+                       implicit_acceleration, joint_forces, wrench_forces)
+from .mimic import expand
 
 __all__ = ["control_torque", "joint_forces", "body_forces", "acceleration", "recorded_acceleration"]
 
@@ -96,6 +97,8 @@ def acceleration(m, d, fo, im, cm, e, dt, q, v, a):
         return bilateral_acceleration(m, d, cm, fo, im, e, q, v, a)
     if kind == UNILATERAL or kind == RELAXED:
         return impulse_acceleration(m, d, cm, fo, im, e, dt, q, v, a)
+    if e.coupling.dof.shape[0] > 0:  # mimic joints: the coupled robot's (dense) solve
+        return coupled_acceleration(m, d, fo, im, e, q, v, a)
     return implicit_acceleration(m, d, fo, im, e, q, v, a)
 
 
@@ -117,6 +120,7 @@ def impulse_acceleration(m, d, cm, fo, im, e, dt, q, v, a):
         relaxed_rows(pr, st, w, dt)
         mu, tol, max_iter = pr.friction, pr.tolerance, pr.max_iterations
     apply_impulses(mu, tol, max_iter, pts, st, w, dt, a)
+    expand(e.coupling, a)  # mimic joints: the followers' from their leaders (`dynlib.sim.mimic`)
     return True
 
 
@@ -126,6 +130,9 @@ def recorded_acceleration(m, d, im, cm, e, a, out):
     after that acceleration stage, whose work in d it may reuse."""
     kind = cm.kind
     if im.mode == IMPLICIT_FRICTION and kind != BILATERAL and kind != UNILATERAL and kind != RELAXED:
-        explicit_acceleration(m, d, e, out)
+        if e.coupling.dof.shape[0] > 0:  # the coupled robot's (`dynamics.coupled_explicit`)
+            coupled_explicit(m, d, e, out)
+        else:
+            explicit_acceleration(m, d, e, out)
     else:
         assign(out, a)

@@ -254,15 +254,37 @@ def test_a_bad_lock_exits_2_with_one_line(tmp_path, lock, message):
     assert list(tmp_path.iterdir()) == []
 
 
-def test_a_simulation_of_mimic_joints_says_they_are_not_coupled_yet(tmp_path):
-    """Issue 28 item 8 is done in rnea/crba/aba (dynlib.coupled_*), info, and recordings, not yet in the
-    simulation loop: one warning says so; a locked leader holds its follower, and the warning goes."""
+def test_a_simulation_of_mimic_joints_couples_them_without_a_warning(tmp_path):
+    """Issue 28 item 8 in the simulation loop (dynlib.sim.mimic): right = -left + 0.01 at every row, its tau
+    0, no warning (it said "does not couple mimic joints yet" before); a locked leader holds its follower."""
     from tests.cli.test_info import GRIPPER
 
     robot = tmp_path / "g.urdf"
     robot.write_text(GRIPPER)
-    r = invoke("simulate", robot, "--steps", "3", "-o", tmp_path / "out.csv")
-    assert r.returncode == 0 and r.stderr.count("does not couple mimic joints yet: right moves") == 1, r.stderr
+    r = invoke("simulate", robot, "--steps", "30", "--tau", "left=0.5", "-o", tmp_path / "out.csv")
+    assert r.returncode == 0 and r.stderr == "", r.stderr
+    t = read_trajectory(tmp_path / "out.csv")
+    q = t.columns(["q.left", "q.right"])
+    assert np.max(np.abs(q[:, 1] - (-q[:, 0] + 0.01))) <= 1e-12 and q[-1, 0] > 0.0
+    assert np.all(t.columns(["tau.right"]) == 0.0)
+    # dyn inverse of the file: the tree's torques, whose projection Gᵀ (tau.left - tau.right) is the leader's
+    r = invoke("inverse", robot, tmp_path / "out.csv", "-o", tmp_path / "back.csv")
+    assert r.returncode == 0, r.stderr
+    back = read_trajectory(tmp_path / "back.csv").columns(["tau.slide", "tau.left", "tau.right"])
+    sim = t.columns(["tau.slide", "tau.left"])
+    assert np.max(np.abs(np.column_stack([back[:, 0], back[:, 1] - back[:, 2]]) - sim)) < 1e-9
+    r = invoke("simulate", robot, "--steps", "3", "--tau", "right=1", "-o", tmp_path / "bad.csv")
+    assert r.returncode == 2, r.stderr
+    assert "tau.right: joint 'right' mimics 'left' and has no motor" in one_line_error(r.stderr), r.stderr
+    assert not (tmp_path / "bad.csv").exists()
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text("dyn: 1\nrobot: g.urdf\nduration: 0.01\ncontrol: {type: pd, kp: {right: 10.0}}\n")
+    r = invoke("simulate", scenario, "-o", tmp_path / "bad.csv")
+    assert r.returncode == 2 and one_line_error(r.stderr).startswith(
+        f"dyn: error: {scenario}:4: control: kp.right: joint 'right' mimics 'left' and has no motor"), r.stderr
+    assert not (tmp_path / "bad.csv").exists()
+    r = invoke("simulate", robot, "--steps", "3", "--q0", "left=0.02", "--q0", "right=0", "-o", tmp_path / "w.csv")
+    assert r.returncode == 0 and r.stderr.count("dyn: warning: q0: joint 'right' mimics 'left'") == 1, r.stderr
     r = invoke("simulate", robot, "--steps", "3", "--lock", "left=0.02", "-o", tmp_path / "out.csv")
     assert r.returncode == 0 and "mimic" not in r.stderr, r.stderr
     assert dict(dynlib.load(robot, lock={"left": 0.02}).locked) == {"left": 0.02, "right": -0.01}

@@ -316,3 +316,24 @@ def test_order_causes_name_what_the_scenario_has():
     assert "first order in that term" in words and "tanh kink" in words and "contact" not in words
     ball = load_scenario(str(ROBOTS_DIR.parent / "scenarios" / "contact_soft_ball.yaml"))
     assert "soft contacts" in order_causes(ball, ball.model.q_neutral, ball.dt)
+
+
+def test_energy_check_passes_on_a_panda_with_coupled_fingers(erd_path):
+    """Issue 28 item 8: the Panda's fingers are one coordinate (panda_finger_joint2 mimics panda_finger_joint1);
+    the coupling does no work, so the free motion's energy is conserved (rk4, no friction, no torque), and with
+    torques and the fingers' friction the work-energy balance holds (a follower's friction acts on it, through
+    the multiplier on its leader)."""
+    path = str(erd_path("panda_description/urdf/panda.urdf"))
+    free = load_scenario(path, {"control": {"type": "zero"}, "joint_friction": "none", "duration": 0.5,
+                                "limits": {"position": False, "effort": False}})
+    report = energy_check(free, random_initial=True, seed=3)
+    assert report.passed, [c.as_dict() for c in report.checks]
+    q0 = np.array(report.settings["q0"])
+    assert abs(q0[8] - q0[7]) == 0.0  # the random start is coupled (no MimicStateWarning)
+    driven = load_scenario(path, {"control": {"type": "constant", "tau": {"panda_joint2": 3.0,
+                                                                          "panda_finger_joint1": 0.5}},
+                                  "friction_integration": "explicit", "friction_smoothing": 0.1, "dt": 5e-4,
+                                  "duration": 0.2, "initial": {"q": {"panda_finger_joint1": 0.02}}})
+    report = energy_check(driven, tolerance=1e-6)
+    assert report.settings["work_energy_balance"] is True
+    assert by_name(report)["energy_drift"].passed, by_name(report)["energy_drift"].as_dict()

@@ -457,6 +457,7 @@ def initial_q(sc):
     else:
         for name, x in sc.initial.q.items():
             q[model.q_names.index(name)] = x
+        q = _followers_from_leaders(model, q, sc.initial.q, model.coupling and model.coupling.expand_q)
     # a free-flyer quaternion given in part is normalised; all zero is an error
     for joint, iq in model.quaternions:
         n = float(np.linalg.norm(q[iq:iq + 4]))
@@ -464,6 +465,20 @@ def initial_q(sc):
             raise sc.error(("initial", "q"), f"the quaternion of joint '{joint}' is zero")
         q[iq:iq + 4] /= n
     return q
+
+
+def _followers_from_leaders(model, x, named, expand):
+    """x (q or v) with each mimic joint (`dynlib.sim.mimic`) that `named` leaves out set from its leader."""
+    if expand is None:
+        return x
+    c, coupled = model.coupling, None
+    for follower, *_ in model.mimic:
+        if follower not in named:
+            coupled = expand((c.reduce_q if x.shape[0] == model.nq else c.reduce_v)(x)) if coupled is None else coupled
+            k = model.joint_id(follower)
+            k = model.arrays.idx_q[k] if x.shape[0] == model.nq else model.arrays.idx_v[k]
+            x[k] = coupled[k]
+    return x
 
 
 def initial_v(sc):
@@ -475,4 +490,5 @@ def initial_v(sc):
     else:
         for name, x in sc.initial.qd.items():
             v[model.v_names.index(name)] = x
+        v = _followers_from_leaders(model, v, sc.initial.qd, model.coupling and model.coupling.expand_v)
     return v

@@ -33,6 +33,7 @@ from ..._numba.decorators import inline_kernel, kernel
 from ...algorithms.kinematics import motion, placements
 from ...algorithms.linalg import cholesky, cholesky_solve, ltdl, ltdl_solve
 from ..dynamics import mass_and_bias
+from ..mimic import couple_rows, expand
 from .points import delassus, point_jacobian, point_position
 
 
@@ -142,6 +143,7 @@ def bilateral_rows(m, d, bc, pts, st, fo, im, e, q, v):
     placements(m, d, q)
     motion(m, d, v, d.zeros_v, bc.work.zero6)  # the world's acceleration in the bias pass: none
     constraint_rows(m, d, bc.params, pts, st, bc.work, v)
+    couple_rows(e.coupling, bc.work.Jc)  # mimic joints: J G (`dynlib.sim.mimic`; none: nothing)
 
 
 @inline_kernel
@@ -149,4 +151,6 @@ def bilateral_acceleration(m, d, cm, fo, im, e, q, v, a):
     """a = the acceleration with every point held (KKT system; cm: `dynlib.sim.contact.ContactModel`);
     cm.state.force = λ per point. False if M (+ dt B) or the Delassus matrix is not positive definite."""
     bilateral_rows(m, d, cm.bilateral, cm.points, cm.state, fo, im, e, q, v)
-    return constrained_acceleration(m, d, cm.bilateral.work, cm.state, e.tau_h, a)
+    ok = constrained_acceleration(m, d, cm.bilateral.work, cm.state, e.tau_h, a)
+    expand(e.coupling, a)
+    return ok

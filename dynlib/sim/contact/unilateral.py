@@ -49,6 +49,7 @@ from ..._numba.decorators import inline_kernel, kernel
 from ...algorithms.kinematics import placements
 from ...algorithms.linalg import ltdl, ltdl_solve
 from ..dynamics import mass_and_bias
+from ..mimic import couple_rows
 from .points import delassus, point_jacobian, point_position
 
 
@@ -113,6 +114,7 @@ def free_step(m, d, pts, st, w, fo, im, e, dt, q, v, a):
         return False
     ltdl_solve(d.L, m.dof_parent, e.tau_h, a)
     contact_rows(m, d, pts, st, w)
+    couple_rows(e.coupling, w.Jc)  # mimic joints: J G (`dynlib.sim.mimic`; none: nothing)
     delassus(d.L, m.dof_parent, w.Jc, w.Y, w.D)
     for r in range(w.Jc.shape[0]):
         s = 0.0

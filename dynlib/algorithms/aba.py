@@ -102,6 +102,37 @@ def aba_at_velocities(m, d, tau, fext, gravity, diag, qdd):
 
 
 @kernel
+def aba_solve(m, d, tau, qdd):
+    """qdd = (M + diag(armature + diag))⁻¹ tau on the factorization that the last `aba_kernel` call left in d
+    (joint placements lR, lp; U_k, 1/D_k): passes 2 and 3 without velocities, gravity or external wrenches,
+    O(n) with no inertia update (another right-hand side at the same q, e.g. a unit torque: a column of M⁻¹).
+    Overwrites d.f (the pass-2 forces), d.u and d.a."""
+    nb = m.parent.shape[0]
+    for i in range(nb):
+        store6(d.f, i, (0.0, 0.0, 0.0, 0.0, 0.0, 0.0))
+    # pass 2: backward, u_k = tau_k - S_k^T pA, pA += U_k u_k / D_k, pA to the parent
+    for i in range(nb - 1, -1, -1):
+        iv = m.idx_v[i]
+        pA = vec6(d.f, i)
+        for k in range(iv + m.nvj[i] - 1, iv - 1, -1):
+            uk = tau[k] - dot6(vec6(m.S, k), pA)
+            d.u[k] = uk
+            pA = add6(pA, scale6(vec6(d.U, k), uk * d.Dinv[i, k - iv, k - iv]))
+        pa = m.parent[i]
+        if pa >= 0:
+            add_to6(d.f, pa, act_force(pose(d.lR, d.lp, i), pA))
+    # pass 3: forward, a_i = liMi^-1 a_parent (the root's: zero), qdd_k = (u_k - U_k^T a_i) / D_k
+    for i in range(nb):
+        iv = m.idx_v[i]
+        pa = m.parent[i]
+        ai = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0) if pa < 0 else act_inv_motion(pose(d.lR, d.lp, i), vec6(d.a, pa))
+        for k in range(iv, iv + m.nvj[i]):
+            qdd[k] = (d.u[k] - dot6(vec6(d.U, k), ai)) * d.Dinv[i, k - iv, k - iv]
+            ai = add6(ai, scale6(vec6(m.S, k), qdd[k]))
+        store6(d.a, i, ai)
+
+
+@kernel
 def aba_batch(m, d, Q, V, TAU, F, gravity, out):
     for n in range(Q.shape[0]):
         aba_kernel(m, d, Q[n], V[n], TAU[n], F[n if F.shape[0] > 1 else 0], gravity, d.zeros_v, out[n])

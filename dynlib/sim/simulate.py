@@ -175,8 +175,8 @@ def evaluate(m, d, p, dt, t, q, v, a):
         saturate(lim.effort, lim.pinned, lim.gain_m, lim.gain_v, im.gain_m, im.gain_v, e.tau)
         joint_forces(p.forces, v, e.tau, e.tau_total)
         body_forces(m, d, p.forces, p.contact, t, q, v, e.fext)
-        limit_torques(m, d, lim, e, q, v)
-        ok = acceleration(m, d, p.forces, im, p.contact, e, dt, q, v, a)
+        held = limit_torques(m, d, lim, im, p.contact, e, q, v, a)  # True: it gave the stage's acceleration too
+        ok = held or acceleration(m, d, p.forces, im, p.contact, e, dt, q, v, a)
         applied_torque(im, v, a, e.tau, e.tau_total)  # implicit PD gains: the torque applied
         if not over_effort(lim.effort, lim.gain_m, lim.pinned, e.tau):
             break

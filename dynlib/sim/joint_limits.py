@@ -219,7 +219,7 @@ def limit_torques(m, d, lim, im, cm, e, q, v, a):
     for j in range(lim.v_index.shape[0]):
         if lim.target[j] < math.inf:
             lim.unit[lim.v_index[j]] = 1.0
-            aba_solve(m, d, lim.unit, lim.cols[j])
+            aba_solve(m.parent, m.idx_v, m.nvj, m.S, d.lR, d.lp, d.U, d.Dinv, d.f, d.u, d.a, lim.unit, lim.cols[j])
             lim.unit[lim.v_index[j]] = 0.0
     hold_forces(lim.v_index, lim.side, lim.target, lim.cols, lim.x, lim.lam, lim.force, e.tau_total)
     if im.mode != FREE or cm.kind == BILATERAL or cm.kind == UNILATERAL or cm.kind == RELAXED:

@@ -161,5 +161,5 @@ def test_aba_solve_gives_the_columns_of_the_inverse_mass_matrix(model, seed):
     M = dynlib.crba(model, q)
     for tau in (np.eye(model.nv)[rng.integers(model.nv)], rng.uniform(-5, 5, model.nv)):
         out = np.zeros(model.nv)
-        aba_solve(m, d, tau, out)
+        aba_solve(m.parent, m.idx_v, m.nvj, m.S, d.lR, d.lp, d.U, d.Dinv, d.f, d.u, d.a, tau, out)
         assert_close(out, np.linalg.solve(M, tau), 1e-9, "aba_solve = M^-1 tau")

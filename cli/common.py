@@ -53,6 +53,26 @@ def lock_option(f):
                              "(e.g. fingers a recording leaves out); repeat for more joints.")(f)
 
 
+WITH_PARTS = ("limits",)  # the extra output columns of --with (inverse, contact-id)
+
+
+def with_option(f):
+    return click.option("--with", "with_parts", metavar="PARTS", default=None, callback=_with_parts,
+                        help="Extra output columns, comma-separated: 'limits' adds over_limit.<joint> for each joint "
+                             "with a URDF effort limit, 1 on the rows where |tau| exceeds it, else 0 (as "
+                             "'dyn simulate --columns ...,limits' adds limit.<joint>).")(f)
+
+
+def _with_parts(ctx, param, value) -> tuple:
+    if value is None:
+        return ()
+    parts = tuple(dict.fromkeys(p.strip() for p in value.split(",")))
+    bad = [p for p in parts if p not in WITH_PARTS]
+    if bad:
+        raise click.BadParameter(f"unknown part {bad[0]!r}; parts: {', '.join(WITH_PARTS)}")
+    return parts
+
+
 def lock_values(values) -> dict:
     """('panda_finger_joint1=0.02', 'slide=0.1,0,0') -> {'panda_finger_joint1': 0.02, 'slide': [0.1, 0.0, 0.0]}
     (--lock); the values are checked against the robot when it loads (dynlib.files.locks)."""

@@ -6,7 +6,8 @@ import click
 from .common import (armature_option, check_value, compile_notice, derivative_options,
                      derivatives_notice, each_input, gravity_option, load_robot, lock_option, model_of_run, naming, notice,
                      output_option,
-                     progress_counter, progress_option, read_motion, recording_options, robot_argument, write_motion)
+                     progress_counter, progress_option, read_motion, recording_options, robot_argument, with_option,
+                     write_motion)
 
 
 @click.command(epilog="""\b
@@ -26,9 +27,10 @@ Examples:
 Output per row: time, tau.* (the root's six entries zero), contact.<frame>.fx … tz
 (the wrench the ground applies at the frame origin, world-aligned axes, N and N·m),
 residual.root (the norm of the root equations' residual before zeroing: ~0 when
-the contacts explain the motion; the whole root wrench in flight) and, with
+the contacts explain the motion; the whole root wrench in flight), with
 --friction, friction.feasible (1, or 0 where no wrench in the cones meets the root
-equations: the closest one is written there, with its residual).
+equations: the closest one is written there, with its residual) and, with --with
+limits, over_limit.<joint> (1 where |tau| exceeds the joint's URDF effort limit).
 
 \b
 Several contacts: the wrenches nearest (least squares) to the --guess values
@@ -82,11 +84,12 @@ effort.* with residual.<joint> = effort - tau.""")
 @recording_options
 @click.option("--floating-base", is_flag=True, hidden=True, help="Implied: contact-id always has a free-flyer root.")
 @progress_option
+@with_option
 @click.pass_context
 def contact_id(ctx, robot, traj, contacts, point_contacts, guesses, over_time, smoothing, min_torque, friction,
                output, lock, gravity, armature, derivatives, window, polyorder, column_map, no_joint_friction,
                friction_smoothing, topic, time_unit, resample, joint_order, clock, absolute_time, floating_base,
-               no_progress):
+               no_progress, with_parts):
     """Torques and ground-contact wrenches of the floating-base motion in each TRAJ ('-': standard input).
 
     The root's six coordinates are unactuated: what holds the body up comes
@@ -112,12 +115,18 @@ def contact_id(ctx, robot, traj, contacts, point_contacts, guesses, over_time, s
         columns = parse_column_map(column_map) if column_map else None
     run = dict(guess=guess, over_time=over_time, smoothing=1.0 if smoothing is None else smoothing,
                min_torque=1.0 if min_torque is None else min_torque, friction=friction, point=point_contacts,
-               derivatives=derivatives, window=window, polyorder=polyorder, joint_friction=not no_joint_friction)
+               derivatives=derivatives, window=window, polyorder=polyorder, joint_friction=not no_joint_friction,
+               over_limit="limits" in with_parts)
     reading = (columns, topic, time_unit, resample, clock, joint_order)
     setup = {}
 
     def before():
         setup["model"], setup["contacts"] = _robot_and_contacts(ctx, robot, gravity, armature, lock, contacts, guess)
+        if run["over_limit"]:  # a robot without effort limits: one error line before any recording is read
+            from dynlib.motion.inverse import effort_limited
+
+            with naming("--with"):
+                effort_limited(setup["model"])
 
     def one(source, out):
         rec = read_motion(ctx, setup["model"], source, *reading)
@@ -156,7 +165,7 @@ def _solve(ctx, model, rec, contacts, run, friction_smoothing, no_progress):
     with progress_counter(ctx, no_progress, "friction cones", "rows") as progress:
         result = contact_inverse_dynamics(model, rec.trajectory, contacts, guesses=run["guess"],
                                           friction_smoothing=friction_smoothing, progress=progress,
-                                          **{k: v for k, v in run.items() if k != "guess"})
+                                          **{k: v for k, v in run.items() if k not in ("guess", "over_limit")})
     derivatives_notice(ctx, run["derivatives"], result.derivatives)
     flight = ~result.active.any(axis=1)
     if flight.any():
@@ -169,7 +178,7 @@ def _solve(ctx, model, rec, contacts, run, friction_smoothing, no_progress):
                     "that come closest to the root equations (residual.root > 0)")
     for over in result.over_limit(model):
         notice(ctx, f"warning: {over.message()}")
-    return result.table(model)
+    return result.table(model, over_limit=run["over_limit"])
 
 
 def parse_contact(text):

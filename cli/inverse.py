@@ -3,7 +3,8 @@ import click
 
 from .common import (armature_option, compile_notice, derivative_options, derivatives_notice, each_input,
                      floating_base_of_run, floating_base_option, gravity_option, load_robot, lock_option, model_of_run,
-                     naming, notice, output_option, read_motion, recording_options, robot_argument, write_motion)
+                     naming, notice, output_option, read_motion, recording_options, robot_argument, with_option,
+                     write_motion)
 
 
 @click.command(epilog="""\b
@@ -15,6 +16,7 @@ Examples:
   dyn inverse robots/quadruped.urdf --floating-base walk.parquet -o tau.csv
   dyn inverse robots/arm6.urdf a.csv b.parquet -o torques/       # torques/a.csv, torques/b.csv
   dyn inverse robots/arm6.urdf run_bag --topic /joint_states -o 'torques/{stem}.parquet'
+  dyn inverse robots/arm7.urdf held.csv --with limits -o marked.parquet   # over_limit.<joint> columns
 
 \b
 Several recordings: one process reads them all (the robot is loaded and the
@@ -63,10 +65,11 @@ map that contradicts them is an error.""")
 @recording_options
 @click.option("--keep-columns", is_flag=True, help="Also write the input's columns (its tau.* are replaced) and the qd.* and qdd.* used "
                    "(given, or estimated from q).")
+@with_option
 @click.pass_context
 def inverse(ctx, robot, traj, output, floating_base, lock, gravity, armature, derivatives, window, polyorder,
             no_joint_friction, friction_smoothing, column_map, topic, time_unit, resample, joint_order, clock,
-            absolute_time, keep_columns):
+            absolute_time, keep_columns, with_parts):
     """The motor torques tau.* that produce the motion in each TRAJ ('-': standard input).
 
     Reads a recording (a ROS bag, a rostopic or PlotJuggler CSV, or dyn's CSV or
@@ -107,6 +110,16 @@ def inverse(ctx, robot, traj, output, floating_base, lock, gravity, armature, de
         derivatives_notice(ctx, derivatives, result.derivatives)
         for over in result.over_limit(model):
             notice(ctx, f"warning: {over.message()}")
+        if "limits" in with_parts:
+            result = result.with_over_limit(model)
         write_motion(ctx, out, result.names, result.data, robot, rec, absolute_time)
 
-    each_input(ctx, robot, traj, output, one, before=lambda: load(base(traj[0]) if len(traj) == 1 else floating_base))
+    def before():
+        model = load(base(traj[0]) if len(traj) == 1 else floating_base)
+        if "limits" in with_parts:  # a robot without effort limits: one error line before any recording is read
+            from dynlib.motion.inverse import effort_limited
+
+            with naming("--with"):
+                effort_limited(model)
+
+    each_input(ctx, robot, traj, output, one, before=before)

@@ -102,6 +102,40 @@ def aba_at_velocities(m, d, tau, fext, gravity, diag, qdd):
 
 
 @kernel
+def aba_solve(parent, idx_v, nvj, S, lR, lp, U, Dinv, f, u, acc, tau, qdd):
+    """qdd = (M + diag(armature + diag))⁻¹ tau on the factorization that the last `aba_kernel` call left in
+    Data (its joint placements lR, lp; U_k, 1/D_k in U, Dinv): passes 2 and 3 without velocities, gravity or
+    external wrenches, O(n) with no inertia update (another right-hand side at the same q, e.g. a unit torque:
+    a column of M⁻¹). Model arrays parent, idx_v, nvj, S; Data arrays, whose f, u, acc (Data.f, u, a: the
+    pass-2 forces, u_k, the body accelerations) it overwrites. Plain arrays, not the Model and Data tuples: a
+    simulation step calls it once per joint at a limit (`dynlib.sim.joint_limits`), and a compiled call
+    passes a tuple's arrays one by one."""
+    nb = parent.shape[0]
+    for i in range(nb):
+        store6(f, i, (0.0, 0.0, 0.0, 0.0, 0.0, 0.0))
+    # pass 2: backward, u_k = tau_k - S_k^T pA, pA += U_k u_k / D_k, pA to the parent
+    for i in range(nb - 1, -1, -1):
+        iv = idx_v[i]
+        pA = vec6(f, i)
+        for k in range(iv + nvj[i] - 1, iv - 1, -1):
+            uk = tau[k] - dot6(vec6(S, k), pA)
+            u[k] = uk
+            pA = add6(pA, scale6(vec6(U, k), uk * Dinv[i, k - iv, k - iv]))
+        pa = parent[i]
+        if pa >= 0:
+            add_to6(f, pa, act_force(pose(lR, lp, i), pA))
+    # pass 3: forward, a_i = liMi^-1 a_parent (the root's: zero), qdd_k = (u_k - U_k^T a_i) / D_k
+    for i in range(nb):
+        iv = idx_v[i]
+        pa = parent[i]
+        ai = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0) if pa < 0 else act_inv_motion(pose(lR, lp, i), vec6(acc, pa))
+        for k in range(iv, iv + nvj[i]):
+            qdd[k] = (u[k] - dot6(vec6(U, k), ai)) * Dinv[i, k - iv, k - iv]
+            ai = add6(ai, scale6(vec6(S, k), qdd[k]))
+        store6(acc, i, ai)
+
+
+@kernel
 def aba_batch(m, d, Q, V, TAU, F, gravity, out):
     for n in range(Q.shape[0]):
         aba_kernel(m, d, Q[n], V[n], TAU[n], F[n if F.shape[0] > 1 else 0], gravity, d.zeros_v, out[n])

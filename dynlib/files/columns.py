@@ -22,6 +22,8 @@ part            columns                                    written by
 ``time.absolute`` the first sample's clock + ``time``      inverse, contact-id --absolute-time
 ``friction``    ``friction.feasible`` (1 or 0)             contact-id --friction
 ``active``      ``active.<frame>`` (non-zero: in contact)  read by contact-id
+``over_limit``  ``over_limit.<v_name>`` (1 or 0: |tau|     inverse, contact-id --with limits
+                above the URDF effort limit)
 =============== ========================================== ===============================
 
 The coordinate names (``model.q_names``, ``v_names``, ``tau_names``) are built here
@@ -71,6 +73,7 @@ ACTIVE = "active"
 CONTACT = "contact"  # contact.<point or frame>.fx … tz
 PENETRATION = "penetration"
 LIMIT = "limit"  # limit.<coordinate>: the torque of a held position limit (dynlib.sim.joint_limits)
+OVER_LIMIT = "over_limit"  # over_limit.<coordinate>: 1 where the torque a recording needs exceeds its effort limit
 
 # the model's names that each coordinate part takes
 COORDINATES = {"q": "q_names", "qd": "v_names", "qdd": "v_names", "tau": "tau_names"}
@@ -229,6 +232,11 @@ def contact_names(names) -> list:
 def limit_columns(names) -> list:
     """``limit.<name>`` for each coordinate with a held position limit."""
     return coordinate_columns(LIMIT, names)
+
+
+def over_limit_columns(names) -> list:
+    """``over_limit.<name>`` for each coordinate with an effort limit (`dynlib.motion.inverse.over_limit_flags`)."""
+    return coordinate_columns(OVER_LIMIT, names)
 
 
 def penetration_columns(names) -> list:

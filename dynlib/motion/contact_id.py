@@ -226,16 +226,22 @@ class ContactID(NamedTuple):
 
         return effort_excess(model, self.time, self.tau)
 
-    def table(self, model):
+    def table(self, model, over_limit=False):
         """(names, data): ``time``, ``tau.*``, [``effort.*``, ``residual.<joint>``],
-        ``contact.<frame>.fx … tz``, ``residual.root`` and, with friction,
-        ``friction.feasible`` (1 or 0)."""
+        ``contact.<frame>.fx … tz``, ``residual.root``, with friction ``friction.feasible`` (1 or 0) and,
+        with over_limit, ``over_limit.<joint>`` (`dynlib.motion.inverse.over_limit_flags`)."""
         names = [TIME] + tau_columns(model) + list(self.measured[0]) + contact_columns(self.frames) + [RESIDUAL_ROOT]
         parts = [self.time[:, None], self.tau] + ([self.measured[1]] if self.measured[0] else []) + [
             self.wrenches.reshape(len(self.time), -1), self.residual[:, None]]
         if self.friction:
             names.append(FRICTION_FEASIBLE)
             parts.append(self.feasible[:, None].astype(np.float64))
+        if over_limit:
+            from .inverse import over_limit_flags
+
+            flagged, flags = over_limit_flags(model, self.tau)
+            names += flagged
+            parts.append(flags)
         return names, np.hstack(parts)
 
 

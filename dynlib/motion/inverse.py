@@ -18,7 +18,8 @@ Public: `inverse_dynamics_trajectory(model, traj, ...)` -> `InverseDynamics`
 `joint_friction_torques(model, v, smoothing)`; `model_torques(model, q, v, a)`;
 `measured_efforts(model, traj, tau)`; `effort_excess(model, time, tau)`: the joints whose torques exceed
 their URDF ``<limit effort>`` (a motion the robot's motors cannot make), which `dyn inverse` and
-`dyn contact-id` warn of.
+`dyn contact-id` warn of; `over_limit_flags(model, tau)`: the ``over_limit.<name>`` columns that mark
+those rows (``--with limits``).
 The output's torque columns are ``tau.<tau_name>`` (`dynlib.files.columns`), the names
 `simulate` writes, so that ``dyn simulate | dyn inverse`` gives back the columns it
 was given.
@@ -29,7 +30,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..files.columns import TIME, coordinate_columns, effort_columns, rank, residual_columns, tau_columns
+from ..files.columns import (TIME, coordinate_columns, effort_columns, over_limit_columns, rank, residual_columns,
+                             tau_columns)
 from ..algorithms.rnea import rnea
 from .derivatives import motion_from_trajectory
 from ..errors import InputError
@@ -48,6 +50,12 @@ class InverseDynamics(NamedTuple):
         """The joints whose torque exceeds their effort limit (`effort_excess`)."""
         where = {n: j for j, n in enumerate(self.names)}
         return effort_excess(model, self.data[:, where[TIME]], self.data[:, [where[c] for c in tau_columns(model)]])
+
+    def with_over_limit(self, model) -> "InverseDynamics":
+        """The table with the ``over_limit.<name>`` columns after the others (`over_limit_flags`)."""
+        where = {n: j for j, n in enumerate(self.names)}
+        names, flags = over_limit_flags(model, self.data[:, [where[c] for c in tau_columns(model)]])
+        return InverseDynamics(self.names + names, np.hstack([self.data, flags]), self.derivatives)
 
 
 def joint_friction_torques(model, v, smoothing=1e-3):
@@ -107,6 +115,27 @@ def effort_excess(model, time, tau) -> list:
     found = beyond(np.asarray(time, dtype=np.float64), tau, -limit, limit)
     return [OverLimit(model.v_names[k], float(limit[k]), rows, first, abs(x) / limit[k] if limit[k] > 0 else np.inf)
             for k, rows, first, x in found]
+
+
+def effort_limited(model) -> list:
+    """The v indices of the coordinates with an effort limit (`model.effort` finite), in order; InputError when
+    there is none (nothing to mark)."""
+    have = [int(k) for k in np.flatnonzero(np.isfinite(np.asarray(model.effort, dtype=np.float64)))]
+    if not have:
+        raise InputError(f"over-limit columns were asked for, but no joint of {model.name} has an effort limit "
+                         "(<limit effort=...> in the URDF)")
+    return have
+
+
+def over_limit_flags(model, tau) -> tuple:
+    """(names, flags): ``over_limit.<v_name>`` for each coordinate with an effort limit (`effort_limited`) and
+    flags (N, k), 1.0 on the rows where |tau| exceeds that limit, else 0.0 (a NaN torque: 0), the rows
+    `effort_excess` counts; tau (N, nv). InputError when no coordinate has an effort limit."""
+    have = effort_limited(model)
+    limit = np.asarray(model.effort, dtype=np.float64)[have]
+    x = np.asarray(tau, dtype=np.float64)[:, have]
+    flags = ((x < -limit) | (x > limit)).astype(np.float64)
+    return over_limit_columns([model.v_names[k] for k in have]), flags
 
 
 def inverse_dynamics_trajectory(model, traj, *, derivatives="auto", window=0.1, polyorder=4,

@@ -119,6 +119,15 @@ def stage_memory(s, dt, acc, out):
 
 
 @kernel
+def weigh(scheme, s, x, out):
+    """out (nv,) = Σ_s b_s x_s over the substeps of a step, x (nv,) substep s's: out = b_0 x at s = 0, += b_s x
+    after (rk4's weights; the one-stage schemes: x)."""
+    b = WEIGHTS[s] if scheme == RK4 else 1.0
+    for k in range(out.shape[0]):
+        out[k] = b * x[k] if s == 0 else out[k] + b * x[k]
+
+
+@kernel
 def substeps(scheme):
     """Number of right-hand side evaluations (substeps) per step."""
     return 4 if scheme == RK4 else 1

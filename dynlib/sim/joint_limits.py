@@ -15,9 +15,10 @@ velocity: `past_limits`) gets a bound on its outward acceleration (`limit_target
   0.036 rad per step) is stopped at it, not a step's travel beyond.
 
 The limit torques are the smallest inward torques λ >= 0 that meet those bounds given the acceleration
-the other forces produce, ``a_free = M⁻¹ (tau_total - h)`` (CRBA, the LTDL factor of M on its tree
-sparsity, one RNEA with the body wrenches), with the coupling between joints at their limits through
-``M⁻¹`` (projected Gauss-Seidel on the few joints at a limit, `hold_forces`; exact for one). So a
+the other forces produce, ``a_free = M⁻¹ (tau_total - h)`` (one ABA with the body wrenches), with the
+coupling between joints at their limits through the columns of ``M⁻¹`` (an O(n) solve each on that ABA's
+factorization, `dynlib.algorithms.aba.aba_solve`; projected Gauss-Seidel on the few joints at a limit,
+`hold_forces`; exact for one). So a
 motor pressing a light joint against its limit (arm7's joint1 at its 176 N·m: 1.8e4 rad/s² free) is
 held at it, not sunk to a_free / k. The torque never pulls (a limit pushes; it does not hold a joint
 that leaves it) and is summed into ``tau_total`` after the joint friction and the body wrenches, so it
@@ -38,8 +39,12 @@ acceleration-level constraint inside each evaluation: the same for every scheme.
 
 timeconst: ``max(TIMECONST, 2 dt)``, 2 ms at the default 1 ms step (MuJoCo's rule: at least two
 steps; ω dt <= 0.5, inside every scheme's stability region on this critically damped pole). The
-cost is paid only at a limit: CRBA, LTDL, RNEA and one sparse solve per joint there
-(`benchmarks/bench_limits.py`).
+cost is paid only at a limit, and little there: the acceleration with the limit torques is
+``a_free + Σ_j M⁻¹ e_j λ_j``, which is the acceleration stage's own when that stage is the plain ABA
+(no implicit terms, no contact model that constrains the motion): then that stage does not run again,
+and a step at a limit costs one ABA and one O(n) solve per joint held, about a free step
+(`benchmarks/bench_limits.py`). Elsewhere (implicit friction or gains, bilateral, unilateral or relaxed
+contacts) the stage runs on tau_total with the limit torques, as before.
 
 Effort limits (``<limit effort>``): the controller's motor torque saturates at ±effort
 (`saturate`), before the joint friction, so the recorded ``tau`` is the torque applied. A PD's gains
@@ -58,10 +63,13 @@ from typing import NamedTuple
 import numpy as np
 
 from .._numba.decorators import inline_kernel, kernel
+from ..algorithms.aba import aba_kernel, aba_solve
 from ..algorithms.crba import crba_kernel
 from ..algorithms.linalg import ltdl, ltdl_solve
 from ..algorithms.rnea import rnea_kernel
 from ..core import joints as J
+from .contact import BILATERAL, RELAXED, UNILATERAL
+from .dynamics import FREE
 from .mimic import couple_bias, couple_matrix
 
 TIMECONST = 0.002  # s, the limit's time constant (MuJoCo's solref[0]; at least 2 dt)
@@ -167,21 +175,14 @@ def limit_targets(v_index, side, depth, k, b, dt, v, target):
 
 
 @kernel
-def hold_forces(dof_parent, LD, v_index, side, target, h, unit, a, cols, lam, force, tau_total):
+def hold_forces(v_index, side, target, cols, a, lam, force, tau_total):
     """force = the smallest inward limit torques λ_j >= 0 (projected Gauss-Seidel, exact for one joint) that
     keep each bounded coordinate's outward acceleration at most target[j], from the acceleration without them
-    a = M⁻¹ (tau_total - h) (LD the LTDL factor of M, h the bias with the body wrenches) and the columns
-    cols[j] = M⁻¹ e_j; tau_total += force."""
+    a = M⁻¹ (tau_total - h) and the columns cols[j] = M⁻¹ e_j of the bounded coordinates; a += M⁻¹ force (the
+    acceleration with them), tau_total += force."""
     nv = a.shape[0]
-    for i in range(nv):
-        a[i] = tau_total[i] - h[i]
-    ltdl_solve(LD, dof_parent, a, a)
     for j in range(v_index.shape[0]):
         lam[j] = 0.0
-        if target[j] < math.inf:
-            unit[v_index[j]] = 1.0
-            ltdl_solve(LD, dof_parent, unit, cols[j])
-            unit[v_index[j]] = 0.0
     for _ in range(SWEEPS):
         change = 0.0
         for j in range(v_index.shape[0]):
@@ -205,23 +206,58 @@ def hold_forces(dof_parent, LD, v_index, side, target, h, unit, a, cols, lam, fo
 
 
 @inline_kernel
-def limit_torques(m, d, lim, e, q, v):
+def limit_torques(m, d, lim, im, cm, e, q, v, a):
     """e.tau_total += the limit torques at (q, v) under e.tau_total and the body wrenches e.fext, in lim.force
-    (nv,) (zero where no joint is at or near a limit)."""
+    (nv,) (zero where no joint is at or near a limit). The acceleration without them is one ABA, the columns
+    M⁻¹ e_j of the joints at a limit one O(n) solve each on its factorization (`aba_solve`). True when `a` is
+    then the acceleration stage's own (the plain ABA: im.mode FREE, no contact model that constrains the
+    motion), which need not run again; False otherwise (no limit acted, or another stage)."""
     if lim.q_index.shape[0] == 0:
-        return
+        return False
     if past_limits(lim.q_index, lim.v_index, lim.lower, lim.upper, lim.dt, q, v, lim.side, lim.depth,
                    lim.force) == 0:
-        return
+        return False
     if limit_targets(lim.v_index, lim.side, lim.depth, lim.stiffness, lim.damping, lim.dt, v, lim.target) == 0:
-        return
+        return False
+    if e.coupling.dof.shape[0] > 0:  # mimic joints: the coupled robot's dense M (`dynlib.sim.mimic`)
+        if coupled_free_motion(m, d, lim, e, q, v):
+            hold_forces(lim.v_index, lim.side, lim.target, lim.cols, lim.x, lim.lam, lim.force, e.tau_total)
+        return False
+    aba_kernel(m, d, q, v, e.tau_total, e.fext, m.gravity, d.zeros_v, lim.x)
+    for j in range(lim.v_index.shape[0]):
+        if lim.target[j] < math.inf:
+            lim.unit[lim.v_index[j]] = 1.0
+            aba_solve(m.parent, m.idx_v, m.nvj, m.S, d.lR, d.lp, d.U, d.Dinv, d.f, d.u, d.a, lim.unit, lim.cols[j])
+            lim.unit[lim.v_index[j]] = 0.0
+    hold_forces(lim.v_index, lim.side, lim.target, lim.cols, lim.x, lim.lam, lim.force, e.tau_total)
+    if im.mode != FREE or cm.kind == BILATERAL or cm.kind == UNILATERAL or cm.kind == RELAXED:
+        return False
+    for k in range(a.shape[0]):
+        a[k] = lim.x[k]
+    return True
+
+
+@inline_kernel
+def coupled_free_motion(m, d, lim, e, q, v):
+    """lim.x = the coupled robot's acceleration without the limits, G^T M G a = G^T (tau_total - h) (embedded:
+    a follower's entry 0), and lim.cols[j] = (G^T M G)⁻¹ e_j of the bounded coordinates, by CRBA and one LTDL
+    (the ABA's factorization is the tree's, not the coupled robot's); False when the LTDL fails (M not
+    positive definite: no limit torque)."""
     crba_kernel(m, d, q, d.M)
-    couple_matrix(e.coupling, d.M)  # mimic joints: the coupled robot's (`dynlib.sim.mimic`)
-    if ltdl(d.M, m.dof_parent, d.L):
-        rnea_kernel(m, d, q, v, d.zeros_v, e.fext, m.gravity, d.h)
-        couple_bias(e.coupling, d.h, e.tau_total)
-        hold_forces(m.dof_parent, d.L, lim.v_index, lim.side, lim.target, d.h, lim.unit, lim.x, lim.cols, lim.lam,
-                    lim.force, e.tau_total)
+    couple_matrix(e.coupling, d.M)
+    if not ltdl(d.M, m.dof_parent, d.L):
+        return False
+    rnea_kernel(m, d, q, v, d.zeros_v, e.fext, m.gravity, d.h)
+    couple_bias(e.coupling, d.h, e.tau_total)
+    for i in range(lim.x.shape[0]):
+        lim.x[i] = e.tau_total[i] - d.h[i]
+    ltdl_solve(d.L, m.dof_parent, lim.x, lim.x)
+    for j in range(lim.v_index.shape[0]):
+        if lim.target[j] < math.inf:
+            lim.unit[lim.v_index[j]] = 1.0
+            ltdl_solve(d.L, m.dof_parent, lim.unit, lim.cols[j])
+            lim.unit[lim.v_index[j]] = 0.0
+    return True
 
 
 # ------------------------------------------------------------------ effort limits

@@ -14,6 +14,9 @@
   friction not included);
 - ``limit`` (nv): the torque of the position limits held (`dynlib.sim.joint_limits`; the ``limit.*``
   columns), so that inverse dynamics on the rows gives back ``tau + limit``;
+- ``limit_step`` (nv): their torque over the step from the row, the scheme's weighted sum of its
+  evaluations' (rk4: Σ_s b_s λ_s; the last row: its first evaluation's), whose work `dyn energy-check`
+  balances (`dynlib.runs.checks.limit_work_series`);
 - ``energy`` (3): kinetic, potential, total (when asked);
 - with ``contacts``: ``contact_force`` (nc, 3), the world force on each contact
   point (the ``contact.<name>.fx fy fz tx ty tz`` columns, torques zero: point
@@ -144,6 +147,7 @@ class Rows(NamedTuple):
     force: np.ndarray   # (N, nc, 3)
     pen: np.ndarray     # (N, nc)
     limit: np.ndarray   # (N, nv) the position limits' torque; (0, nv) without position limits
+    limit_step: np.ndarray  # (N, nv) Σ_s b_s λ_s: the limits' torque over the step from the row (the scheme's weights)
 
 
 @kernel
@@ -182,8 +186,8 @@ def evaluate(m, d, p, dt, t, q, v, a):
         saturate(lim.effort, lim.pinned, lim.gain_m, lim.gain_v, im.gain_m, im.gain_v, e.tau)
         joint_forces(p.forces, v, e.tau, e.tau_total)
         body_forces(m, d, p.forces, p.contact, t, q, v, e.fext)
-        limit_torques(m, d, lim, e, q, v)
-        ok = acceleration(m, d, p.forces, im, p.contact, e, dt, q, v, a)
+        held = limit_torques(m, d, lim, im, p.contact, e, q, v, a)  # True: it gave the stage's acceleration too
+        ok = held or acceleration(m, d, p.forces, im, p.contact, e, dt, q, v, a)
         applied_torque(im, v, a, e.tau, e.tau_total)  # implicit PD gains: the torque applied
         if not over_effort(lim.effort, lim.gain_m, lim.pinned, e.tau):
             break
@@ -233,6 +237,8 @@ def _run(m, d, p, w, scheme, dt, k0, k1, steps, every, max_state, q, v, rows, ro
                 I.stage_memory(s, dt, w.acc, p.sums.memory)
             if not evaluate(m, d, p, dt, t + I.NODES[s] * dt, w.qs, w.vs[s], w.acc[s]):
                 return row, (k if s == 0 else k + 1), SINGULAR
+            if rows.limit_step.shape[0] > 0 and k % every == 0:  # the step's limit torque, for its work
+                I.weigh(scheme, s, p.limits.force, rows.limit_step[row if s == 0 else row - 1])
             if s > 0:
                 I.dexp_inv(jtype, idx_v, nvj, w.xi, w.vs[s], w.br[0], w.br[1], w.ks[s])
                 continue
@@ -303,6 +309,8 @@ class SimulationResult:
     penetration: np.ndarray | None = None    # (N, nc) depth below the ground (> 0 inside; < 0: the gap)
     contact_solver: dict | None = None      # unilateral/relaxed: PGS report (steps stopped on the limit, ...)
     limit: np.ndarray | None = None          # (N, nv) the position limits' torque; None when none was held
+    limit_step: np.ndarray | None = None     # (N, nv) the limits' torque over the step from each row, Σ_s b_s λ_s
+                                             # (the scheme's weights; the last row: its first evaluation's)
     limits: dict | None = None               # {"position": bool, "effort": bool}: the limits the run held
 
     def __len__(self) -> int:
@@ -597,7 +605,8 @@ def friction_steps(model, q, dt, integrator, damping, friction, eps, implicit) -
 def _rows(model, nrows, nc, energy, limit) -> Rows:
     return Rows(np.zeros(nrows), np.zeros((nrows, model.nq)), np.zeros((nrows, model.nv)),
                 np.zeros((nrows, model.nv)), np.zeros((nrows, model.nv)), np.zeros((nrows if energy else 0, 3)),
-                np.zeros((nrows, nc, 3)), np.zeros((nrows, nc)), np.zeros((nrows if limit else 0, model.nv)))
+                np.zeros((nrows, nc, 3)), np.zeros((nrows, nc)), np.zeros((nrows if limit else 0, model.nv)),
+                np.zeros((nrows if limit else 0, model.nv)))
 
 
 def simulate(model, q0=None, v0=None, *, dt, steps, **options) -> SimulationResult:
@@ -652,7 +661,7 @@ def simulate(model, q0=None, v0=None, *, dt, steps, **options) -> SimulationResu
         contact_force=rows.force[:row] if contact is not None else None,
         penetration=rows.pen[:row] if contact is not None else None,
         contact_solver=_solver_report(contact, p.contact), limit=rows.limit[:row] if held else None,
-        limits=o.limits,
+        limit_step=rows.limit_step[:row] if held else None, limits=o.limits,
     )
 
 

@@ -143,3 +143,23 @@ def test_aba_inverts_rnea_with_armature(model, seed):
     tau = rng.uniform(-5, 5, model.nv)
     expected = np.linalg.solve(dynlib.crba(model, q), tau - dynlib.nonlinear_effects(model, q, v))
     assert_close(dynlib.aba(model, q, v, tau), expected, 1e-9, "aba = M^-1 (tau - h), armature")
+
+
+@few()
+@given(seed=seeds())
+def test_aba_solve_gives_the_columns_of_the_inverse_mass_matrix(model, seed):
+    """aba_solve on the factorization an aba_kernel call left: (M + armature)⁻¹ tau for another tau at the same q
+    (the position limits' columns M⁻¹ e_j, dynlib.sim.joint_limits), whatever that call's v, tau and wrenches."""
+    from dynlib.algorithms.aba import aba_kernel, aba_solve
+
+    rng = np.random.default_rng(seed)
+    model = model.with_armature(rng.uniform(0, 0.05, model.nv))
+    m, d = model.arrays, model.create_data()
+    q, v, _ = random_state(model, rng)
+    aba_kernel(m, d, q, v, rng.uniform(-5, 5, model.nv), rng.uniform(-5, 5, (model.nb, 6)), m.gravity,
+               np.zeros(model.nv), np.zeros(model.nv))
+    M = dynlib.crba(model, q)
+    for tau in (np.eye(model.nv)[rng.integers(model.nv)], rng.uniform(-5, 5, model.nv)):
+        out = np.zeros(model.nv)
+        aba_solve(m.parent, m.idx_v, m.nvj, m.S, d.lR, d.lp, d.U, d.Dinv, d.f, d.u, d.a, tau, out)
+        assert_close(out, np.linalg.solve(M, tau), 1e-9, "aba_solve = M^-1 tau")

@@ -73,6 +73,27 @@ def test_torques_beyond_the_effort_limits_are_a_warning_per_joint(tmp_path):
     assert "effort limit" not in r.stderr  # Earth's gravity: within the limits
 
 
+def test_with_limits_marks_exactly_the_rows_over_the_effort_limit(tmp_path):
+    """--with limits: over_limit.<joint> for each of the quadruped's twelve joints (the root has no effort limit),
+    1 exactly on the rows where |tau| exceeds 30 N·m, after the other columns; the warnings are unchanged."""
+    from dynlib.motion.inverse import effort_excess
+
+    args = ("contact-id", QUADRUPED, SAMPLE, "--point-contacts", "--gravity", "0,0,-98.1")
+    r = invoke(*args, "--with", "limits", "-o", tmp_path / "a.parquet")
+    assert r.exit_code == 0, r.stderr
+    plain = invoke(*args, "-o", tmp_path / "b.csv")
+    table, before = read_trajectory(tmp_path / "a.parquet"), read_trajectory(tmp_path / "b.csv")
+    joints = QUAD.v_names[6:]
+    assert table.names == before.names + [f"over_limit.{j}" for j in joints]
+    tau = table.columns(tau_columns(QUAD)[6:])
+    over = np.abs(tau) > 30.0
+    assert over.any() and not over.all()
+    assert np.array_equal(table.columns([f"over_limit.{j}" for j in joints]), over.astype(float))
+    lines = [line for line in r.stderr.splitlines() if "effort limit" in line]
+    assert lines == [line for line in plain.stderr.splitlines() if "effort limit" in line]
+    assert len(lines) == len(effort_excess(QUAD, table.time, table.columns(tau_columns(QUAD))))
+
+
 def test_contacts_default_to_the_active_columns(tmp_path):
     r = invoke("contact-id", QUADRUPED, SAMPLE, "--point-contacts", "-o", tmp_path / "a.csv")
     assert r.exit_code == 0, r.output

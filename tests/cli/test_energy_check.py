@@ -1,6 +1,7 @@
 """`dyn energy-check`: the table, the JSON report, the figure and the exit codes."""
 import json
 
+import numpy as np
 import pytest
 
 from helpers import ROBOTS_DIR, invoke
@@ -111,6 +112,27 @@ def test_a_run_that_reaches_a_limit_passes_and_counts_the_limits_work(tmp_path):
     assert "work-energy balance" in r.stdout and "limit_work" in r.stdout
     taken = min(d["series"]["limit_work"]) if "series" in d and "limit_work" in d["series"] else None
     assert taken is None or taken < 0
+
+
+def test_a_limit_that_gives_energy_is_flagged(tmp_path, monkeypatch):
+    """A limit model broken on purpose: every held limit moved to [0.05, 1] rad, so that arm6, started at q = 0,
+    is 0.05 rad past each lower limit and the limit torque pushes it back with positive power (it gives energy):
+    limit_work, the work of that torque, fails; the real limits pass (the test above)."""
+    from dynlib.sim import simulate as sim
+
+    real = sim.limits_record
+
+    def broken(*args):
+        rec = real(*args)
+        return rec._replace(lower=np.full_like(rec.lower, 0.05), upper=np.full_like(rec.upper, 1.0))
+
+    monkeypatch.setattr(sim, "limits_record", broken)
+    report = tmp_path / "r.json"
+    r = invoke("energy-check", ROBOTS_DIR / "arm6.urdf", "--no-joint-friction", "--dt", "1e-3", "--duration", "0.1",
+               "--q0", "0,0,0,0,0,0", "--report", report)
+    assert r.returncode == 1, r.stdout + r.stderr
+    checks = {c["name"]: c for c in json.loads(report.read_text())["checks"]}
+    assert not checks["limit_work"]["passed"] and checks["limit_work"]["value"] > 1e-3
 
 
 def test_armature_option_reaches_the_run_and_energy_is_still_conserved(tmp_path):

@@ -166,6 +166,42 @@ def test_a_motion_beyond_the_effort_limits_is_a_warning_per_joint(tmp_path):
     assert "effort limit" in within.stderr  # the rigid-body torque alone is over too
 
 
+def test_with_limits_marks_exactly_the_rows_over_the_effort_limit(tmp_path):
+    """--with limits: one over_limit.<joint> column per joint with an effort limit, after the others, 1 exactly on
+    the rows where |tau| exceeds that limit, else 0, in CSV and Parquet alike (arm7 falling onto its position
+    limits: tau + limit is over the effort at the impacts only); the warnings stay one line per joint, as
+    without it."""
+    arm7 = ROBOTS_DIR / "arm7.urdf"
+    model = dynlib.load(arm7)
+    held = tmp_path / "held.parquet"
+    assert invoke("simulate", arm7, "--duration", "1", "--q0", "joint2=1.2", "-o", held).returncode == 0
+    plain = invoke("inverse", arm7, held, "-o", tmp_path / "plain.csv")
+    assert plain.returncode == 0, plain.stderr
+    warnings = [line for line in plain.stderr.splitlines() if "effort limit" in line]
+    assert warnings
+    have = [k for k in range(model.nv) if np.isfinite(model.effort[k])]
+    names = [f"over_limit.{model.v_names[k]}" for k in have]
+    for suffix in ("csv", "parquet"):
+        r = invoke("inverse", arm7, held, "--with", "limits", "-o", tmp_path / f"marked.{suffix}")
+        assert r.returncode == 0, r.stderr
+        assert [line for line in r.stderr.splitlines() if "effort limit" in line] == warnings
+        out = read_trajectory(tmp_path / f"marked.{suffix}")
+        assert out.names == read_trajectory(tmp_path / "plain.csv").names + names
+        over = np.abs(out.columns(tau_columns(model))[:, have]) > np.asarray(model.effort)[have]
+        assert over.any() and not over.all()
+        assert np.array_equal(out.columns(names), over.astype(float))
+
+
+def test_with_limits_on_a_robot_without_effort_limits_is_a_one_line_error(tmp_path):
+    urdf = tmp_path / "free.urdf"
+    urdf.write_text((ROBOTS_DIR / "pendulum.urdf").read_text().replace(' effort="100"', ""))
+    motion = tmp_path / "m.csv"
+    write_motion(motion, dynlib.load(urdf), n=20)
+    assert_fails(tmp_path, [urdf, motion, "--with", "limits"], "--with: over-limit columns were asked for, but no "
+                 "joint of")
+    assert_fails(tmp_path, [ARM6, motion, "--with", "limit"], "unknown part 'limit'; parts: limits")
+
+
 def test_simulate_and_inverse_with_the_same_armature_give_back_the_torques(tmp_path):
     """--armature on both ends: rotor inertias in the forward run (ABA) and back in the torques (RNEA)."""
     tau = [5.0, -20.0, 8.0, 0.5, -0.2, 0.1]

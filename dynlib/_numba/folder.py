@@ -26,6 +26,7 @@ kernels are compiled in memory for the run, with one `CacheWarning`. A cache
 folder made read-only after it was filled still loads.
 """
 import contextlib
+import functools
 import os
 import re
 import sys
@@ -75,6 +76,14 @@ def cache_root():
 def cache_folder():
     """The folder of this dyn source tree and numba version (numba writes dyn's kernels
     there), or None when there is no cache root."""
+    return _cache_folder(tuple(os.environ.get(v) for v in _ROOT_ENVIRONMENT))
+
+
+_ROOT_ENVIRONMENT = ("DYN_CACHE_DIR", "NUMBA_CACHE_DIR", "XDG_CACHE_HOME", "HOME")  # what cache_root reads
+
+
+@functools.lru_cache(maxsize=16)  # asked for by every kernel as it is defined: once per environment
+def _cache_folder(environment):
     root = cache_root()
     if root is None:
         return None
@@ -97,6 +106,7 @@ def cache_writable() -> bool:
     return folder.is_dir() and os.access(folder, os.W_OK | os.X_OK, effective_ids=effective)
 
 
+@functools.lru_cache(maxsize=None)  # once per module, not per kernel: a path's resolve is ~1 ms of a start-up
 def package_dir(py_file):
     """The folder of `py_file` relative to dynlib, or None when it is not in dynlib."""
     try:

@@ -76,14 +76,14 @@ def cache_root():
 def cache_folder():
     """The folder of this dyn source tree and numba version (numba writes dyn's kernels
     there), or None when there is no cache root."""
-    return _cache_folder(tuple(os.environ.get(v) for v in _ROOT_ENVIRONMENT))
+    return _cache_folder(tuple(os.environ.get(v) for v in _ROOT_ENVIRONMENT), sources.sources_hash())
 
 
 _ROOT_ENVIRONMENT = ("DYN_CACHE_DIR", "NUMBA_CACHE_DIR", "XDG_CACHE_HOME", "HOME")  # what cache_root reads
 
 
-@functools.lru_cache(maxsize=16)  # asked for by every kernel as it is defined: once per environment
-def _cache_folder(environment):
+@functools.lru_cache(maxsize=16)  # asked for by every kernel as it is defined: once per environment and sources
+def _cache_folder(environment, sources_hash):
     root = cache_root()
     if root is None:
         return None
@@ -92,7 +92,7 @@ def _cache_folder(environment):
     from .. import __version__
 
     py = f"{sys.version_info[0]}{sys.version_info[1]}"
-    return root / f"{__version__}-{sources.sources_hash()[:12]}-numba{numba.__version__}-py{py}"
+    return root / f"{__version__}-{sources_hash[:12]}-numba{numba.__version__}-py{py}"
 
 
 def cache_writable() -> bool:

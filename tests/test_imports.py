@@ -192,18 +192,38 @@ def trajectory(tmp_path_factory):
 
 
 def test_the_report_sees_what_a_command_imports(trajectory):
-    # the kernels, the URDF reader and the CSV writer are in: the check below can fail
-    mods = imported_by("simulate", ARM6, "--steps", "10", "-o", trajectory.parent / "sim.csv")
+    # the kernels, the URDF reader and the CSV writer are in: the check below can fail (a longer run,
+    # whose CSV is written by Arrow; a short one's is not: test_plain_simulate_imports_only_what_it_uses)
+    mods = imported_by("simulate", ARM6, "--steps", "2000", "-o", trajectory.parent / "sim.csv")
     assert loaded(mods, ("numba", "lxml", "pyarrow.csv", "dynlib.sim.simulate", "dynlib.files.trajectory.csv")) == \
         ["dynlib.files.trajectory.csv", "dynlib.sim.simulate", "lxml", "numba", "pyarrow.csv"]
     # and a Parquet output imports pyarrow.parquet
     assert "pyarrow.parquet" in imported_by("simulate", ARM6, "--steps", "10", "-o", trajectory.parent / "s.parquet")
 
 
+# what a robot's run without a scenario file does not import: its options are checked without the
+# scenario schema (dynlib.runs.scenario.plain), so neither pydantic nor the schema is imported
+NO_SCHEMA = ("pydantic", "pydantic_core", "dynlib.runs.scenario.schema")
+# nor does a short run import Arrow: its small CSV is written in Python (dynlib.files.trajectory.csv_text)
+
+
 def test_plain_simulate_imports_only_what_it_uses(trajectory):
-    # (pydantic is in: the options of a robot's run are validated by the scenario schema, as a scenario's)
-    mods = imported_by("simulate", ARM6, "--steps", "10", "-o", trajectory.parent / "sim.csv")
-    assert loaded(mods, NEVER) == []
+    mods = imported_by("simulate", ARM6, "--steps", "10", "--q0", "elbow=0.3", "--tau", "0.1,0,0,0,0,0",
+                       "--integrator", "semi-implicit", "--dt", "2e-3", "-o", trajectory.parent / "sim.csv")
+    assert "dynlib.runs.scenario.plain" in mods and "dynlib.files.trajectory.csv_text" in mods
+    assert loaded(mods, NEVER + NO_SCHEMA + ("pyarrow",)) == []
+
+
+def test_plain_energy_check_imports_no_scenario_schema():
+    mods = imported_by("energy-check", ARM6, "--duration", "0.01", "--no-joint-friction")
+    assert loaded(mods, NO_SCHEMA) == []
+
+
+def test_a_scenario_file_is_validated_by_the_schema(trajectory):
+    # the same run from a scenario file imports the schema: the check above can fail
+    mods = imported_by("simulate", REPO / "scenarios" / "arm6_pd.yaml", "--steps", "10", "-o",
+                       trajectory.parent / "pd.csv")
+    assert loaded(mods, NO_SCHEMA) == sorted(NO_SCHEMA)
 
 
 def test_plain_inverse_imports_no_scenario_schema(trajectory):

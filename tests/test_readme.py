@@ -50,6 +50,7 @@ BENCH_SIZES = {  # the benchmark block's scripts at sizes that take seconds, not
     "bench_contact_step.py": "--steps 200 --repeat 1",
     "bench_derivatives.py": "--rows 20 --calls 20",
     "bench_limits.py": "--steps 200 --repeat 1",
+    "bench_single.py": "--calls 200 --repeat 1",
 }
 
 # one worker runs them all, in order (pytest-xdist): a block may use the files an earlier one wrote

@@ -26,6 +26,7 @@ kernels are compiled in memory for the run, with one `CacheWarning`. A cache
 folder made read-only after it was filled still loads.
 """
 import contextlib
+import functools
 import os
 import re
 import sys
@@ -75,6 +76,14 @@ def cache_root():
 def cache_folder():
     """The folder of this dyn source tree and numba version (numba writes dyn's kernels
     there), or None when there is no cache root."""
+    return _cache_folder(tuple(os.environ.get(v) for v in _ROOT_ENVIRONMENT), sources.sources_hash())
+
+
+_ROOT_ENVIRONMENT = ("DYN_CACHE_DIR", "NUMBA_CACHE_DIR", "XDG_CACHE_HOME", "HOME")  # what cache_root reads
+
+
+@functools.lru_cache(maxsize=16)  # asked for by every kernel as it is defined: once per environment and sources
+def _cache_folder(environment, sources_hash):
     root = cache_root()
     if root is None:
         return None
@@ -83,7 +92,7 @@ def cache_folder():
     from .. import __version__
 
     py = f"{sys.version_info[0]}{sys.version_info[1]}"
-    return root / f"{__version__}-{sources.sources_hash()[:12]}-numba{numba.__version__}-py{py}"
+    return root / f"{__version__}-{sources_hash[:12]}-numba{numba.__version__}-py{py}"
 
 
 def cache_writable() -> bool:
@@ -97,6 +106,7 @@ def cache_writable() -> bool:
     return folder.is_dir() and os.access(folder, os.W_OK | os.X_OK, effective_ids=effective)
 
 
+@functools.lru_cache(maxsize=None)  # once per module, not per kernel: a path's resolve is ~1 ms of a start-up
 def package_dir(py_file):
     """The folder of `py_file` relative to dynlib, or None when it is not in dynlib."""
     try:

@@ -51,6 +51,7 @@ import ast
 import functools
 import inspect
 import linecache
+import math
 import textwrap
 
 import numpy as np
@@ -101,6 +102,26 @@ def make(ONE, GENERAL, VALUE, ARRAY, F64, empty, BUSY, first_call, on_own_buffer
     return {name}
 """
 
+_SCALAR_TEMPLATE = _TEMPLATE.replace("""            out = empty(shape)
+            status = entry(ty, buf, {args}, out)
+            if status == BUSY:
+                status = on_own_buffer(model, ONE, {n}, ({args}, out), VALUE)
+            if status == 0:
+                return {result}
+""", """            value = entry(ty, buf, {args})
+            if value == value:
+                return value
+            if copysign(1.0, value) < 0.0:  # (-NaN: BUSY)
+                value = on_own_buffer(model, ONE, {n}, ({args},), VALUE)
+                if value == value:
+                    return value
+""").replace("first_call, on_own_buffer):", "first_call, on_own_buffer, copysign):")
+"""The template of a scalar quantity (`one_call`'s shape None): its one-call kernel returns the number, NaN
+when it did not run (the general path then runs) and -NaN when another thread holds the buffer (`SCALAR_BUSY`),
+so that no result array is made and read (about a fifth of a call as cheap as an energy)."""
+SCALAR_BUSY = -np.nan
+"""A scalar one-call kernel's result when another thread holds the buffer (nothing ran)."""
+
 
 def one_call(one_kernel, vectors, shape, value, *, args=None, ints="", when="", prelude="", result="out"):
     """A decorator: the wrapper `general(model, ...)` (its general path) with the one-call path of
@@ -109,14 +130,15 @@ def one_call(one_kernel, vectors, shape, value, *, args=None, ints="", when="", 
     result's (evaluated at the first call of a model), `args` the vectors the kernel is given (default:
     `vectors`), `ints` the integers after them, `when` a further condition, `prelude` statements run
     first, `result` what is returned of the result ``out``. `value(model, data)`: the value the
-    buffer holds (`native`). The wrapper's parameters are passed on to `general` by position."""
+    buffer holds (`native`). The wrapper's parameters are passed on to `general` by position.
+    `shape` None: a scalar quantity, whose kernel returns it (`_SCALAR_TEMPLATE`; no `result`)."""
     def decorate(general):
         names = vectors.split()
         params = list(inspect.signature(general).parameters)
         kernel_args = args or ", ".join(names)
         plain = (f"type({') is type('.join(names)}) is ARRAY and {'.dtype is '.join(names)}.dtype is F64 "
                  f"and {'.ndim == '.join(names)}.ndim == 1")
-        source = _TEMPLATE.format(
+        source = (_TEMPLATE if shape is not None else _SCALAR_TEMPLATE).format(
             name=general.__name__, params=", ".join(params), plain=plain, shape=shape,
             n=len(ast.parse(f"({kernel_args},)", mode="eval").body.elts),
             args=", ".join(x for x in (kernel_args, ints) if x), ints=f"({ints},)" if ints else "()",
@@ -126,7 +148,8 @@ def one_call(one_kernel, vectors, shape, value, *, args=None, ints="", when="", 
         linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
         scope = {}
         exec(compile(source, filename, "exec"), general.__globals__, scope)  # noqa: S102 (our own template)
-        fast = scope["make"](one_kernel, general, value, ARRAY, F64, empty, BUSY, first_call, on_own_buffer)
+        fast = scope["make"](one_kernel, general, value, ARRAY, F64, empty, BUSY, first_call, on_own_buffer,
+                             *((math.copysign,) if shape is None else ()))
         fast.__defaults__, fast.__kwdefaults__ = general.__defaults__, general.__kwdefaults__
         return functools.update_wrapper(fast, general)
 
@@ -143,18 +166,22 @@ def first_call(model, one_kernel, shape, n_vectors, ints, value):
         if not available():
             raise RuntimeError("the one-call path is off")
         ty, buf, _ = entries.get("one") or entries.setdefault("one", native(value(model, model.create_data())))
-        entry = _entry(one_kernel, ty, buf, n_vectors, (*ints, np.empty(shape)))
+        entry = _entry(one_kernel, ty, buf, n_vectors, (*ints, np.empty(shape)) if shape is not None else ints)
     except Exception as exc:  # noqa: BLE001 (numba's internals changed: the general path, numba's public entry)
         if available():
             notes.append(f"{getattr(one_kernel, '__name__', one_kernel)}: {type(exc).__name__}: {exc}")
         ty = buf = None
-        entry = _not_run
+        entry = _not_run if shape is not None else _nan
     found = entries[one_kernel] = (entry, ty, buf, shape)
     return found
 
 
 def _not_run(*args):
     return NOT_RUN
+
+
+def _nan(*args):  # (a scalar's kernel that did not run)
+    return np.nan
 
 
 def on_own_buffer(model, one_kernel, n_vectors, args, value):

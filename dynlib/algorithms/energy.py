@@ -69,38 +69,36 @@ _potential_kernel_inlined = _one.inlined(potential_kernel)
 
 
 @kernel
-def kinetic_one(ty, buf, q, v, T):
-    """One call of kinetic_kernel into T[0] (dynlib._numba.one): 0; 1 when q, v are not
-    contiguous vectors of the model's sizes, not finite, or q holds a quaternion that cannot be
-    normalised, _one.BUSY when another thread holds buf (then T is not written)."""
+def kinetic_one(ty, buf, q, v):
+    """One call of kinetic_kernel (dynlib._numba.one, a scalar): T; NaN when q, v are not contiguous vectors
+    of the model's sizes, not finite, or q holds a quaternion that cannot be normalised, _one.SCALAR_BUSY when
+    another thread holds buf."""
     if not _one.acquire(buf):
-        return _one.BUSY
+        return _one.SCALAR_BUSY
     m, d, nq, f0 = _one.load(buf, ty)
-    status = 1
+    T = np.nan
     if np.isfinite(_args.checked_q(m, q, nq) + _one.checked_sum(v, m.S.shape[0])):
-        T[0] = _kinetic_kernel_inlined(m, d, _one.contiguous(q), _one.contiguous(v))
-        status = 0
+        T = _kinetic_kernel_inlined(m, d, _one.contiguous(q), _one.contiguous(v))
     _one.release(buf)
-    return status
+    return T
 
 
 @kernel
-def potential_one(ty, buf, q, U):
-    """One call of potential_kernel into U[0] (dynlib._numba.one): 0; 1 when q is not a
-    contiguous vector of size nq, not finite or holds a quaternion that cannot be normalised,
-    _one.BUSY when another thread holds buf (then U is not written)."""
+def potential_one(ty, buf, q):
+    """One call of potential_kernel (dynlib._numba.one, a scalar): U; NaN when q is not a contiguous vector
+    of size nq, not finite or holds a quaternion that cannot be normalised, _one.SCALAR_BUSY when another
+    thread holds buf."""
     if not _one.acquire(buf):
-        return _one.BUSY
+        return _one.SCALAR_BUSY
     m, d, nq, f0 = _one.load(buf, ty)
-    status = 1
+    U = np.nan
     if np.isfinite(_args.checked_q(m, q, nq)):
-        U[0] = _potential_kernel_inlined(m, d, _one.contiguous(q), m.gravity)
-        status = 0
+        U = _potential_kernel_inlined(m, d, _one.contiguous(q), m.gravity)
     _one.release(buf)
-    return status
+    return U
 
 
-@one_call(kinetic_one, "q v", "(1,)", _args.one_value, result="float(out[0])")
+@one_call(kinetic_one, "q v", None, _args.one_value)
 def kinetic_energy(model, q, v):
     """T(q, v) = 1/2 v^T M(q) v, in joules; (N,) for a batch."""
     (Q, V), batched, n = _args.vectors(model, q=(q, model.nq), v=(v, model.nv))
@@ -109,7 +107,7 @@ def kinetic_energy(model, q, v):
     return out if batched else float(out[0])
 
 
-@one_call(potential_one, "q", "(1,)", _args.one_value, result="float(out[0])")
+@one_call(potential_one, "q", None, _args.one_value)
 def potential_energy(model, q):
     """U(q) = -sum m_i g^T c_i, in joules; (N,) for a batch."""
     (Q,), batched, n = _args.vectors(model, q=(q, model.nq))

@@ -109,6 +109,25 @@ def jacobian_one(ty, buf, q, fid, ref, J):
     return status
 
 
+_jacobian_dot_v_kernel_inlined = _one.inlined(jacobian_dot_v_kernel)
+
+
+@kernel
+def jacobian_dot_v_one(ty, buf, q, v, fid, ref, out):
+    """One call of jacobian_dot_v_kernel (dynlib._numba.one): 0; 1 when q, v are not contiguous vectors of
+    the model's sizes, not finite or q holds a quaternion that cannot be normalised, _one.BUSY when
+    another thread holds buf (then out is not written)."""
+    if not _one.acquire(buf):
+        return _one.BUSY
+    m, d, nq, f0 = _one.load(buf, ty)
+    status = 1
+    if np.isfinite(_args.checked_q(m, q, nq) + _one.checked_sum(v, m.S.shape[0])):
+        _jacobian_dot_v_kernel_inlined(m, d, _one.contiguous(q), _one.contiguous(v), fid, ref, out)
+        status = 0
+    _one.release(buf)
+    return status
+
+
 @kernel
 def _jacobian_batch(m, d, Q, fid, ref, out):
     for n in range(Q.shape[0]):
@@ -143,6 +162,8 @@ def frame_jacobian(model, q, frame, reference="local_world_aligned"):
     return out if batched else out[0]
 
 
+@one_call(jacobian_dot_v_one, "q v", "(6,)", _args.one_value, ints="fid, ref", prelude=_FRAME_AND_REFERENCE,
+          when="fid is not None")
 def frame_jacobian_dot_times_v(model, q, v, frame, reference="local_world_aligned"):
     """d/dt(J(q)) v for a frame (6,): its acceleration at zero joint acceleration, no gravity."""
     (Q, V), batched, n = _args.vectors(model, q=(q, model.nq), v=(v, model.nv))

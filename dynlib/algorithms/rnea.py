@@ -102,7 +102,7 @@ def nonlinear_effects(model, q, v):
     return _run(model, Q, V, np.zeros((1, model.nv)), None, batched, n)
 
 
-@one_call(rnea_one, "q", "(model.nv,)", _args.one_value, args="q, _one.zeros(model.nv), _one.zeros(model.nv)")
+@one_call(rnea_one, "q", "(model.nv,)", _args.one_value, args="q, z, z", prelude="z = _one.zeros(model.nv)")
 def gravity_torques(model, q):
     """g(q), the torques that hold the robot still against gravity."""
     (Q,), batched, n = _args.vectors(model, q=(q, model.nq))

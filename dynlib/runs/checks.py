@@ -269,11 +269,9 @@ def validate_tolerance(tolerance):
 
 def has_nonconservative_forces(scenario) -> bool:
     """Torques, joint friction, external wrenches or contacts: then the drift check is a work-energy balance."""
-    from .scenario import ZeroControl
-
     model = scenario.model
     friction = bool(np.any(model.arrays.damping) or np.any(model.arrays.friction))  # none: zeroed at load
-    return ((not isinstance(scenario.control, ZeroControl)) or friction or bool(scenario.external_wrenches)
+    return ((scenario.control.type != "zero") or friction or bool(scenario.external_wrenches)
             or scenario.contacts is not None)
 
 
@@ -447,7 +445,6 @@ def order_causes(scenario, q0, dt) -> str:
     from ..sim import controllers as C
     from ..sim.simulate import friction_steps
     from .scenario.run import controller
-    from .scenario.schema import CsvControl
 
     model, m, causes = scenario.model, scenario.model.arrays, []
     damping, friction = np.asarray(m.damping, float), np.asarray(m.friction, float)
@@ -481,7 +478,7 @@ def order_causes(scenario, q0, dt) -> str:
         causes.append(f"the Coulomb friction's tanh kink on {names} (friction_smoothing {eps:g})")
     if any(w.start > 0 or np.isfinite(w.stop) for w in scenario.external_wrenches):
         causes.append("external wrenches switching on or off")
-    if isinstance(scenario.control, CsvControl):
+    if scenario.control.type == "csv":
         causes.append("the torque table's steps")
     return "; ".join(causes)
 

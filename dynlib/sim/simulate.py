@@ -586,8 +586,8 @@ def friction_steps(model, q, dt, integrator, damping, friction, eps, implicit) -
         return np.full(nv, dt)
     from ..algorithms.crba import crba
 
-    try:
-        lam = (damping + friction / eps) * np.diag(np.linalg.inv(crba(model, q)))
+    try:  # crba's batch path: one kernel to load at a run's start, not the one-call path's three (its probe too)
+        lam = (damping + friction / eps) * np.diag(np.linalg.inv(crba(model, q[None])[0]))
     except np.linalg.LinAlgError:  # M singular at q: no estimate, every joint with friction stays implicit
         lam = np.full(nv, np.inf)
     stiff = ~(dt * lam <= STIFF_FRICTION) & ((damping != 0) | (friction != 0))

@@ -1,5 +1,6 @@
 """One call from Python (dynlib._numba.one): rnea, aba, frame_jacobian, crba, gravity_torques,
-nonlinear_effects, frame_placement, kinetic_energy, potential_energy and coriolis_matrix of one state.
+nonlinear_effects, frame_placement, kinetic_energy, potential_energy, coriolis_matrix, forward_dynamics
+and frame_jacobian_dot_times_v of one state (task_space_inertia, which allocates, takes the batch path).
 
 The one-call path must give what the batch path gives (the same kernel, so the same
 bits) and what Pinocchio gives; it must be the path a plain call takes (checked by
@@ -39,6 +40,10 @@ CALLS = {
     "kinetic_energy": (lambda model, q, v, a, frame: dynlib.kinetic_energy(model, q, v), 2),
     "potential_energy": (lambda model, q, v, a, frame: dynlib.potential_energy(model, q), 1),
     "coriolis_matrix": (lambda model, q, v, a, frame: dynlib.coriolis_matrix(model, q, v), 2),
+    "forward_dynamics": (lambda model, q, v, a, frame: dynlib.forward_dynamics(model, q, v, a), 3),
+    **{f"jdot_v {ref}": (lambda model, q, v, a, frame, ref=ref: dynlib.frame_jacobian_dot_times_v(model, q, v, frame,
+                                                                                                  ref), 2)
+       for ref in REFERENCES},
     # (their three matrices stacked: (3, nv, nv), (N, 3, nv, nv) for a batch)
     "rnea_derivatives": (lambda model, q, v, a, frame: np.stack(dynlib.rnea_derivatives(model, q, v, a), -3), 3),
     "aba_derivatives": (lambda model, q, v, a, frame: np.stack(dynlib.aba_derivatives(model, q, v, a), -3), 3),
@@ -243,7 +248,8 @@ def test_bad_vectors_give_the_general_paths_error(bad):
                     "matrix": f"{name} must have shape ({size},) or (N, {size}), got (2, 2, {size})"}[bad]
         for fn, (call, n_args) in CALLS.items():
             if which < n_args:
-                message = expected.replace("a ", "tau ", 1) if fn in ("aba", "aba_derivatives") and which == 2 else expected
+                message = expected.replace("a ", "tau ", 1) if fn in ("aba", "aba_derivatives", "forward_dynamics") \
+                    and which == 2 else expected
                 assert _message(lambda: call(model, *args, frame)) == message, fn
     # q is checked before the frame and the reference, as before
     for frame_function in (dynlib.frame_jacobian, dynlib.frame_placement):
@@ -352,7 +358,8 @@ def test_when_numbas_internals_fail_every_call_takes_the_general_path(monkeypatc
             for name, value in got.items():
                 np.testing.assert_array_equal(value, ref[name][0], err_msg=name)
     assert len(calls) == 2 * len(models) * len(CALLS)
-    assert all(entry[0] is one._not_run for key, entry in models[0]._one.items() if key != "one")
+    assert all(entry[0] is (one._not_run if entry[3] is not None else one._nan)  # (shape None: a scalar's kernel)
+               for key, entry in models[0]._one.items() if key != "one")
     if broken == "compile":
         assert any("a numba that cannot compile this" in n for n in one.notes)
 

@@ -114,3 +114,17 @@ def test_bad_arguments_name_the_argument(tmp_path):
     </robot>""")
     with pytest.raises(ModelError, match="spin"):
         dynlib.task_space_inertia(dynlib.load(path), [0.0], "ghost")
+
+
+@pytest.mark.parametrize("name, floating", [("arm7", False), ("quadruped", True)])
+def test_one_call_equals_the_batch_row_bit_for_bit(name, floating):
+    # (task_space_kernel allocates, so it has no one-call kernel, dynlib._numba.one: one call takes the batch path)
+    model = sample(name, floating_base=floating)
+    rng = np.random.default_rng(5)
+    Q, V = (np.array(x) for x in zip(*[random_state(model, rng)[:2] for _ in range(3)]))
+    frame = last_moving_frame(model)
+    L, mu = dynlib.task_space_inertia(model, Q, frame, V)
+    for n in range(3):
+        Ln, mun = dynlib.task_space_inertia(model, Q[n].copy(), frame, V[n].copy())
+        np.testing.assert_array_equal(Ln, L[n])
+        np.testing.assert_array_equal(mun, mu[n])

@@ -84,6 +84,38 @@ def test_csv_floats_are_shortest_repr(tmp_path):
     assert path.read_text() == "time,x\n0,0.30000000000000004\n1,0.1\n"
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_a_small_csv_written_without_arrow_is_arrows_bytes(seed):
+    # dynlib.files.trajectory.csv_text (tables up to TEXT_VALUES numbers: a short run does not import
+    # pyarrow) writes what Arrow's writer writes, for doubles of every exponent and both notations
+    rng = np.random.default_rng(seed)
+    values = np.concatenate([awkward_floats(3000, seed), 10.0 ** np.arange(-330, 309), 2.0 ** np.arange(-1074, 1024),
+                             -(10.0 ** np.arange(-12, 12)), np.round(rng.uniform(-1e4, 1e4, 2000), seed + 1),
+                             rng.integers(-2**53, 2**53, 1000).astype(float), [1e10 - 1, 1e10 - 0.5, 9.999999e-7]])
+    values = rng.permutation(values[np.isfinite(values)])
+    data = values[: 5 * (len(values) // 5)].reshape(-1, 5)
+    names = ["time", "q.a", "q.b", "qd.a", "tau.é"]
+    text, arrow = io.BytesIO(), io.BytesIO()
+    tj.csv_text.write(names, data, text)
+    tj.csv.write(tj.in_memory.to_arrow(names, data), arrow)
+    assert text.getvalue() == arrow.getvalue()
+
+
+def test_which_tables_are_written_without_arrow(tmp_path, monkeypatch):
+    data = np.zeros((2, 3))
+    assert tj.csv_text.fits(["time", "q.a", "q.b"], data)
+    assert not tj.csv_text.fits(["time", "q.a,b", "q.b"], data)  # a name Arrow quotes
+    assert not tj.csv_text.fits(["time", "q.a", "q.b"], np.full((2, 3), np.nan))
+    assert not tj.csv_text.fits(["time", "q.a", "q.b"], np.zeros((0, 3)))
+    assert not tj.csv_text.fits(["time"], np.zeros((tj.csv_text.TEXT_VALUES + 1, 1)))
+    # and write_trajectory takes it for those: the same file either way
+    small = np.column_stack([np.arange(50) * 1e-3, np.sin(np.arange(50))])
+    write_trajectory(tmp_path / "text.csv", ["time", "q.a"], small)
+    monkeypatch.setattr(tj.csv_text, "fits", lambda names, data: False)
+    write_trajectory(tmp_path / "arrow.csv", ["time", "q.a"], small)
+    assert (tmp_path / "text.csv").read_bytes() == (tmp_path / "arrow.csv").read_bytes()
+
+
 @settings(max_examples=50, deadline=None)
 @given(st.lists(st.floats(allow_nan=False, allow_infinity=False), min_size=1, max_size=40))
 def test_csv_round_trip_any_finite_float(tmp_path_factory, values):
@@ -204,16 +236,19 @@ def test_stdin_accepts_parquet(monkeypatch, tmp_path):
 
 # ----------------------------------------------------------------------- atomic
 
-def test_failing_writer_does_not_clobber(tmp_path, monkeypatch):
+@pytest.mark.parametrize("writer", ["csv", "csv_text"])  # Arrow's, and the small tables' (the one table() takes)
+def test_failing_writer_does_not_clobber(tmp_path, monkeypatch, writer):
     target = tmp_path / "out.csv"
     target.write_text("old contents\n")
 
-    def dies_midway(table, sink):
-        with open(sink, "w") as f:
+    def dies_midway(*args):
+        with open(args[-1], "w") as f:
             f.write("time,q.a\n0,")
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(tj.csv, "write", dies_midway)
+    monkeypatch.setattr(getattr(tj, writer), "write", dies_midway)
+    if writer == "csv":
+        monkeypatch.setattr(tj.csv_text, "fits", lambda names, data: False)
     with pytest.raises(InputError, match="out.csv: cannot write: No space left"):
         write_trajectory(target, *table())
     assert target.read_text() == "old contents\n"

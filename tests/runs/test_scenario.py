@@ -441,3 +441,96 @@ def test_a_bad_gain_file_is_exit_2_one_line_and_no_output(tmp_path):
                                 "the state qd.pole of robot 'cartpole' (a gain file has one column per state name: "
                                 "q.cart, q.pole, qd.cart, qd.pole)")
     assert not out.exists()
+
+
+# ------------------------------------------------------------------ a robot path without the schema
+
+# overrides as the commands give them (cli.common.Overrides): a robot path's scenario is then built
+# by dynlib.runs.scenario.plain, without pydantic
+PLAIN_OVERRIDES = [
+    {},
+    {"steps": 20, "dt": 2e-3, "integrator": "semi-implicit", "output.every": 3, "output.path": "/tmp/x.csv",
+     "output.columns": ["q", "tau", "energy"]},
+    {"duration": 0.05, ("initial", "q"): [0.0, 0.0, 0.5, 0.0, 0.0, 0.0, 1.0, 0.1, -0.2, 0.3, 0.0, 0.0], ("initial", "qd", "elbow"): 0.5,
+     "control": {"type": "constant", "tau": {"elbow": 1.5}}, "floating_base": True, "gravity": [0.0, 0.0, -1.62],
+     ("lock", "wrist_3"): 0.2, "joint_friction": "none", "limits": {"position": False, "effort": False}},
+    {("initial", "q", "elbow"): 0.3, "control": {"type": "constant", "tau": [0.1, 0.0, 0.0, 0.0, 0.0, 0.0]},
+     ("armature", "elbow"): 0.01},
+    {"control": {"type": "csv", "file": "TABLE"}},  # a table written by the test
+]
+
+
+def _fields(x):
+    """A scenario or block as plain data: its keys (pydantic's model_dump, a dataclass's fields)."""
+    import dataclasses
+
+    if hasattr(x, "model_dump"):
+        return x.model_dump()
+    return {f.name: _fields(getattr(x, f.name)) for f in dataclasses.fields(x) if not f.name.startswith("_")} \
+        if dataclasses.is_dataclass(x) else x
+
+
+def _by_schema(monkeypatch, path, overrides):
+    from dynlib.runs.scenario import plain
+
+    with monkeypatch.context() as m:
+        m.setattr(plain, "scenario", lambda data: None)
+        return load_scenario(path, overrides)
+
+
+@pytest.mark.parametrize("k", range(len(PLAIN_OVERRIDES)))
+def test_a_robot_path_loads_without_the_schema_as_the_schema_would(monkeypatch, tmp_path, k):
+    from dynlib.runs.scenario import Scenario, plain
+
+    robot = str(ROBOTS_DIR / "arm6.urdf")
+    overrides = PLAIN_OVERRIDES[k]
+    if overrides.get("control", {}).get("file") == "TABLE":
+        (tmp_path / "tau.csv").write_text("time,tau.elbow\n0,1\n1,2\n")
+        overrides = {"control": {"type": "csv", "file": str(tmp_path / "tau.csv")}}
+    sc, ref = load_scenario(robot, overrides), _by_schema(monkeypatch, robot, overrides)
+    assert isinstance(sc, plain.Plain) and isinstance(ref, Scenario)
+    for name in Scenario.model_fields:
+        mine, theirs = getattr(sc, name), getattr(ref, name)
+        assert _fields(mine) == _fields(theirs), name
+        assert type(mine).__name__ == type(theirs).__name__ or isinstance(theirs, (int, float, str, dict, list, tuple)), name
+        if isinstance(theirs, (int, float, str, tuple, list)):
+            assert type(mine) is type(theirs), name
+    for prop in ("source", "folder", "input_files", "n_steps", "output_path", "model_fields_set"):
+        assert getattr(sc, prop) == getattr(ref, prop), prop
+    assert sc.model.nq == ref.model.nq and sc.model.q_names == ref.model.q_names
+    copied = sc.model_copy(update={"dt": 5e-4, "steps": 3, "duration": None})
+    assert (copied.dt, copied.n_steps, copied.model) == (5e-4, 3, sc.model) and sc.dt != 5e-4
+    assert copied.model_fields_set == ref.model_copy(update={"dt": 5e-4, "steps": 3, "duration": None}).model_fields_set
+
+
+def test_the_plain_scenario_has_the_schema_defaults():
+    from dynlib.runs.scenario import Scenario, plain
+
+    sc, ref = plain.Plain(dyn=1, robot="r.urdf"), Scenario(dyn=1, robot="r.urdf")
+    assert [f for f in Scenario.model_fields] == [f.name for f in __import__("dataclasses").fields(sc)
+                                                  if not f.name.startswith("_")]
+    for name in Scenario.model_fields:
+        assert _fields(getattr(sc, name)) == _fields(getattr(ref, name)), name
+
+
+@pytest.mark.parametrize("overrides, message", [
+    ({"dt": float("nan")}, "must be a finite number"),
+    ({"dt": float("inf")}, "must be a finite number"),
+    ({"output.every": 2 ** 60}, "must be at most"),
+    ({("initial", "q", "elbow"): float("nan")}, "must be a finite number"),
+    ({"gravity": [0.0, 0.0, float("inf")]}, "must be a finite number"),
+    ({("armature", "elbow"): -1.0}, "must be at least 0"),
+    ({"control": {"type": "constant", "tau": [float("nan")] * 6}}, "must be a finite number"),
+    ({"integrator": "rk5"}, "'rk5' is not valid"),
+])
+def test_a_value_the_plain_path_is_not_sure_of_is_the_schemas_to_refuse(overrides, message):
+    from dynlib.runs.scenario import plain
+    from dynlib.runs.scenario.load import _set
+    from dynlib.runs.scenario.messages import as_path
+
+    data = {"dyn": 1, "robot": "r.urdf"}
+    for key, value in overrides.items():
+        _set(data, as_path(key), value, None)
+    assert plain.scenario(data) is None
+    with pytest.raises(ScenarioError, match=message):
+        load_scenario(str(ROBOTS_DIR / "arm6.urdf"), overrides)

@@ -9,7 +9,8 @@ and one float64 column per quantity, in the order ``time``, ``q.<q_name>``,
 Formats, chosen by the file extension: ``.csv`` (`dynlib.files.trajectory.csv`) and
 ``.parquet`` (`dynlib.files.trajectory.parquet`); ``-`` is standard input or output
 (CSV). Both are read and written with pyarrow's columnar readers and writers,
-never row by row. CSV floats are written in the shortest form that reads back to
+never row by row; a small CSV (`csv_text`: up to 10 000 numbers) is written in Python, the same
+bytes, so that a short run does not import pyarrow. CSV floats are written in the shortest form that reads back to
 the same double (``repr``-exact), so a write/read round trip is the identity.
 The table they read into, `Trajectory`, and the column checks are in
 `dynlib.files.trajectory.in_memory`.
@@ -33,6 +34,7 @@ every column must still hold numbers (a text column is reported, not skipped).
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import stat
 import sys
@@ -42,8 +44,9 @@ from pathlib import Path
 from ..columns import TIME, column_names
 from ...errors import InputError, TrajectoryError
 from ..output import atomic_output, in_place, reason
-from . import csv, parquet
-from .in_memory import Trajectory, arrow_file, check_increasing_time, require_columns, to_arrow
+from . import csv, csv_text, parquet
+from .in_memory import (Trajectory, arrow_file, check_increasing_time, checked_table, require_columns,
+                        to_arrow)
 
 __all__ = [
     "Trajectory",
@@ -82,9 +85,14 @@ def write_trajectory(path, names, data, *, source=None, metadata=None, durable=F
     mismatched shapes.
     """
     fmt = output_format(path)
-    table = to_arrow(names, data, source, metadata)
+    names, data = checked_table(names, data)
+    if fmt == "csv" and csv_text.fits(names, data):  # the same bytes, without importing pyarrow
+        table, write_csv = None, functools.partial(csv_text.write, names, data)
+    else:
+        table = to_arrow(names, data, source, metadata)
+        write_csv = functools.partial(csv.write, table)
     if path is None or str(path) == STDIO:
-        write_stdout(lambda out: csv.write(table, out))
+        write_stdout(write_csv)
         return
     with atomic_output(path, durable=durable) as tmp:
         if fmt == "csv":
@@ -92,7 +100,7 @@ def write_trajectory(path, names, data, *, source=None, metadata=None, durable=F
                 sink = arrow_file(tmp, "w")  # a name that is not UTF-8: Python's file
                 if not isinstance(sink, str):
                     stack.callback(sink.close)
-                csv.write(table, sink)
+                write_csv(sink)
         else:
             parquet.write(table, tmp)
 

@@ -22,8 +22,6 @@ import io
 import re
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.csv as pa_csv
 
 from ...errors import TrajectoryError
 from ..._numba.parallel import threads
@@ -247,6 +245,9 @@ def _check_separator(names, display, line):
 
 def read(display, buf, path=None) -> Trajectory:
     """From `buf` (bytes) or, when it is None, the regular file `path`."""
+    import pyarrow as pa  # here, not at the top: a small CSV is written without Arrow (csv_text)
+    import pyarrow.csv as pa_csv
+
     if buf is None:
         source = str(path)
         head = read_file(path, display, _HEAD_BYTES)
@@ -304,6 +305,9 @@ def read(display, buf, path=None) -> Trajectory:
 
 def write(table: pa.Table, sink) -> None:
     """Write an Arrow table of float64 columns to `sink` (a path or a binary stream) as CSV."""
+    import pyarrow as pa
+    import pyarrow.csv as pa_csv
+
     # Arrow formats doubles with double-conversion's ToShortest: the shortest
     # decimal string that parses back to the same double (0.30000000000000004,
     # 5e-324, 1.7976931348623157e+308), i.e. repr-exact; test_trajectory checks

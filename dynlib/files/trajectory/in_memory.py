@@ -6,7 +6,8 @@ as Arrow reads it. Columns that cannot be used (text; an empty, NaN or infinite
 cell) do not stop the reading: they are set aside with the located error that using
 them raises (SPEC §5: readers ignore the columns they do not need).
 `require_columns` and `check_increasing_time` are the checks the commands make on a
-table; `to_arrow` and `from_arrow` are the only places a table meets Arrow.
+table; `to_arrow` and `from_arrow` are the only places a table meets Arrow (imported there, on
+first use: a small CSV is written without it, `dynlib.files.trajectory.csv_text`).
 """
 from __future__ import annotations
 
@@ -15,7 +16,6 @@ import math
 import os
 
 import numpy as np
-import pyarrow as pa
 
 from ..columns import TIME
 from ...errors import InputError, TrajectoryError, closest
@@ -32,12 +32,16 @@ def arrow_file(path, mode="r"):
     try:
         name.encode()
     except UnicodeEncodeError:
+        import pyarrow as pa
+
         return pa.PythonFile(open(name, "rb" if mode == "r" else "wb"), mode=mode)
     return name
 
 
 def arrow_input(path):
     """An Arrow input stream of the file at `path` (any name, see `arrow_file`)."""
+    import pyarrow as pa
+
     file = arrow_file(path)
     return pa.OSFile(file) if isinstance(file, str) else file
 
@@ -253,10 +257,8 @@ def check_names(names, display, *, line=None) -> None:
 
 # --------------------------------------------------------------------- Arrow
 
-def to_arrow(names, data, source=None, metadata=None) -> pa.Table:
-    """The Arrow table of `data` (N, len(names)) with columns `names`; `source` is kept
-    in its metadata as ``dyn.source``, and `metadata` ({key: text}) as given. Raises
-    `InputError` for mismatched shapes or duplicate names."""
+def checked_table(names, data) -> tuple:
+    """(names as str, data as float64): InputError for mismatched shapes or duplicate names."""
     names = [str(n) for n in names]
     data = np.asarray(data, dtype=np.float64)
     if data.ndim != 2 or data.shape[1] != len(names):
@@ -266,6 +268,16 @@ def to_arrow(names, data, source=None, metadata=None) -> pa.Table:
     dup = [n for n in names if n in seen or seen.add(n)]
     if dup:
         raise InputError(f"duplicate trajectory column names: {listing(dict.fromkeys(dup))}")
+    return names, data
+
+
+def to_arrow(names, data, source=None, metadata=None) -> pa.Table:
+    """The Arrow table of `data` (N, len(names)) with columns `names`; `source` is kept
+    in its metadata as ``dyn.source``, and `metadata` ({key: text}) as given. Raises
+    `InputError` for mismatched shapes or duplicate names."""
+    import pyarrow as pa
+
+    names, data = checked_table(names, data)
     cols = np.ascontiguousarray(data.T)  # one transpose (none for column-major data), then zero-copy columns
     meta = {str(k).encode(): str(v).encode() for k, v in (metadata or {}).items()}
     if source is not None:

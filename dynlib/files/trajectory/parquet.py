@@ -1,6 +1,6 @@
 """Parquet trajectory files: reading and writing, with pyarrow.parquet.
 
-pyarrow.parquet is imported on first use, not with this module: the ~30 ms are
+pyarrow and pyarrow.parquet are imported on first use, not with this module: the ~30 ms are
 not paid by runs that only touch CSV. Number columns of any width (integers and
 decimals too) are read as float64; other columns are set aside with their error
 (used only if the column is needed). Errors name the 1-based data row.
@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import functools
 
-import pyarrow as pa
-
 from ...errors import TrajectoryError
 from .in_memory import Trajectory, arrow_file, check_names, from_arrow
 
 
 def read(display, source) -> Trajectory:
     """From `source`: bytes, or the path of a regular file."""
+    import pyarrow as pa
     import pyarrow.parquet as pq  # here, not at the top: ~30 ms that CSV runs need not pay
 
     try:

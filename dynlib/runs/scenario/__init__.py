@@ -33,13 +33,27 @@ model with its own defaults for the rest (an error there is reported at the
 
 `dynlib.simulate` knows nothing of scenarios: it takes arrays, controller
 objects and a contact dict.
+
+A robot path with the commands' overrides loads without pydantic (`plain`: the
+same keys and defaults as plain objects); the schema's names here are imported
+when first asked for (`__getattr__`), so `dyn simulate ROBOT` imports neither
+pydantic nor the schema.
 """
 from .load import ROBOT_SUFFIXES, SCENARIO_SUFFIXES, load_scenario
 from .messages import as_path, format_path
 from .run import (check_run_size, contacts, controller, external_wrenches, initial_state, run,
                   run_scenario)
-from .schema import (CONTROL_TYPES, ComputedTorqueControl, ConstantControl, Contacts, CsvControl,
-                     GravityCompensationControl, PDControl, Scenario, StateFeedbackControl, ZeroControl)
+
+_SCHEMA = ("CONTROL_TYPES", "ComputedTorqueControl", "ConstantControl", "Contacts", "CsvControl",
+           "GravityCompensationControl", "PDControl", "Scenario", "StateFeedbackControl", "ZeroControl")
+
+
+def __getattr__(name):
+    if name in _SCHEMA:
+        from . import schema
+
+        return getattr(schema, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = ["CONTROL_TYPES", "ComputedTorqueControl", "ConstantControl", "Contacts", "CsvControl",
            "GravityCompensationControl", "PDControl", "ROBOT_SUFFIXES", "SCENARIO_SUFFIXES", "Scenario",

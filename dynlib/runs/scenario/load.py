@@ -16,16 +16,13 @@ import dataclasses
 from pathlib import Path
 
 import numpy as np
-import yaml
-from pydantic import ValidationError
 
 from ...core.model import massless_free_flyer_message
 from ...errors import DynError, ScenarioError, closest
 from ...files.columns import TIME, column, coordinate, coordinate_columns, part
 from ...files.locks import LockError
+from . import plain
 from .messages import Where, as_path, convert, format_path, index_lines, short
-from .schema import (CONTROL_TYPES, ComputedTorqueControl, ConstantControl, CsvControl, PDControl, Scenario,
-                     StateFeedbackControl)
 
 ROBOT_SUFFIXES = (".urdf", ".xacro")
 SCENARIO_SUFFIXES = (".yaml", ".yml")
@@ -35,7 +32,7 @@ IMPULSE_MODELS = ("unilateral", "relaxed")  # contact models that step velocitie
 MAX_ALIAS_VALUES = 100_000
 
 
-def load_scenario(path, overrides=None, *, origins=None, cache=None) -> Scenario:
+def load_scenario(path, overrides=None, *, origins=None, cache=None):
     """Read and validate a scenario (.yaml) or a robot (.urdf/.xacro, every default).
 
     `overrides`: {key path: value}, applied before validation (``"steps"`` drops
@@ -62,20 +59,30 @@ def load_scenario(path, overrides=None, *, origins=None, cache=None) -> Scenario
     return _validate(source, data, lines, overrides, origins, cache)
 
 
-def _validate(source, data, lines, overrides, origins, cache) -> Scenario:
+def _validate(source, data, lines, overrides, origins, cache):
+    """The scenario of `data` with the overrides applied: a robot path's as `plain.Plain` when every value is
+    one `plain` is sure of, else validated by the schema (`schema.Scenario`, pydantic)."""
     for key, value in dict(overrides or {}).items():
         _set(data, as_path(key), value, source)
     where = Where(source, lines, {as_path(k): v for k, v in dict(origins or {}).items()})
-    try:
-        sc = Scenario.model_validate(data)
-    except ValidationError as exc:
-        raise convert(exc, data, where, root=Scenario, tags=CONTROL_TYPES) from None
+    sc = plain.scenario(data) if source is None else None
+    if sc is None:
+        from pydantic import ValidationError
+
+        from .schema import CONTROL_TYPES, Scenario
+
+        try:
+            sc = Scenario.model_validate(data)
+        except ValidationError as exc:
+            raise convert(exc, data, where, root=Scenario, tags=CONTROL_TYPES) from None
     sc._where = where
     _check_against_robot(sc, cache)
     return sc
 
 
 def _read_yaml(path):
+    import yaml
+
     try:
         text = Path(path).read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -144,6 +151,8 @@ def _check_aliases(root, path):
 
 
 def _children(node):
+    import yaml
+
     if isinstance(node, yaml.SequenceNode):
         return node.value
     if isinstance(node, yaml.MappingNode):
@@ -255,15 +264,15 @@ def _check_against_robot(sc, cache=None):
     for gain in ("kp", "kd"):
         if isinstance(getattr(c, gain, None), (dict, list)):
             _names_check(sc, ("control", gain), getattr(c, gain), model.v_names, "joint coordinate", model)
-    if isinstance(c, ConstantControl):
+    if c.type == "constant":
         _names_check(sc, ("control", "tau"), c.tau, model.tau_names, "torque coordinate", model)
-    if isinstance(c, PDControl):
+    if c.type == "pd":
         _names_check(sc, ("control", "target"), c.target, model.q_names, "coordinate", model)
-    if isinstance(c, CsvControl):
+    if c.type == "csv":
         torque_table(sc)
-    if isinstance(c, StateFeedbackControl):
+    if c.type == "state-feedback":
         _state_feedback_check(sc, c, model)
-    if isinstance(c, ComputedTorqueControl):
+    if c.type == "computed-torque":
         if c.target.sinusoids is not None:
             _names_check(sc, ("control", "target", "sinusoids"), c.target.sinusoids, model.q_names, "coordinate", model)
         else:

@@ -11,17 +11,19 @@
 
 Nothing here knows the schema: `convert` takes the root model and the
 discriminator values of its unions (the controller types) as arguments.
+yaml and pydantic are imported where they are used: a robot path's scenario
+(`dynlib.runs.scenario.plain`) needs neither.
 """
 from __future__ import annotations
 
 import dataclasses
 import re
-from typing import Optional, Union
-
-import yaml
-from pydantic import BaseModel, ValidationError
+from typing import TYPE_CHECKING, Optional, Union
 
 from ...errors import ScenarioError, closest
+
+if TYPE_CHECKING:
+    from pydantic import ValidationError
 
 _KEY = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
 
@@ -49,6 +51,8 @@ def short(names, n=8) -> str:
 
 def index_lines(node, prefix, lines, path):
     """lines[key path] = 1-based line of the key (mappings) or item (sequences); duplicate keys are errors."""
+    import yaml
+
     if isinstance(node, yaml.MappingNode):
         seen = {}
         for knode, vnode in node.value:
@@ -134,6 +138,8 @@ def _data_path(loc, data, tags):
 
 def _model_at(root, path, data):
     """The model class (a BaseModel subclass) that validates the mapping at `path`, or None."""
+    from pydantic import BaseModel
+
     tp, node = root, data
     for k in path:
         tp = _pick(tp, node)
@@ -152,6 +158,8 @@ def _model_at(root, path, data):
 
 def _pick(tp, node):
     """Resolve Annotated/Optional/Union to the member that fits `node` (discriminator 'type')."""
+    from pydantic import BaseModel
+
     while getattr(tp, "__metadata__", None) is not None:  # Annotated
         tp = tp.__origin__
     args = getattr(tp, "__args__", None)

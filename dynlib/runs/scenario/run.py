@@ -10,12 +10,14 @@ the energy columns), not a second copy of the call.
 from __future__ import annotations
 
 import contextlib
+from typing import TYPE_CHECKING
 
 from ...errors import InputError
 from ...files.output import memory_shortfall
 from .load import gain_table, initial_q, initial_v, target_table, torque_table
-from .schema import (ConstantControl, CsvControl, GravityCompensationControl, PDControl, Scenario,
-                     StateFeedbackControl, ZeroControl)
+
+if TYPE_CHECKING:
+    from .schema import Scenario
 
 SCENARIO_KEYS = {"contacts": "contacts", "controller": "control", "external_wrenches": "external_wrenches"}
 """The scenario block behind each `simulate` argument that `run` builds (`InputError.argument`)."""
@@ -27,21 +29,22 @@ def initial_state(sc):
 
 
 def controller(sc):
-    """The dynlib.sim.controllers object of the scenario's `control:` block."""
+    """The dynlib.sim.controllers object of the scenario's `control:` block (by its type: a block of
+    `schema` or of `plain`)."""
     from ...sim import controllers as C
 
     c = sc.control
-    if isinstance(c, ZeroControl):
+    if c.type == "zero":
         return C.Zero()
-    if isinstance(c, ConstantControl):
+    if c.type == "constant":
         return C.Constant(c.tau)
-    if isinstance(c, CsvControl):
+    if c.type == "csv":
         return C.TorqueTable(*torque_table(sc))
-    if isinstance(c, PDControl):
+    if c.type == "pd":
         return C.PD(kp=c.kp, kd=c.kd, target=c.target, gravity_compensation=c.gravity_compensation)
-    if isinstance(c, GravityCompensationControl):
+    if c.type == "gravity-compensation":
         return C.GravityCompensation()
-    if isinstance(c, StateFeedbackControl):
+    if c.type == "state-feedback":
         inputs, K = gain_table(sc)
         return C.StateFeedback(K, inputs, target={"q": c.target.q, "qd": c.target.qd}, tau=c.tau)
     if c.target.file is not None:

@@ -18,8 +18,8 @@ from typing import Annotated, Any, Literal, Optional, Union
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
-from ...errors import ScenarioError
-from .messages import Where, as_path
+from .messages import Where
+from .plain import Resolved
 
 COLUMN_PARTS = ("q", "qd", "qdd", "tau", "energy", "contact")
 
@@ -344,7 +344,7 @@ class Sweep(_Block):
     """Random variants (with grid: every grid point for each sample)."""
 
 
-class Scenario(_Block):
+class Scenario(_Block, Resolved):
     """A dyn scenario: a robot, its initial state, controller, wrenches, contacts and output."""
 
     dyn: Literal[1]
@@ -396,55 +396,4 @@ class Scenario(_Block):
     _where: Where = PrivateAttr(default_factory=Where)
     _model: Any = PrivateAttr(None)
     _tables: dict = PrivateAttr(default_factory=dict)  # (key path, file) -> the table read (dynlib.runs.scenario.load)
-
-    # -- resolved values ---------------------------------------------------
-    @property
-    def source(self) -> Optional[str]:
-        """The scenario file (None: built from a robot path)."""
-        return self._where.source
-
-    @property
-    def folder(self) -> Path:
-        return Path(self.source).parent if self.source else Path(".")
-
-    def resolve(self, path) -> Path:
-        """A path from the scenario, relative to the scenario's folder."""
-        p = Path(path).expanduser()
-        return p if p.is_absolute() else self.folder / p
-
-    @property
-    def input_files(self) -> tuple:
-        """The files a run of this scenario reads, resolved: the scenario, its robot and its
-        control's table (control.file, control.target.file). No output may be one of them."""
-        c = self.control
-        tables = (getattr(c, "file", None), getattr(getattr(c, "target", None), "file", None),
-                  getattr(c, "gain", None))
-        return ((self.source,) if self.source else ()) + tuple(
-            str(self.resolve(f)) for f in (self.robot, *tables) if isinstance(f, str))
-
-    @property
-    def n_steps(self) -> int:
-        if self.steps is not None:
-            return int(self.steps)
-        duration = 1.0 if self.duration is None else self.duration
-        return max(1, int(round(duration / self.dt)))
-
-    @property
-    def output_path(self) -> Optional[str]:
-        """Where the trajectory goes: a path, or None for standard output."""
-        p = self.output.path
-        if p is None or p == "-":
-            return None
-        return str(self.resolve(p))
-
-    @property
-    def model(self):
-        """The robot as the scenario sets it up (floating base, gravity, friction overrides, armature)."""
-        if self._model is None:
-            raise ScenarioError("this scenario was not loaded with dynlib.runs.scenario.load_scenario, "
-                                "which builds its robot model")
-        return self._model
-
-    def error(self, key, message) -> ScenarioError:
-        """A ScenarioError at `key` (a key path string or tuple), with file and line when known."""
-        return self._where.error(as_path(key), message)
+    # the resolved values (source, folder, resolve, input_files, n_steps, output_path, model, error): `Resolved`

@@ -698,3 +698,55 @@ def as_controller(controller) -> Controller:
         return controller
     raise InputError(f"controller must be a dynlib.sim.controllers.Controller (Zero, Constant, TorqueTable, PD, "
                      f"GravityCompensation, ComputedTorque, StateFeedback), got {type(controller).__name__}")
+
+
+# ------------------------------------------------------------------ mimic joints (`dynlib.sim.mimic`)
+
+def check_controller(model, controller, params):
+    """params for the coupled robot. InputError when `controller` names a follower (a PD's or computed
+    torque's kp, kd, target; a constant torque): it has no motor. A gain given as one number: zero on a
+    follower for a PD; for computed torque, the follower's gains and target are its leader's through the
+    coupling (its commanded acceleration ``multiplier * a_leader``), so the torque is Gᵀ RNEA(q, v, G a_r).
+    A constant or table torque on a follower is an error too."""
+    from .mimic import coupled_record
+
+    followers = {f: leader for f, leader, *_ in model.mimic}
+    for key in ("kp", "kd", "target", "tau"):
+        named = getattr(controller, key, None)
+        for name in (named if isinstance(named, dict) else ()):
+            if name in followers:
+                raise InputError(f"{key}.{name}: joint '{name}' mimics '{followers[name]}' and has no motor of its "
+                                 f"own: drive '{followers[name]}' (the coupling moves '{name}')")
+    c = coupled_record(model)
+    for field in ("tau", "values"):
+        x = getattr(params, field, None)
+        if isinstance(x, np.ndarray) and x.shape[-1] == model.nv and x.size and np.any(x[..., c.dof] != 0):
+            name = next(f for f, k in zip(followers, c.dof) if np.any(x[..., k] != 0))
+            raise InputError(f"tau.{name}: joint '{name}' mimics '{followers[name]}' and has no motor of its own: "
+                             f"give its torque to '{followers[name]}' (it acts through the multiplier)")
+    if isinstance(params, ComputedTorqueParams):
+        return _coupled_target(c, params)
+    for field in ("kp", "kd"):
+        x = getattr(params, field, None)
+        if isinstance(x, np.ndarray) and x.shape == (model.nv,):
+            x[c.dof] = 0.0
+    return params
+
+
+def _coupled_target(c, p):
+    """Computed torque's params with each follower's gains its leader's and its target the leader's coupled."""
+    kp, kd = p.kp.copy(), p.kd.copy()
+    kp[c.dof], kd[c.dof] = kp[c.leader], kd[c.leader]
+    s = p.sine
+    if s.amplitude.size:  # Euclidean joints: q and v indices agree
+        amp, om, ph, off = (x.copy() for x in s)
+        amp[c.dof], om[c.dof], ph[c.dof] = c.mult * amp[c.leader], om[c.leader], ph[c.leader]
+        off[c.dof] = c.mult * off[c.leader] + c.offset
+        s = type(s)(amp, om, ph, off)
+    t = p.table
+    if t.times.size:
+        Q, V, A = t.q.copy(), t.v.copy(), t.a.copy()
+        Q[:, c.dof] = c.mult * Q[:, c.leader] + c.offset
+        V[:, c.dof], A[:, c.dof] = c.mult * V[:, c.leader], c.mult * A[:, c.leader]
+        t = type(t)(t.times, Q, V, A)
+    return p._replace(kp=kp, kd=kd, sine=s, table=t)

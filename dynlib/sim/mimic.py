@@ -33,7 +33,7 @@ Torques. A follower has no motor of its own: the motor torque of the control sta
 leader (`couple_vector`: ``tau_leader += multiplier * tau_follower``, ``tau_follower = 0``), so gravity
 compensation is the coupled robot's ``Gᵀ g``, and the recorded ``tau.<follower>`` is 0. A controller that
 drives a follower by name (a PD's or computed torque's kp, kd or target, a constant or table torque) is an
-error naming the key (`check_controller`); a PD gain given as one number acts on the leaders only; computed
+error naming the key (`dynlib.sim.controllers.check_controller`); a PD gain given as one number acts on the leaders only; computed
 torque gives each follower its leader's gains and target through the coupling, so its torque is
 ``Gᵀ RNEA(q, v, G a_cmd)``. The joint friction of a follower acts on it and reaches the leader through the
 multiplier (``Gᵀ tau_total``); the energy is the tree's (every body moves), and the coupling does no work
@@ -200,57 +200,6 @@ def limit_bounds(model, lower, upper):
             lower[lo], upper[lo] = max(lower[lo], min(ends)), min(upper[lo], max(ends))
         lower[f], upper[f] = -np.inf, np.inf
     return lower, upper
-
-
-def check_controller(model, controller, params):
-    """params for the coupled robot. InputError when `controller` names a follower (a PD's or computed
-    torque's kp, kd, target; a constant torque): it has no motor. A gain given as one number: zero on a
-    follower for a PD; for computed torque, the follower's gains and target are its leader's through the
-    coupling (its commanded acceleration ``multiplier * a_leader``), so the torque is Gᵀ RNEA(q, v, G a_r).
-    A constant or table torque on a follower is an error too."""
-    from ..errors import InputError
-    from .controllers import ComputedTorqueParams
-
-    followers = {f: leader for f, leader, *_ in model.mimic}
-    for key in ("kp", "kd", "target", "tau"):
-        named = getattr(controller, key, None)
-        for name in (named if isinstance(named, dict) else ()):
-            if name in followers:
-                raise InputError(f"{key}.{name}: joint '{name}' mimics '{followers[name]}' and has no motor of its "
-                                 f"own: drive '{followers[name]}' (the coupling moves '{name}')")
-    c = coupled_record(model)
-    for field in ("tau", "values"):
-        x = getattr(params, field, None)
-        if isinstance(x, np.ndarray) and x.shape[-1] == model.nv and x.size and np.any(x[..., c.dof] != 0):
-            name = next(f for f, k in zip(followers, c.dof) if np.any(x[..., k] != 0))
-            raise InputError(f"tau.{name}: joint '{name}' mimics '{followers[name]}' and has no motor of its own: "
-                             f"give its torque to '{followers[name]}' (it acts through the multiplier)")
-    if isinstance(params, ComputedTorqueParams):
-        return _coupled_target(c, params)
-    for field in ("kp", "kd"):
-        x = getattr(params, field, None)
-        if isinstance(x, np.ndarray) and x.shape == (model.nv,):
-            x[c.dof] = 0.0
-    return params
-
-
-def _coupled_target(c, p):
-    """Computed torque's params with each follower's gains its leader's and its target the leader's coupled."""
-    kp, kd = p.kp.copy(), p.kd.copy()
-    kp[c.dof], kd[c.dof] = kp[c.leader], kd[c.leader]
-    s = p.sine
-    if s.amplitude.size:  # Euclidean joints: q and v indices agree
-        amp, om, ph, off = (x.copy() for x in s)
-        amp[c.dof], om[c.dof], ph[c.dof] = c.mult * amp[c.leader], om[c.leader], ph[c.leader]
-        off[c.dof] = c.mult * off[c.leader] + c.offset
-        s = type(s)(amp, om, ph, off)
-    t = p.table
-    if t.times.size:
-        Q, V, A = t.q.copy(), t.v.copy(), t.a.copy()
-        Q[:, c.dof] = c.mult * Q[:, c.leader] + c.offset
-        V[:, c.dof], A[:, c.dof] = c.mult * V[:, c.leader], c.mult * A[:, c.leader]
-        t = type(t)(t.times, Q, V, A)
-    return p._replace(kp=kp, kd=kd, sine=s, table=t)
 
 
 def coupled_limits(model, lim):

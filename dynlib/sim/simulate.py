@@ -97,12 +97,12 @@ from ..algorithms.aba import check_dynamics
 from ..core.model import check_forward_dynamics
 from ..algorithms.energy import kinetic_kernel, potential_after_placements
 from .contact import RELAXED, UNILATERAL, ContactModel, build as build_contact, contact_record
-from .controllers import Control, ControlWork, control_record, control_work
+from .controllers import Control, ControlWork, check_controller, control_record, control_work
 from .dynamics import (FREE, IMPLICIT_FRICTION, IMPLICIT_GAINS, Evaluation, Forces, Implicit, ImplicitFrictionNote,
                        applied_torque, assign, evaluation)
 from ..errors import InputError, NumericalError
 from .joint_limits import Limits, limits_record, limit_torques, over_effort, saturate, unpin
-from .mimic import chain, check_controller, couple_vector, coupled_limits, coupled_record, hold_state, initial_state
+from .mimic import chain, couple_vector, coupled_limits, coupled_record, hold_state, initial_state
 from .stages import acceleration, body_forces, control_torque, joint_forces, recorded_acceleration
 
 # divergence reasons

@@ -156,10 +156,24 @@ def attach(dispatcher, njit, f, options, cache_class):
                 **options)(f)
     if cache_class is not None:
         twin._cache = (_inlined_cache_class(cache_class) if inlined else cache_class)(f)
-    dispatcher.get_call_template = twin.get_call_template
+    dispatcher.get_call_template = _plain_types(twin.get_call_template)
     dispatcher.get_overload = twin.get_overload
     dispatcher.callee_twin = twin
     return twin
+
+
+def _plain_types(get_call_template):
+    """A twin's `get_call_template` with the literal types of constant arguments made plain (``Literal[int](3)`` to
+    ``int64``): a compiled caller types a constant argument as its value, and numba compiled the twin once per
+    constant (`dynlib.core.spatial.add_to_mat3` four times, for row and column offsets 0 and 3); Python calls
+    never pass literal types. No dyn kernel needs a constant's value to type."""
+    from numba.core import types
+
+    def plain(args, kws):
+        return get_call_template(tuple(types.unliteral(a) for a in args),
+                                 {k: types.unliteral(v) for k, v in kws.items()})
+
+    return plain
 
 
 _INLINED_CACHE = {}  # the cache class of inlined twins, per cache class of twins (_inlined_cache_class)

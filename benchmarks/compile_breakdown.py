@@ -11,7 +11,8 @@ numba's code library (CPUCodeLibrary):
   module passes (on a kernel's module with every callee's module linked in: numba re-optimises
   the callees' code in each caller) and machine code;
 - by kernel: each compiled kernel's self time, its LLVM share, and its inclusive time (its
-  callees compiled while it was typed), with its depth in the call tree.
+  callees compiled while it was typed), with its depth in the call tree;
+- the costliest kernel's self time by phase.
 
 Use an empty DYN_CACHE_DIR to see a fresh install (every kernel compiled); with a cache where
 only some kernels are missing, only those compile (a kernel loaded from the cache brings its
@@ -107,6 +108,12 @@ def report(wall, cpu, out=sys.stderr):
         depth = ",".join(str(d) for _, d in runs) or "-"
         if own >= 0.05:
             print(f"  {own:6.2f}  LLVM {llvm:5.2f}  incl {incl:<16} depth {depth:<8} {kernel}", file=out)
+    top = max(kernels, key=lambda k: sum(kernels[k].values()), default=None)
+    if top is not None:
+        print(f"\nthe costliest kernel's phases (CPU s, self): {top}", file=out)
+        for phase, t in sorted(kernels[top].items(), key=lambda x: -x[1]):
+            if t >= 0.05:
+                print(f"  {t:6.2f}  {phase}", file=out)
 
 
 def main():

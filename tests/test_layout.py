@@ -5,7 +5,7 @@ An AST scan of dynlib's sources: a compiled function is one decorated with numba
 (`dynlib._numba.decorators`, or a module-level alias of them); none may exceed 80
 lines (from its ``def`` to its last line, docstring included). An inlined kernel
 (``inline_kernel``: the stages of the simulation pipeline, `dynlib.sim.stages`, and
-the pieces they inline, typed again in every caller) must stay within 40 lines.
+the pieces they inline, inlined into every caller) must stay within 40 lines.
 numba and llvmlite are imported in one folder only, dynlib/_numba/.
 """
 import ast

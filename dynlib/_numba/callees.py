@@ -14,7 +14,11 @@ library (`callee_library_class`) that is only ever linked into a caller: it is o
 (numba's per-function and module passes, its own callees linked in), so the code its callers link
 in, and the machine code they make of it, are the same as before; it makes no machine code of its
 own. (Leaving the module passes to the caller alone saved 3 s more, but the loop's inlining then
-changed: steps without contacts 5-10 % slower, with contacts 5-10 % faster.)
+changed: steps without contacts 5-10 % slower, with contacts 5-10 % faster.) The twin of an
+`inline_kernel` (numba's ``forceinline``: LLVM inlines it into every caller) is the exception: its callers
+optimise its code with theirs, so its own module is not optimised (`inlined_callee_library_class`), which
+spared the stages of the simulation step, nested three deep, optimising the code under them at each level
+again; its cache entries are named ``callee.inlined.<module>.<function>-...``.
 
 A compiled caller types a call of a kernel by asking the kernel's dispatcher for a call template
 and the compiled overload (``get_call_template``, ``get_overload``): `attach` points those two of
@@ -91,8 +95,22 @@ def callee_library_class():
         def codegen(self):
             return _NoEnvironment(self._codegen)
 
+    class InlinedCalleeLibrary(CalleeLibrary):
+        """The library of a kernel that LLVM inlines into its callers (numba's ``forceinline``): its callers
+        optimise its code with theirs, so its module (its code and its callees') is not optimised alone."""
+
+        def _optimize_final_module(self):
+            pass
+
     _LIBRARY.append(CalleeLibrary)
+    _LIBRARY.append(InlinedCalleeLibrary)
     return CalleeLibrary
+
+
+def inlined_callee_library_class():
+    """`callee_library_class` for a kernel compiled ``forceinline`` (see its InlinedCalleeLibrary)."""
+    callee_library_class()
+    return _LIBRARY[1]
 
 
 class _NoEnvironment:
@@ -110,14 +128,17 @@ class _NoEnvironment:
         return getattr(self._codegen, name)
 
 
-def pipeline_class(base=None):
-    """numba's compiler (or `base`, a subclass of it), compiling into a callee library (`callee_library_class`)."""
+def pipeline_class(base=None, inlined=False):
+    """numba's compiler (or `base`, a subclass of it), compiling into a callee library (`callee_library_class`,
+    or `inlined_callee_library_class` when `inlined`)."""
     from numba.core import compiler
+
+    library_class = inlined_callee_library_class() if inlined else callee_library_class()
 
     class CalleePipeline(base or compiler.Compiler):
         def __init__(self, typingctx, targetctx, library, *args, **kw):
             if library is None:
-                library = callee_library_class()(targetctx.codegen(), "callee")
+                library = library_class(targetctx.codegen(), "callee")
                 library.enable_object_caching()
             super().__init__(typingctx, targetctx, library, *args, **kw)
 
@@ -130,10 +151,44 @@ def attach(dispatcher, njit, f, options, cache_class):
     options = dict(options)
     base = options.pop("pipeline_class", None)
     options.pop("no_cfunc_wrapper", None)
-    twin = njit(no_cpython_wrapper=True, no_cfunc_wrapper=True, pipeline_class=pipeline_class(base), **options)(f)
+    inlined = bool(options.get("forceinline"))
+    twin = njit(no_cpython_wrapper=True, no_cfunc_wrapper=True, pipeline_class=pipeline_class(base, inlined),
+                **options)(f)
     if cache_class is not None:
-        twin._cache = cache_class(f)
-    dispatcher.get_call_template = twin.get_call_template
+        twin._cache = (_inlined_cache_class(cache_class) if inlined else cache_class)(f)
+    dispatcher.get_call_template = _plain_types(twin.get_call_template)
     dispatcher.get_overload = twin.get_overload
     dispatcher.callee_twin = twin
     return twin
+
+
+def _plain_types(get_call_template):
+    """A twin's `get_call_template` with the literal types of constant arguments made plain (``Literal[int](3)`` to
+    ``int64``): a compiled caller types a constant argument as its value, and numba compiled the twin once per
+    constant (`dynlib.core.spatial.add_to_mat3` four times, for row and column offsets 0 and 3); Python calls
+    never pass literal types. No dyn kernel needs a constant's value to type."""
+    from numba.core import types
+
+    def plain(args, kws):
+        return get_call_template(tuple(types.unliteral(a) for a in args),
+                                 {k: types.unliteral(v) for k, v in kws.items()})
+
+    return plain
+
+
+_INLINED_CACHE = {}  # the cache class of inlined twins, per cache class of twins (_inlined_cache_class)
+
+
+def _inlined_cache_class(cache_class):
+    """`cache_class` (of the twins) with its entries named ``callee.inlined.<module>.<function>-...``: the twin of a
+    kernel compiled ``forceinline`` (`inlined_callee_library_class`) is other code than the twin of a plain
+    kernel of the same function (`dynlib._numba.one` compiles a kernel's function as both)."""
+    if cache_class not in _INLINED_CACHE:
+        impl = cache_class._impl_class
+
+        class InlinedImpl(impl):
+            def get_filename_base(self, fullname, abiflags):
+                return super().get_filename_base("inlined." + fullname, abiflags)
+
+        _INLINED_CACHE[cache_class] = type("InlinedCache", (cache_class,), {"_impl_class": InlinedImpl})
+    return _INLINED_CACHE[cache_class]

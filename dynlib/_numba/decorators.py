@@ -11,11 +11,19 @@
   which the wrappers and the simulation's divergence check report as a NumericalError,
   instead of a ZeroDivisionError escaping compiled code. ``nogil``: batches run on threads
   (`dynlib._numba.parallel`).
-- `inline_kernel`: a `kernel` that numba inlines into its callers (numba IR, typed again at each
-  call site): the stages of the simulation step (`dynlib.sim.stages`), so that no compiled call
-  passes the arrays of their tuples one by one, and the few helpers too large for LLVM to inline.
+- `inline_kernel`: a `kernel` that LLVM always inlines into its callers (numba's ``forceinline``:
+  LLVM's ``alwaysinline``): the stages of the simulation step (`dynlib.sim.stages`), so that no
+  compiled call passes the arrays of their tuples one by one, and the few helpers too large for
+  LLVM to inline by its own measure. numba types and lowers it once per signature, as any kernel;
+  its twin for compiled callers (`dynlib._numba.callees`) leaves the optimisation of its code to
+  them. (numba's own inlining, ``inline="always"``, copied and typed its IR again at each call
+  site, and with the stages nested three deep, the loop's first compile took a fifth longer.)
+  Where the twins are not available (`dynlib._numba.probes`), numba's inlining stands in.
 - `allocating_kernel`: a kernel that allocates (numba's runtime on, numba's error model), the GIL
   released: ``jit(nogil=True)``.
+
+``forceinline`` is set on all three, to False on the two others: numba passes a caller's value of
+the option on to the kernels it compiles while compiling that caller, unless they set their own.
 
 `jit` is the one maker under the three: ``numba.njit`` cached in dyn's cache folder
 (`dynlib._numba.folder`, `dynlib._numba.entries`) and loaded without numba's compiler start-up
@@ -49,7 +57,10 @@ def jit(fn=None, *, nrt=True, **options):
             opts["_nrt"] = False
             if b.lean:
                 opts.update(lean.OPTIONS, pipeline_class=lean.compiler_class())
-        if b.cache_class and folder.package_dir(inspect.getfile(f)) is not None:
+        ours = b.cache_class and folder.package_dir(inspect.getfile(f)) is not None
+        if opts.pop("inline", None) == "always" and not (ours and b.callee_cache_class):  # (see the docstring)
+            opts["inline"] = "always"
+        if ours:
             dispatcher = njit(**opts)(f)
             try:
                 dispatcher._cache = b.cache_class(f)
@@ -85,13 +96,13 @@ def _numba_cached(njit, f, opts):
         config.CACHE_DIR = saved
 
 
-kernel = jit(nrt=False, error_model="numpy", nogil=True)
+kernel = jit(nrt=False, error_model="numpy", nogil=True, forceinline=False)
 """The decorator of an allocation-free kernel or helper (see the module docstring)."""
 
-inline_kernel = jit(nrt=False, error_model="numpy", nogil=True, inline="always")
-"""A `kernel` that numba inlines into its callers (see the module docstring)."""
+inline_kernel = jit(nrt=False, error_model="numpy", nogil=True, forceinline=True, inline="always")
+"""A `kernel` that LLVM always inlines into its callers (see the module docstring)."""
 
-allocating_kernel = jit(nogil=True)
+allocating_kernel = jit(nogil=True, forceinline=False)
 """A kernel that allocates: numba's runtime and error model (see the module docstring)."""
 
 

@@ -76,7 +76,7 @@ notes = []
 
 def inlined(algorithm_kernel):
     """The function of `algorithm_kernel` (a `kernel`) compiled again as an `inline_kernel`, for a one-call
-    kernel: numba inlines its code there, so that the model's and workspace's arrays are not passed to it
+    kernel: LLVM inlines its code there, so that the model's and workspace's arrays are not passed to it
     one by one (a compiled call passes each array as its 7 fields: with ~44 arrays, 100-250 ns per call).
     The same source, the same arithmetic, the same results."""
     return inline_kernel(algorithm_kernel.py_func)

@@ -10,7 +10,7 @@ and every helper is inlined, so ``v_i = act_inv_motion(X, v_parent) + vJ``
 compiles to the dozen multiply-adds it reads as. The helpers are compiled once
 each, as `kernel`s (`dynlib._numba.decorators`: no runtime, numpy's error model),
 and LLVM inlines them into each kernel when it links the kernel's code, except the
-few too large for that, on ABA's path with few call sites, which numba inlines
+few too large for that, on ABA's path with few call sites, which LLVM always inlines
 (`inline_kernel`). (Inlining every helper in numba's IR, ``inline="always"``,
 types every helper again at each call site: the first run compiled a third longer.)
 

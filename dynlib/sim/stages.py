@@ -40,8 +40,8 @@ Every stage kernel takes its arguments in MuJoCo's order: model arrays
 (``m``, ``d``: `dynlib.core.model`), the records of the parameters it uses (not
 the whole `Pipeline`), inputs (the evaluation's sums, `dynamics.Evaluation`, and
 the state), workspace, outputs.
-Stage kernels are short (at most 40 lines) and compiled `inline_kernel`: numba
-inlines them into the loop (numba IR), because a compiled call passes the arrays
+Stage kernels are short (at most 40 lines) and compiled `inline_kernel`: LLVM
+inlines them into the loop (numba compiles each once), because a compiled call passes the arrays
 of the model, Data, parameter and workspace tuples one by one (several hundred
 values), which would cost as much as the ABA per evaluation. What they call
 (the algorithm kernels, the contact solvers) is compiled and cached once.

@@ -670,9 +670,9 @@ NO_LEAN = """
 
 @pytest.mark.slow
 def test_kernels_called_from_compiled_code_compile_as_callees_with_the_same_results(tmp_path):
-    """The loop's callees are cached as callees only (no entry from Python, no machine code of their own), and
-    the trajectory is byte for byte the one of numba's own compile of every kernel (the fallbacks: numba's own
-    lowering too, dynlib._numba.lean)."""
+    """The loop's callees are cached as callees only (no entry from Python, no machine code of their own), once per
+    argument types, the stages as inlined callees, and the trajectory is byte for byte the one of numba's own
+    compile of every kernel (the fallbacks: numba's own lowering and inlining too, dynlib._numba.lean)."""
     runs = {}
     for name, patch in (("callees", ""), ("numba", NO_CALLEES + NO_LEAN)):
         out = tmp_path / f"{name}.csv"
@@ -687,6 +687,11 @@ def test_kernels_called_from_compiled_code_compile_as_callees_with_the_same_resu
     assert {"simulate._run", "callee.simulate._finite", "callee.aba.aba_kernel"} <= with_twins
     assert "simulate._finite" not in with_twins and not any(n.startswith("callee.") for n in without)
     assert "simulate._finite" in without
+    # the stages: inlined by LLVM, their twins cached under their own names; numba's IR inlining in the fallback
+    assert {"callee.inlined.stages.acceleration", "callee.inlined.simulate.evaluate"} <= with_twins
+    assert not any("stages." in n for n in without)
+    # a kernel called with constant arguments (row and column offsets 0 and 3) is compiled once
+    assert len(list((tmp_path / "callees").rglob("callee.spatial.add_to_mat3-*.nbc"))) == 1
     assert callees == numba_s
 
 

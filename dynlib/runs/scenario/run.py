@@ -74,17 +74,17 @@ def contacts(sc):
 
 def run_bytes(sc, model, every=None, energy=None) -> int:
     """The bytes a run of `sc` allocates for its trajectory, as measured (tests/test_faults.py): the
-    recorded rows (time, q, v, a, tau, the limit torques when held, the energy when computed), then the
-    written columns (`output.columns`) twice, as the table `SimulationResult.table` stacks and as the Arrow table
-    the writer reads. What does not grow with the run (the interpreter, the kernels, the CSV
+    recorded rows (time, q, v, a, tau, the limit torques and their step weights when held, the energy when computed), then the
+    written columns (`output.columns`) once: the column-major table `SimulationResult.table` builds, which
+    the writer's Arrow table reads without a copy. What does not grow with the run (the interpreter, the kernels, the CSV
     writer's blocks in flight) is not counted, nor are contact forces (their points are known only
     to the run)."""
     steps, every = sc.n_steps, every or sc.output.every
     energy = ("energy" in sc.output.columns) if energy is None else bool(energy)
-    recorded = 1 + model.nq + (4 if sc.limits.position else 3) * model.nv + (3 if energy else 0)  # + the limit torques
+    recorded = 1 + model.nq + (5 if sc.limits.position else 3) * model.nv + (3 if energy else 0)  # + limit, limit_step
     width = {"q": model.nq, "qd": model.nv, "qdd": model.nv, "tau": model.nv, "energy": 3, "limits": model.nv}
     written = 1 + sum(width.get(part, 0) for part in sc.output.columns)
-    return (steps // every + 1) * (recorded + 2 * written) * 8
+    return (steps // every + 1) * (recorded + written) * 8
 
 
 def check_run_size(sc, model, every=None, energy=None):

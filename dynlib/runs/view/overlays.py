@@ -95,10 +95,10 @@ def _edges(obj, dims, rgba, T):
     gid = obj.geometry(("edges", tuple(dims)), lambda: {"type": "BufferGeometry", "data": {"attributes": {
         "position": {"itemSize": 3, "type": "Float32Array", "array": float32(c[np.array(pairs)].reshape(-1, 3)),
                      "normalized": False}}}})
-    m = {"uuid": S._uid(), "type": "LineBasicMaterial", "color": S.colour(rgba)[0], "depthTest": False,
+    m = {"uuid": S.new_uuid(), "type": "LineBasicMaterial", "color": S.colour(rgba)[0], "depthTest": False,
          "transparent": True, "opacity": 0.9}
     obj.materials.append(m)
-    obj.children.append({"uuid": S._uid(), "type": "LineSegments", "name": "edges", "geometry": gid,
+    obj.children.append({"uuid": S.new_uuid(), "type": "LineSegments", "name": "edges", "geometry": gid,
                          "material": m["uuid"], "matrix": S.matrix(T)})
 
 
@@ -111,7 +111,7 @@ def box_objects(model, boxes, rgba) -> dict:
         obj = S.ObjectBuilder()
         dims = tuple(float(x) for x in np.maximum(boxes.dims[b], 1e-5))  # a side 0 drawn as a sheet
         T = S.pose(boxes.R[b], boxes.com[b])
-        obj.mesh("inertia", obj.geometry(("box", dims), lambda: S._box(dims)), _material(obj, rgba), T)
+        obj.mesh("inertia", obj.geometry(("box", dims), lambda: S.box_geometry(dims)), _material(obj, rgba), T)
         _edges(obj, dims, rgba, T)
         objects[b] = obj
     return objects
@@ -123,7 +123,7 @@ def com_objects(model, boxes, radius) -> dict:
     for b in range(model.nb):
         if boxes.mass[b] > 0:
             obj = S.ObjectBuilder()
-            obj.mesh("com", obj.geometry("ball", lambda: S._sphere(radius)), _material(obj, COM_RGBA),
+            obj.mesh("com", obj.geometry("ball", lambda: S.sphere_geometry(radius)), _material(obj, COM_RGBA),
                      S.pose(p=boxes.com[b]))
             objects[b] = obj
     return objects
@@ -172,8 +172,8 @@ def overlays(model, show, Tb, Qk, anim_t, size, *, compare=None, collision=None)
         if boxes.mass.sum() > 0:
             X = center_of_mass(model, Qk).reshape(-1, 3)
             obj = S.ObjectBuilder()
-            obj.mesh("com", obj.geometry("ball", lambda: S._sphere(0.025 * size)), _material(obj, ROBOT_COM_RGBA),
-                     np.eye(4))
+            obj.mesh("com", obj.geometry("ball", lambda: S.sphere_geometry(0.025 * size)),
+                     _material(obj, ROBOT_COM_RGBA), np.eye(4))
             commands += [S.set_object("/dyn/com/robot", obj.lower()), S.set_transform("/dyn/com/robot", S.pose(p=X[0]))]
             if len(anim_t) > 1:
                 clips.append(S.clip("/dyn/com/robot", [S.track(".position", "vector3", anim_t, X)]))

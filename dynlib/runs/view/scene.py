@@ -42,7 +42,8 @@ TRACE_COLOURS = (0xFFD400, 0x00C8FF, 0xFF4FD8, 0x7CFF4F, 0xFF8C1A, 0xFFFFFF)
 Y_TO_Z = np.array([[1.0, 0, 0, 0], [0, 0, -1, 0], [0, 1, 0, 0], [0, 0, 0, 1]])  # y axis onto z
 
 
-def _uid() -> str:
+def new_uuid() -> str:
+    """A fresh random UUID string: the ``uuid`` of a three.js object, geometry or material."""
     return str(uuid.uuid4())
 
 
@@ -90,7 +91,7 @@ class ObjectBuilder:
         key = (kind, tuple(np.round(rgba, 4)), vertex_colors)
         if key not in self._material_ids:
             c, a = colour(rgba)
-            m = {"uuid": _uid(), "type": kind, "color": c, "opacity": a, "transparent": a < 1.0}
+            m = {"uuid": new_uuid(), "type": kind, "color": c, "opacity": a, "transparent": a < 1.0}
             if vertex_colors:
                 m["vertexColors"] = True
             if kind == "MeshPhongMaterial":
@@ -102,13 +103,13 @@ class ObjectBuilder:
     def geometry(self, key, make) -> str:
         if key not in self._geometry_ids:
             g = make()
-            g["uuid"] = _uid()
+            g["uuid"] = new_uuid()
             self.geometries.append(g)
             self._geometry_ids[key] = g["uuid"]
         return self._geometry_ids[key]
 
     def mesh(self, name, geometry_id, material_id, T):
-        self.children.append({"uuid": _uid(), "type": "Mesh", "name": name, "geometry": geometry_id,
+        self.children.append({"uuid": new_uuid(), "type": "Mesh", "name": name, "geometry": geometry_id,
                               "material": material_id, "matrix": matrix(T)})
 
     def add(self, child):
@@ -117,21 +118,26 @@ class ObjectBuilder:
     def lower(self, T=None) -> dict:
         return {"metadata": {"version": 4.5, "type": "Object"}, "geometries": self.geometries,
                 "materials": self.materials,
-                "object": {"uuid": _uid(), "type": "Group", "matrix": matrix(np.eye(4) if T is None else T),
+                "object": {"uuid": new_uuid(), "type": "Group", "matrix": matrix(np.eye(4) if T is None else T),
                            "children": self.children}}
 
 
 # ------------------------------------------------------------------- shapes
 
-def _box(size):
+def box_geometry(size) -> dict:
+    """A three.js BoxGeometry (no uuid yet: `ObjectBuilder.geometry` gives it one) of sides `size` = (x, y, z)
+    in metres, centred on its frame's origin."""
     return {"type": "BoxGeometry", "width": size[0], "height": size[1], "depth": size[2]}
 
 
-def _sphere(radius):
+def sphere_geometry(radius) -> dict:
+    """A three.js SphereGeometry (no uuid yet) of `radius` metres, centred on its frame's origin."""
     return {"type": "SphereGeometry", "radius": radius, "widthSegments": 24, "heightSegments": 16}
 
 
-def _cylinder(radius, length, top=None):
+def cylinder_geometry(radius, length, top=None) -> dict:
+    """A three.js CylinderGeometry (no uuid yet) of `radius` and `length` metres along its y axis, centred;
+    `top`: another radius at +y (0: a cone)."""
     return {"type": "CylinderGeometry", "radiusTop": radius if top is None else top, "radiusBottom": radius,
             "height": length, "radialSegments": 32}
 
@@ -149,16 +155,17 @@ def add_shape(obj: ObjectBuilder, shape, T_link, meshes, packages, rgba_default,
                 "capsule": lambda: np.array([size[0], size[0], size[0] + size[1] / 2])}[kind]()
         obj.bounds.append(corners(T, np.array([-half, half])))
     if kind == "box":
-        obj.mesh(name, obj.geometry(("box", size), lambda: _box(size)), obj.material(rgba), T)
+        obj.mesh(name, obj.geometry(("box", size), lambda: box_geometry(size)), obj.material(rgba), T)
     elif kind == "sphere":
-        obj.mesh(name, obj.geometry(("sphere", size), lambda: _sphere(size[0])), obj.material(rgba), T)
+        obj.mesh(name, obj.geometry(("sphere", size), lambda: sphere_geometry(size[0])), obj.material(rgba), T)
     elif kind == "cylinder":
-        obj.mesh(name, obj.geometry(("cylinder", size), lambda: _cylinder(*size)), obj.material(rgba), T @ Y_TO_Z)
+        obj.mesh(name, obj.geometry(("cylinder", size), lambda: cylinder_geometry(*size)), obj.material(rgba),
+                 T @ Y_TO_Z)
     elif kind == "capsule":
         r, length = size
         mid = obj.material(rgba)
-        obj.mesh(name, obj.geometry(("cylinder", size), lambda: _cylinder(r, length)), mid, T @ Y_TO_Z)
-        ball = obj.geometry(("sphere", (r,)), lambda: _sphere(r))
+        obj.mesh(name, obj.geometry(("cylinder", size), lambda: cylinder_geometry(r, length)), mid, T @ Y_TO_Z)
+        ball = obj.geometry(("sphere", (r,)), lambda: sphere_geometry(r))
         for end in (-0.5, 0.5):
             obj.mesh(name, ball, mid, T @ pose(p=(0, 0, end * length)))
     elif kind == "mesh":
@@ -236,7 +243,7 @@ def placeholder(obj: ObjectBuilder, model, shape, body, T_link, mesh_box=None):
         T, dims = T_link @ pose(shape.R, shape.p), np.full(3, 0.05)
     dims = np.maximum(dims, 1e-3)
     obj.bounds.append(corners(T, np.array([-dims / 2, dims / 2])))
-    obj.mesh(node_name(shape.link), obj.geometry(("placeholder", tuple(np.round(dims, 9))), lambda: _box(dims)),
+    obj.mesh(node_name(shape.link), obj.geometry(("placeholder", tuple(np.round(dims, 9))), lambda: box_geometry(dims)),
              obj.material(PLACEHOLDER_RGBA), T)
 
 
@@ -258,7 +265,7 @@ def frame_objects(model, size):
     objects = {}
     for i in range(-1, model.nb):
         obj = ObjectBuilder()
-        ball = obj.geometry("ball", lambda: _sphere(r))
+        ball = obj.geometry("ball", lambda: sphere_geometry(r))
         if i >= 0:
             obj.mesh("origin", ball, obj.material(FRAME_RGBA), np.eye(4))
             _axes(obj, 3 * r)
@@ -267,7 +274,7 @@ def frame_objects(model, size):
             length = float(np.linalg.norm(p))
             if length < 1e-9:
                 continue
-            stick = obj.geometry(("stick", round(length, 9)), lambda: _cylinder(0.4 * r, length))
+            stick = obj.geometry(("stick", round(length, 9)), lambda: cylinder_geometry(0.4 * r, length))
             obj.mesh("link", stick, obj.material(FRAME_RGBA), pose(rotation_to(p)[0], p / 2))
         if i < 0 and obj.children:  # the robot's mount on the world
             obj.mesh("origin", ball, obj.material(FRAME_RGBA), np.eye(4))
@@ -282,9 +289,9 @@ def _axes(obj: ObjectBuilder, length):
     gid = obj.geometry("axes", lambda: {"type": "BufferGeometry", "data": {"attributes": {
         "position": {"itemSize": 3, "type": "Float32Array", "array": float32(positions), "normalized": False},
         "color": {"itemSize": 3, "type": "Float32Array", "array": float32(colours), "normalized": False}}}})
-    m = {"uuid": _uid(), "type": "LineBasicMaterial", "color": 0xFFFFFF, "vertexColors": True}
+    m = {"uuid": new_uuid(), "type": "LineBasicMaterial", "color": 0xFFFFFF, "vertexColors": True}
     obj.materials.append(m)
-    obj.children.append({"uuid": _uid(), "type": "LineSegments", "name": "axes", "geometry": gid,
+    obj.children.append({"uuid": new_uuid(), "type": "LineSegments", "name": "axes", "geometry": gid,
                          "material": m["uuid"], "matrix": matrix(np.eye(4))})
 
 
@@ -325,9 +332,9 @@ def line_object(points, rgb) -> dict:
     obj = ObjectBuilder()
     gid = obj.geometry("line", lambda: {"type": "BufferGeometry", "data": {"attributes": {
         "position": {"itemSize": 3, "type": "Float32Array", "array": float32(points), "normalized": False}}}})
-    m = {"uuid": _uid(), "type": "LineBasicMaterial", "color": rgb, "linewidth": 2}
+    m = {"uuid": new_uuid(), "type": "LineBasicMaterial", "color": rgb, "linewidth": 2}
     obj.materials.append(m)
-    obj.children.append({"uuid": _uid(), "type": "Line", "name": "path", "geometry": gid,
+    obj.children.append({"uuid": new_uuid(), "type": "Line", "name": "path", "geometry": gid,
                          "material": m["uuid"], "matrix": matrix(np.eye(4))})
     return obj.lower()
 
@@ -336,10 +343,10 @@ def arrow_objects(radius, head):
     """(shaft, head) objects of a force arrow along y: a unit-length shaft from 0 to 1 (scaled
     to the length by the animation) and a cone whose base is at the head node's origin."""
     shaft = ObjectBuilder()
-    shaft.mesh("shaft", shaft.geometry("shaft", lambda: _cylinder(radius, 1.0)), shaft.material(ARROW_RGBA),
+    shaft.mesh("shaft", shaft.geometry("shaft", lambda: cylinder_geometry(radius, 1.0)), shaft.material(ARROW_RGBA),
                pose(p=(0, 0.5, 0)))
     cone = ObjectBuilder()
-    cone.mesh("head", cone.geometry("head", lambda: _cylinder(2.2 * radius, head, top=0.0)),
+    cone.mesh("head", cone.geometry("head", lambda: cylinder_geometry(2.2 * radius, head, top=0.0)),
               cone.material(ARROW_RGBA), pose(p=(0, head / 2, 0)))
     return shaft.lower(), cone.lower()
 
@@ -355,7 +362,7 @@ def ground_object(height, normal, centre, extent, spacing, slab=True) -> tuple[d
     obj = ObjectBuilder()
     if slab:
         thickness = 0.02 * spacing
-        obj.mesh("ground", obj.geometry("slab", lambda: _box((extent, extent, thickness))),
+        obj.mesh("ground", obj.geometry("slab", lambda: box_geometry((extent, extent, thickness))),
                  obj.material(GROUND_RGBA), pose(p=(0, 0, -thickness / 2 - 1e-3 * spacing)))
     ticks = np.arange(-np.floor(extent / 2 / spacing), np.floor(extent / 2 / spacing) + 1) * spacing
     # each line in 16 pieces: headless Chromium's software renderer drops a whole line
@@ -368,9 +375,9 @@ def ground_object(height, normal, centre, extent, spacing, slab=True) -> tuple[d
     pts = np.vstack([along_y, along_y[:, [1, 0, 2]]])
     gid = obj.geometry("grid", lambda: {"type": "BufferGeometry", "data": {"attributes": {
         "position": {"itemSize": 3, "type": "Float32Array", "array": float32(pts), "normalized": False}}}})
-    m = {"uuid": _uid(), "type": "LineBasicMaterial", "color": 0x3A403A if slab else 0x9AA0A8}
+    m = {"uuid": new_uuid(), "type": "LineBasicMaterial", "color": 0x3A403A if slab else 0x9AA0A8}
     obj.materials.append(m)
-    obj.children.append({"uuid": _uid(), "type": "LineSegments", "name": "grid", "geometry": gid,
+    obj.children.append({"uuid": new_uuid(), "type": "LineSegments", "name": "grid", "geometry": gid,
                          "material": m["uuid"], "matrix": matrix(np.eye(4))})
     return obj.lower(), pose(R, origin)
 

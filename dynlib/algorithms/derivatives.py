@@ -55,25 +55,15 @@ import numpy as np
 
 from .._numba.decorators import kernel
 from ..core.spatial import (ZERO6, act_force, act_motion, act_rigid_inertia, add6, cross_force, cross_motion, dot6,
-                            inertia_times, pose, rigid_inertia_times, scale6, store6, sub6, vec6)
+                            inertia_times, inertia_transpose_times, pose, rigid_inertia_times, scale6, store6, sub6,
+                            vec6)
 from .._numba import parallel
 from . import _args
 from .._numba import one as _one
 from .._numba.one import one_call
 from .aba import _singular, aba_kernel, check_dynamics
 from .kinematics import placements
-from .linalg import ltdl
-
-
-@kernel
-def _transpose_times(B, i, x):
-    """B[i]^T @ x for an (n, 6, 6) array and a 6-tuple x."""
-    return (B[i, 0, 0] * x[0] + B[i, 1, 0] * x[1] + B[i, 2, 0] * x[2] + B[i, 3, 0] * x[3] + B[i, 4, 0] * x[4] + B[i, 5, 0] * x[5],
-            B[i, 0, 1] * x[0] + B[i, 1, 1] * x[1] + B[i, 2, 1] * x[2] + B[i, 3, 1] * x[3] + B[i, 4, 1] * x[4] + B[i, 5, 1] * x[5],
-            B[i, 0, 2] * x[0] + B[i, 1, 2] * x[1] + B[i, 2, 2] * x[2] + B[i, 3, 2] * x[3] + B[i, 4, 2] * x[4] + B[i, 5, 2] * x[5],
-            B[i, 0, 3] * x[0] + B[i, 1, 3] * x[1] + B[i, 2, 3] * x[2] + B[i, 3, 3] * x[3] + B[i, 4, 3] * x[4] + B[i, 5, 3] * x[5],
-            B[i, 0, 4] * x[0] + B[i, 1, 4] * x[1] + B[i, 2, 4] * x[2] + B[i, 3, 4] * x[3] + B[i, 4, 4] * x[4] + B[i, 5, 4] * x[5],
-            B[i, 0, 5] * x[0] + B[i, 1, 5] * x[1] + B[i, 2, 5] * x[2] + B[i, 3, 5] * x[3] + B[i, 4, 5] * x[4] + B[i, 5, 5] * x[5])
+from .linalg import ltdl, ltdl_solve_columns
 
 
 @kernel
@@ -176,7 +166,7 @@ def _column(m, d, i, k, dq, dv, da):
 @kernel
 def _row(m, d, i, k, u1, dq, dv, da):
     """Row k (a DoF of body i) against the DoFs of i's strict ancestors; u1 = IC_i J_k."""
-    u2 = _transpose_times(d.BC, i, vec6(d.Sw, k))
+    u2 = inertia_transpose_times(d.BC, i, vec6(d.Sw, k))
     j = m.parent[i]
     while j >= 0:
         pa = m.parent[j]
@@ -214,30 +204,6 @@ def rnea_derivatives_kernel(m, d, q, v, a, fext, gravity, dq, dv, da):
 
 
 @kernel
-def _solve_columns(LD, dof_parent, X, s):
-    """X = s M^-1 X for M = Lᵀ D L given `ltdl`'s factor LD, all columns at once (row operations)."""
-    n, ncol = X.shape
-    for i in range(n - 1, -1, -1):
-        j = dof_parent[i]
-        while j >= 0:
-            lij = LD[i, j]
-            for c in range(ncol):
-                X[j, c] -= lij * X[i, c]
-            j = dof_parent[j]
-    for i in range(n):
-        dinv = s / LD[i, i]
-        for c in range(ncol):
-            X[i, c] *= dinv
-    for i in range(n):
-        j = dof_parent[i]
-        while j >= 0:
-            lij = LD[i, j]
-            for c in range(ncol):
-                X[i, c] -= lij * X[j, c]
-            j = dof_parent[j]
-
-
-@kernel
 def aba_derivatives_kernel(m, d, q, v, tau, fext, gravity, dq, dv, dtau):
     """The derivatives of qdd = ABA(q, v, tau) (left in Data.h); False when M is not positive definite."""
     aba_kernel(m, d, q, v, tau, fext, gravity, d.zeros_v, d.h)
@@ -248,9 +214,9 @@ def aba_derivatives_kernel(m, d, q, v, tau, fext, gravity, dq, dv, dtau):
     for r in range(nv):
         for c in range(nv):
             dtau[r, c] = 1.0 if r == c else 0.0
-    _solve_columns(d.L, m.dof_parent, dq, -1.0)
-    _solve_columns(d.L, m.dof_parent, dv, -1.0)
-    _solve_columns(d.L, m.dof_parent, dtau, 1.0)
+    ltdl_solve_columns(d.L, m.dof_parent, dq, -1.0)
+    ltdl_solve_columns(d.L, m.dof_parent, dv, -1.0)
+    ltdl_solve_columns(d.L, m.dof_parent, dtau, 1.0)
     return True
 
 

@@ -2,8 +2,8 @@
 
 Cholesky factorisation and solves for the joint-space inertia M (symmetric
 positive definite), the same exploiting the tree's sparsity (LTDL, RBDA §6.3),
-the inverse of the small SPD blocks of ABA, and triangular solves with several
-right-hand sides (`forward_substitution`, `backward_substitution` with the transpose).
+the inverse of the small SPD blocks of ABA, and solves with several right-hand sides
+(`forward_substitution`, `backward_substitution` with the transpose, `ltdl_solve_columns`).
 """
 import math
 
@@ -120,6 +120,31 @@ def ltdl_solve(LD, dof_parent, b, x):
             s -= LD[i, j] * x[j]
             j = dof_parent[j]
         x[i] = s
+
+
+@kernel
+def ltdl_solve_columns(LD, dof_parent, X, s):
+    """X = s A^-1 X given `ltdl`'s factor LD of A, every column of X (n x m) at once: `ltdl_solve`'s
+    Lᵀ z = x, y = D⁻¹ z, L x = y by row operations (no zero entries skipped), the scale s taken with D⁻¹."""
+    n, ncol = X.shape
+    for i in range(n - 1, -1, -1):
+        j = dof_parent[i]
+        while j >= 0:
+            lij = LD[i, j]
+            for c in range(ncol):
+                X[j, c] -= lij * X[i, c]
+            j = dof_parent[j]
+    for i in range(n):
+        dinv = s / LD[i, i]
+        for c in range(ncol):
+            X[i, c] *= dinv
+    for i in range(n):
+        j = dof_parent[i]
+        while j >= 0:
+            lij = LD[i, j]
+            for c in range(ncol):
+                X[i, c] -= lij * X[j, c]
+            j = dof_parent[j]
 
 
 @kernel

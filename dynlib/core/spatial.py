@@ -297,6 +297,18 @@ def inertia_times(I, i, x):
 
 
 @kernel
+def inertia_transpose_times(I, i, x):
+    """I[i]^T @ x for an (n, 6, 6) array and a 6-tuple x: `inertia_times` for a matrix that is not symmetric
+    (the composite B of `dynlib.algorithms.derivatives`)."""
+    return (I[i, 0, 0] * x[0] + I[i, 1, 0] * x[1] + I[i, 2, 0] * x[2] + I[i, 3, 0] * x[3] + I[i, 4, 0] * x[4] + I[i, 5, 0] * x[5],
+            I[i, 0, 1] * x[0] + I[i, 1, 1] * x[1] + I[i, 2, 1] * x[2] + I[i, 3, 1] * x[3] + I[i, 4, 1] * x[4] + I[i, 5, 1] * x[5],
+            I[i, 0, 2] * x[0] + I[i, 1, 2] * x[1] + I[i, 2, 2] * x[2] + I[i, 3, 2] * x[3] + I[i, 4, 2] * x[4] + I[i, 5, 2] * x[5],
+            I[i, 0, 3] * x[0] + I[i, 1, 3] * x[1] + I[i, 2, 3] * x[2] + I[i, 3, 3] * x[3] + I[i, 4, 3] * x[4] + I[i, 5, 3] * x[5],
+            I[i, 0, 4] * x[0] + I[i, 1, 4] * x[1] + I[i, 2, 4] * x[2] + I[i, 3, 4] * x[3] + I[i, 4, 4] * x[4] + I[i, 5, 4] * x[5],
+            I[i, 0, 5] * x[0] + I[i, 1, 5] * x[1] + I[i, 2, 5] * x[2] + I[i, 3, 5] * x[3] + I[i, 4, 5] * x[4] + I[i, 5, 5] * x[5])
+
+
+@kernel
 def rigid_inertia_times(I, i, x):
     """I[i] @ x for a rigid-body spatial inertia I[i] = [[m 1, -[h]x], [[h]x, Io]]: (m v - h x w, h x v + Io w).
 

@@ -1,5 +1,5 @@
-"""dynlib.algorithms.linalg against numpy: Cholesky, its solve, the small SPD inverse of ABA, and the
-triangular solve with several right-hand sides.
+"""dynlib.algorithms.linalg against numpy: Cholesky, its solve, the small SPD inverse of ABA, the
+triangular solve with several right-hand sides, and the tree-sparse LᵀDL solves.
 
 Random symmetric positive definite matrices of sizes 1..40 are built from a random
 orthogonal basis and chosen eigenvalues, so that their condition number is known:
@@ -183,6 +183,30 @@ def test_ltdl_solve_equals_the_dense_cholesky_solve_on_trees():
                 ltdl_solve(LD, par, b, x)
                 cholesky_solve(Lc, b, ref)
                 assert np.abs(x - ref).max() <= 1e-12 * np.abs(ref).max(), model.name
+
+
+def test_ltdl_solve_columns_is_ltdl_solve_of_each_column_times_the_scale():
+    """The several right-hand sides of `aba_derivatives` (dynlib.algorithms.derivatives): X = s M^-1 X at once
+    equals `ltdl_solve` column by column, scaled, on the trees of the test above."""
+    import dynlib
+    from dynlib.algorithms.linalg import ltdl, ltdl_solve, ltdl_solve_columns
+
+    rng = np.random.default_rng(6)
+    for model in _ltdl_cases():
+        par = model.arrays.dof_parent
+        M = dynlib.crba(model, dynlib.random_configuration(model, rng)) + np.diag(rng.uniform(0, 0.1, model.nv))
+        LD = np.full_like(M, np.nan)
+        assert ltdl(M, par, LD)
+        for s, B in ((-1.0, rng.normal(size=(model.nv, model.nv))), (1.0, np.eye(model.nv)),
+                     (0.5, rng.normal(size=(model.nv, 3)))):
+            X = B.copy()
+            ltdl_solve_columns(LD, par, X, s)
+            ref = np.empty_like(B)
+            for c in range(B.shape[1]):
+                x = np.empty(model.nv)
+                ltdl_solve(LD, par, np.ascontiguousarray(B[:, c]), x)
+                ref[:, c] = s * x
+            assert np.abs(X - ref).max() <= 1e-12 * np.abs(ref).max(), (model.name, s)
 
 
 def test_ltdl_rejects_a_matrix_that_is_not_positive_definite():

@@ -298,6 +298,7 @@ def test_inertia_times_against_the_matrix_product(seed):
     x = rng.normal(size=6)
     assert close(S.inertia_times(I, 0, t6(x)), A @ x)
     assert close(S.rigid_inertia_times(I, 1, t6(x)), I[1] @ x)
+    assert close(S.inertia_transpose_times(I, 0, t6(x)), A.T @ x)
 
 
 def test_skew_is_the_cross_product():

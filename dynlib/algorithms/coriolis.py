@@ -4,7 +4,7 @@ With world-frame body inertias I_i, body Jacobians J_i and spatial velocities
 v_i, ``C = sum_i J_i^T (I_i dJ_i + B_i J_i)`` where
 ``B(I, v) = 1/2 [(v x*) I + (I v) xbar - I (v x)]`` and ``f xbar m = m x* f``
 (Echeandia & Wensing 2021, the factorisation Pinocchio's ``computeCoriolisMatrix``
-uses). The columns of J_i are the world motion subspaces ``S_k`` of the DoFs on
+uses; 2 B is `dynlib.core.spatial.inertia_variation`, the B of the RNEA derivatives). The columns of J_i are the world motion subspaces ``S_k`` of the DoFs on
 i's path and their derivatives ``dS_k = v_j x S_k`` (j the body of DoF k), so with
 composite sums over subtrees, ``IC_d`` and ``BC_d``,
 ``C[k, l] = S_k^T (IC_d dS_l + BC_d S_l)``, d the deeper body of k and l.
@@ -13,25 +13,13 @@ O(n d) with d the tree depth.
 import numpy as np
 
 from .._numba.decorators import kernel
-from ..core.spatial import (act_inertia, act_motion, add6, cross_force, cross_motion, dot6, inertia_times, pose, store6,
-                            sub6, unit6, vec6)
+from ..core.spatial import (act_inertia, act_motion, add6, cross_motion, dot6, inertia_times, inertia_variation, pose,
+                            store6, vec6)
 from .._numba import parallel
 from . import _args
 from .._numba import one as _one
 from .._numba.one import one_call
 from .kinematics import motion, placements
-
-
-@kernel
-def _b_matrix(I, i, vw, B):
-    """B[i] = 1/2 [(v x*) I + (I v) xbar - I (v x)] with I = I[i] (world frame), column by column."""
-    h = inertia_times(I, i, vw)
-    for c in range(6):
-        e = unit6(c)
-        Ie = (I[i, 0, c], I[i, 1, c], I[i, 2, c], I[i, 3, c], I[i, 4, c], I[i, 5, c])
-        col = add6(cross_force(vw, Ie), sub6(cross_force(e, h), inertia_times(I, i, cross_motion(vw, e))))
-        for r in range(6):
-            B[i, r, c] = 0.5 * col[r]
 
 
 @kernel
@@ -50,7 +38,10 @@ def coriolis_kernel(m, d, q, v, C):
                 d.IC[i, r, c] = 0.0
         act_inertia(oMi, m.inertia, i, d.IC, i)
         vw = act_motion(oMi, vec6(d.v, i))
-        _b_matrix(d.IC, i, vw, d.BC)
+        inertia_variation(d.IC, i, vw, inertia_times(d.IC, i, vw), d.BC)  # 2 B, halved:
+        for r in range(6):
+            for c in range(6):
+                d.BC[i, r, c] *= 0.5
         for k in range(m.idx_v[i], m.idx_v[i] + m.nvj[i]):
             Sk = act_motion(oMi, vec6(m.S, k))
             store6(d.Sw, k, Sk)

@@ -55,8 +55,8 @@ import numpy as np
 
 from .._numba.decorators import kernel
 from ..core.spatial import (ZERO6, act_force, act_motion, act_rigid_inertia, add6, cross_force, cross_motion, dot6,
-                            inertia_times, inertia_transpose_times, pose, rigid_inertia_times, scale6, store6, sub6,
-                            vec6)
+                            inertia_times, inertia_transpose_times, inertia_variation, pose, rigid_inertia_times,
+                            scale6, store6, sub6, vec6)
 from .._numba import parallel
 from . import _args
 from .._numba import one as _one
@@ -64,39 +64,6 @@ from .._numba.one import one_call
 from .aba import _singular, aba_kernel, check_dynamics
 from .kinematics import placements
 from .linalg import ltdl, ltdl_solve_columns
-
-
-@kernel
-def _variation(I, i, nu, h, B):
-    """B[i] = (ν x*) I - I (ν x) + (x -> x x* h) with I = I[i] (symmetric) and h = I ν: with A = I (ν x),
-    (ν x*) I - I (ν x) = -(A + A^T), and the last term is [[0, -[h_lin]x], [-[h_lin]x, -[h_ang]x]]."""
-    vx, vy, vz, wx, wy, wz = nu
-    for r in range(6):
-        I0, I1, I2, I3, I4, I5 = I[i, r, 0], I[i, r, 1], I[i, r, 2], I[i, r, 3], I[i, r, 4], I[i, r, 5]
-        B[i, r, 0] = wy * I2 - wz * I1
-        B[i, r, 1] = wz * I0 - wx * I2
-        B[i, r, 2] = wx * I1 - wy * I0
-        B[i, r, 3] = vy * I2 - vz * I1 + wy * I5 - wz * I4
-        B[i, r, 4] = vz * I0 - vx * I2 + wz * I3 - wx * I5
-        B[i, r, 5] = vx * I1 - vy * I0 + wx * I4 - wy * I3
-    for r in range(6):
-        for c in range(r, 6):
-            s = B[i, r, c] + B[i, c, r]
-            B[i, r, c] = s
-            B[i, c, r] = s
-    for o in (0, 3):  # -[h_lin]x in the blocks (0, 3) and (3, 0), -[h_ang]x in (3, 3)
-        B[i, o + 0, 4 - o] += h[2]
-        B[i, o + 0, 5 - o] -= h[1]
-        B[i, o + 1, 3 - o] -= h[2]
-        B[i, o + 1, 5 - o] += h[0]
-        B[i, o + 2, 3 - o] += h[1]
-        B[i, o + 2, 4 - o] -= h[0]
-    B[i, 3, 4] += h[5]
-    B[i, 3, 5] -= h[4]
-    B[i, 4, 3] -= h[5]
-    B[i, 4, 5] += h[3]
-    B[i, 5, 3] += h[4]
-    B[i, 5, 4] -= h[3]
 
 
 @kernel
@@ -136,7 +103,7 @@ def _forward_pass(m, d, q, v, a, fext, gravity):
                 d.IC[i, r, c] = 0.0
         act_rigid_inertia(oMi, m.inertia, i, d.IC, i)
         h = rigid_inertia_times(d.IC, i, nu)
-        _variation(d.IC, i, nu, h, d.BC)
+        inertia_variation(d.IC, i, nu, h, d.BC)
         fi = add6(rigid_inertia_times(d.IC, i, al), cross_force(nu, h))
         store6(d.f, i, sub6(fi, act_force(oMi, vec6(fext, i))))
 

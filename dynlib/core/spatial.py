@@ -325,6 +325,42 @@ def rigid_inertia_times(I, i, x):
             n2 + h0 * x[1] - h1 * x[0])
 
 
+@kernel
+def inertia_variation(I, i, nu, h, B):
+    """B[i] = (ν x*) I - I (ν x) + (x -> x x* h) for the symmetric 6x6 I = I[i], a motion ν and h = I ν:
+    Pinocchio's ``Inertia::variation(ν)`` plus the force cross matrix of h, the derivative of the body force
+    I α + ν x* I ν along ν (`dynlib.algorithms.derivatives`), and twice the B(I, ν) of the Coriolis matrix
+    (`dynlib.algorithms.coriolis`). With A = I (ν x), (ν x*) I - I (ν x) = -(A + A^T); the last term is
+    [[0, -[h_lin]x], [-[h_lin]x, -[h_ang]x]]."""
+    vx, vy, vz, wx, wy, wz = nu
+    for r in range(6):
+        I0, I1, I2, I3, I4, I5 = I[i, r, 0], I[i, r, 1], I[i, r, 2], I[i, r, 3], I[i, r, 4], I[i, r, 5]
+        B[i, r, 0] = wy * I2 - wz * I1
+        B[i, r, 1] = wz * I0 - wx * I2
+        B[i, r, 2] = wx * I1 - wy * I0
+        B[i, r, 3] = vy * I2 - vz * I1 + wy * I5 - wz * I4
+        B[i, r, 4] = vz * I0 - vx * I2 + wz * I3 - wx * I5
+        B[i, r, 5] = vx * I1 - vy * I0 + wx * I4 - wy * I3
+    for r in range(6):
+        for c in range(r, 6):
+            s = B[i, r, c] + B[i, c, r]
+            B[i, r, c] = s
+            B[i, c, r] = s
+    for o in (0, 3):  # -[h_lin]x in the blocks (0, 3) and (3, 0), -[h_ang]x in (3, 3)
+        B[i, o + 0, 4 - o] += h[2]
+        B[i, o + 0, 5 - o] -= h[1]
+        B[i, o + 1, 3 - o] -= h[2]
+        B[i, o + 1, 5 - o] += h[0]
+        B[i, o + 2, 3 - o] += h[1]
+        B[i, o + 2, 4 - o] -= h[0]
+    B[i, 3, 4] += h[5]
+    B[i, 3, 5] -= h[4]
+    B[i, 4, 3] -= h[5]
+    B[i, 4, 5] += h[3]
+    B[i, 5, 3] += h[4]
+    B[i, 5, 4] -= h[3]
+
+
 @inline_kernel
 def act_inertia(X, I, i, out, j):
     """out[j] += X.act(I[i]) = Xf I Xf^T, a symmetric 6x6 (articulated) inertia from child to parent.

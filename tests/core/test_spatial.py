@@ -301,6 +301,20 @@ def test_inertia_times_against_the_matrix_product(seed):
     assert close(S.inertia_transpose_times(I, 0, t6(x)), A.T @ x)
 
 
+@pytest.mark.parametrize("seed", SEEDS)
+def test_inertia_variation_is_its_matrix_formula(seed):
+    """B = crf(ν) I - I crm(ν) + (x -> crf(x) h), h = I ν, column by column (the B of the RNEA derivatives, twice the
+    Coriolis matrix's)."""
+    rng = np.random.default_rng(seed)
+    I = S.spatial_inertia(*random_body(rng))[None]
+    nu = rng.normal(size=6)
+    h = I[0] @ nu
+    B = np.full((1, 6, 6), np.nan)
+    S.inertia_variation(I, 0, t6(nu), t6(h), B)
+    ref = -crm(nu).T @ I[0] - I[0] @ crm(nu) + np.column_stack([-crm(e).T @ h for e in np.eye(6)])
+    assert close(B[0], ref)
+
+
 def test_skew_is_the_cross_product():
     rng = np.random.default_rng(4)
     a, b = rng.normal(size=3), rng.normal(size=3)

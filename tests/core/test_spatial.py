@@ -14,7 +14,8 @@ Identities checked on random values: X X⁻¹ = identity for motions and forces,
 power vᵀf is frame independent, a transform acts as its matrix, composition is the
 matrix product, v × v = 0, crf = −crmᵀ, the Jacobi identity, the inertia transform
 X* I X⁻¹ (both the general and the rigid-body form) against numpy and the
-parallel-axis theorem, kinetic energy ½ vᵀ I v frame independent.
+parallel-axis theorem, kinetic energy ½ vᵀ I v frame independent, the inertia
+variation crf(ν) I − I crm(ν) + crf(·) I ν against its matrices.
 """
 import numpy as np
 import pytest

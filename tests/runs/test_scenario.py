@@ -161,6 +161,7 @@ FIRST_THEN_OTHERS = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow  # (the first run compiles the loop: about 30 s of CPU)
 def test_after_the_first_run_no_scenario_compiles_a_kernel_of_its_own(tmp_path):
     """The set-up of a run (M(q0) for rk4's friction estimate and the stiff-gains warning, the holding torque
     of a state feedback, the placements and contact points at q0) is computed by the one set-up kernel that

@@ -601,10 +601,10 @@ def _operating_point(model, target):
 def _holding_torque(model, q, v, friction):
     """RNEA(q, v, 0) + damping v + friction tanh(v / eps): the torque that holds (q, v) (gravity compensation
     at v = 0), with the plant's joint friction (as `dynlib.motion.linearize.holding_torque`)."""
-    from ..algorithms.rnea import rnea
+    from .contact.points import at_configuration  # (the set-up kernel every run compiles)
 
     damping, fric, eps = friction
-    return rnea(model, q, v, np.zeros(model.nv)) + damping * v + fric * np.tanh(v / eps)
+    return at_configuration(model, q, v).tau + damping * v + fric * np.tanh(v / eps)
 
 
 def _target(model, tgt, q0):
@@ -663,15 +663,17 @@ def _rk4_stable(kp, kd, mii, dt) -> bool:
     return bool(np.all(np.abs(1 + z + z ** 2 / 2 + z ** 3 / 6 + z ** 4 / 24) <= 1.0 + 1e-12))
 
 
-def warn_stiff_gains(model, params, q, dt) -> list:
+def warn_stiff_gains(model, params, q, dt, M=None) -> list:
     """Warn (`StiffGainsWarning`) for every joint whose PD gains make classical RK4 unstable at dt, with
-    M_ii the joint's diagonal mass-matrix entry at q (its inertia with the rest of the robot held).
-    Returns the messages. Only PD controllers are checked."""
+    M_ii the joint's diagonal mass-matrix entry at q (its inertia with the rest of the robot held; M: M(q)
+    when the caller has it). Returns the messages. Only PD controllers are checked."""
     if not isinstance(params, PDParams) or not (np.any(params.kd > 0) or np.any(params.kp > 0)):
         return []
-    from ..algorithms.crba import crba
+    if M is None:
+        from .contact.points import at_configuration  # (the set-up kernel every run compiles)
 
-    diag = np.diag(crba(model, q))
+        M = at_configuration(model, q).M
+    diag = np.diag(M)
     messages = []
     for k, name in enumerate(model.v_names):
         kp, kd, mii = float(params.kp[k]), float(params.kd[k]), float(diag[k])

@@ -97,6 +97,7 @@ from ..algorithms.aba import check_dynamics
 from ..core.model import check_forward_dynamics
 from ..algorithms.energy import kinetic_kernel, potential_after_placements
 from .contact import RELAXED, UNILATERAL, ContactModel, build as build_contact, contact_record
+from .contact.points import at_configuration
 from .controllers import Control, ControlWork, check_controller, control_record, control_work
 from .dynamics import (FREE, IMPLICIT_FRICTION, IMPLICIT_GAINS, Evaluation, Forces, Implicit, ImplicitFrictionNote,
                        applied_torque, assign, evaluation)
@@ -542,14 +543,16 @@ def _pipeline(model, q, dt, o):
     # computed torque cancels the joint friction at every evaluation: nothing stiff is left to treat implicitly
     implicit = (o.friction_integration == "implicit" and (np.any(damping != 0) or np.any(friction != 0))
                 and not isinstance(controller, C.ComputedTorque))
-    friction_dt = friction_steps(model, q, dt, o.integrator, damping, friction, o.friction_smoothing, implicit)
+    # M(q0), by the one set-up kernel that every run calls (so that the first run compiles it: `at_configuration`)
+    M0 = at_configuration(model, q).M
+    friction_dt = friction_steps(model, q, dt, o.integrator, damping, friction, o.friction_smoothing, implicit, M0)
     stiff = bool(np.any(friction_dt > 0))
     with _from_argument("external_wrenches"):
         wrenches = _wrench_arrays(model, tuple(o.external_wrenches))
     gain_m, gain_v = C.implicit_gains(ctrl, model.nv, dt, o.integrator, o.gain_integration)
     implicit_gains = bool(np.any(gain_m != 0) or np.any(gain_v != 0))
     if o.integrator == "rk4":
-        C.warn_stiff_gains(model, ctrl, q, dt)
+        C.warn_stiff_gains(model, ctrl, q, dt, M0)
     with _from_argument("contacts"):
         contact = None if o.contacts is None else build_contact(model, o.contacts, q)
         needs = getattr(contact.params, "integrator", None) if contact is not None else None
@@ -570,7 +573,7 @@ def _pipeline(model, q, dt, o):
 STIFF_FRICTION = 0.5 * C.RK4_REAL_LIMIT  # rk4: a joint's friction is implicit when dt λ_k is above this
 
 
-def friction_steps(model, q, dt, integrator, damping, friction, eps, implicit) -> np.ndarray:
+def friction_steps(model, q, dt, integrator, damping, friction, eps, implicit, M=None) -> np.ndarray:
     """(nv,) the step each joint's friction is taken implicitly with (`dynamics.Implicit.friction_dt`; 0:
     explicit). Not `implicit`: zeros. semi-implicit, euler: dt on every joint (backward Euler in that term,
     first order like the schemes). rk4 (`dynlib.sim.integrators`, the choice and why): 0 where the friction is
@@ -578,16 +581,16 @@ def friction_steps(model, q, dt, integrator, damping, friction, eps, implicit) -
     friction's steepest velocity slope over the joint's smallest effective inertia, the other joints free):
     explicit, order 4; GAMMA dt on a stiff joint with damping only (the Rosenbrock-W terms, order 3); dt on a
     stiff joint with Coulomb friction (backward Euler, first order in that term), which
-    `dynamics.ImplicitFrictionNote` names once."""
+    `dynamics.ImplicitFrictionNote` names once. M: M(q) when the caller has it."""
     nv = model.nv
     if not implicit:
         return np.zeros(nv)
     if integrator != "rk4":
         return np.full(nv, dt)
-    from ..algorithms.crba import crba
-
-    try:  # crba's batch path: one kernel to load at a run's start, not the one-call path's three (its probe too)
-        lam = (damping + friction / eps) * np.diag(np.linalg.inv(crba(model, q[None])[0]))
+    if M is None:
+        M = at_configuration(model, q).M
+    try:
+        lam = (damping + friction / eps) * np.diag(np.linalg.inv(M))
     except np.linalg.LinAlgError:  # M singular at q: no estimate, every joint with friction stays implicit
         lam = np.full(nv, np.inf)
     stiff = ~(dt * lam <= STIFF_FRICTION) & ((damping != 0) | (friction != 0))

@@ -1,6 +1,11 @@
 """Scenario files (dynlib.runs.scenario): the samples run, validation errors name file, line,
 key path and the closest valid names, overrides, relative paths."""
+import json
+import os
 import shutil
+import subprocess
+import sys
+import textwrap
 from pathlib import Path
 
 import numpy as np
@@ -124,6 +129,56 @@ def test_one_loop_runs_the_scenario_with_and_without_the_energy(tmp_path, monkey
     # (the runs left the loop's index in the cache: the question reaches the index, here refused)
     monkeypatch.setattr(cache, "index_holds", lambda index, kernel: asked.append(index) or False)
     assert not loop_is_cached() and not loop_ready() and asked
+
+
+# in a fresh interpreter: the first command, then the others with numba's compile events counted (JSON, last line)
+FIRST_THEN_OTHERS = textwrap.dedent("""
+    import json, sys
+    from numba.core import event
+    from cli.main import dyn
+
+    def command(args):
+        try:
+            dyn(args, prog_name="dyn")
+        except SystemExit as exc:
+            assert not exc.code, (args, exc.code)
+
+    commands = json.loads(sys.argv[1])
+    command(commands[0])
+    compiled = []
+
+    class Listener(event.Listener):
+        def on_start(self, ev):
+            compiled.append(ev.data["dispatcher"].py_func.__qualname__)
+
+        def on_end(self, ev):
+            pass
+
+    event.register("numba:compile", Listener())
+    for args in commands[1:]:
+        command(args)
+    print(json.dumps(compiled))
+""")
+
+
+@pytest.mark.slow  # (the first run compiles the loop: about 30 s of CPU)
+def test_after_the_first_run_no_scenario_compiles_a_kernel_of_its_own(tmp_path):
+    """The set-up of a run (M(q0) for rk4's friction estimate and the stiff-gains warning, the holding torque
+    of a state feedback, the placements and contact points at q0) is computed by the one set-up kernel that
+    every run calls (`dynlib.sim.contact.points.at_configuration`): after one run of a plain arm from an
+    empty kernel cache, a PD, a soft-contact and a state-feedback scenario compile nothing."""
+    out = tmp_path / "out.csv"
+    commands = [["simulate", SCENARIOS / "arm6_fall.yaml", "--steps", "5", "-o", out]]
+    commands += [["simulate", SCENARIOS / f"{name}.yaml", "--steps", "5", "-o", out]
+                 for name in ("arm6_pd", "contact_soft_ball", "cartpole_balance")]
+    root = str(SCENARIOS.parent)
+    env = {k: v for k, v in os.environ.items() if k not in ("NUMBA_CACHE_DIR", "XDG_CACHE_HOME")}
+    env.update(DYN_CACHE_DIR=str(tmp_path / "cache"),
+               PYTHONPATH=os.pathsep.join([root] + [p for p in [os.environ.get("PYTHONPATH")] if p]))
+    p = subprocess.run([sys.executable, "-c", FIRST_THEN_OTHERS, json.dumps([list(map(str, c)) for c in commands])],
+                       env=env, cwd=root, capture_output=True, text=True, timeout=1800)
+    assert p.returncode == 0, p.stderr
+    assert json.loads(p.stdout.strip().splitlines()[-1]) == []
 
 
 def test_paths_are_relative_to_the_scenario_file(tmp_path):

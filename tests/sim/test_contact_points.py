@@ -14,7 +14,7 @@ import pytest
 import dynlib
 from dynlib.algorithms.kinematics import placements
 from dynlib.sim.contact import build
-from dynlib.sim.contact.points import contact_points, point_jacobian, point_position
+from dynlib.sim.contact.points import at_configuration, contact_points, ground_points, point_jacobian, point_position
 from dynlib.errors import InputError
 from helpers import ROBOTS_DIR, SQRT_EPS, sample
 
@@ -50,6 +50,34 @@ def jacobian(model, pts, c, q, normal=Z):
     point_position(d.oR, d.op, pts.body[c], pts.p[c], pts.radius[c], normal, x)
     point_jacobian(d.oR, d.op, m.S, m.parent, m.idx_v, m.nvj, pts.body[c], x, Jp)
     return Jp
+
+
+@pytest.mark.parametrize("name, floating_base, points", [
+    ("arm6", False, [{"frame": "tool0", "offset": (0.01, 0.02, -0.03)}, {"frame": "wrist_1_link"}]),
+    ("quadruped", True, "from-collision"), ("double_pendulum", False, None)])
+def test_the_set_up_kernel_gives_each_kernel_s_own_result_to_the_bit(name, floating_base, points):
+    """`at_configuration` (the one set-up kernel of a run) against the public CRBA (one call and batch), RNEA,
+    gravity torques, placements and point positions: the same kernels, the same numbers, bit for bit."""
+    model = sample(name, floating_base).with_armature(np.linspace(0.01, 0.02, sample(name, floating_base).nv))
+    rng = np.random.default_rng(7)
+    q, v = random_q(model, 7), rng.normal(size=model.nv)
+    pts = cp = None
+    if points is not None:
+        cp = contact_points(model, points, q)
+        pts = ground_points(cp, (0.1, -0.2, 1.0), 0.0, np.zeros((len(cp.names), 3)))
+    got = at_configuration(model, q, v, pts)
+    assert np.array_equal(got.M, dynlib.crba(model, q)) and np.array_equal(got.M, dynlib.crba(model, q[None])[0])
+    assert np.array_equal(got.tau, dynlib.rnea(model, q, v, np.zeros(model.nv)))
+    assert np.array_equal(at_configuration(model, q).tau, dynlib.gravity_torques(model, q))
+    d = model.create_data()
+    placements(model.arrays, d, q)
+    assert np.array_equal(got.oR, d.oR) and np.array_equal(got.op, d.op)
+    if pts is None:
+        assert got.x.shape == (0, 3)
+    else:
+        assert len(pts.body) > 1 and np.array_equal(got.x, positions(model, cp, q, pts.normal))
+    with pytest.raises(InputError, match="q"):
+        at_configuration(model, np.full(model.nq, np.nan))
 
 
 @pytest.mark.parametrize("seed", range(3))

@@ -33,8 +33,8 @@ import numpy as np
 
 from ...errors import InputError
 from .bilateral import BilateralContact, BilateralParams, bilateral_work
-from .points import (ContactSpec, Points, PointState, contact_points, empty_like, ground_points, no_points,
-                     point_position, point_state)
+from .points import (ContactSpec, Points, PointState, at_configuration, contact_points, empty_like, ground_points,
+                     no_points, point_state)
 from .relaxed import DIRECT_FORM, RENAMED, TIME_CONSTANT_FORM, RelaxedContact, RelaxedParams
 from .soft import SoftContact, SoftParams, soft_work
 from .unilateral import UnilateralContact, UnilateralParams, impulse_work
@@ -171,12 +171,7 @@ def build(model, spec, q0) -> Contact:
 
 def _hold_targets(model, pts, points, q0):
     """pts.target = where each point is at q0, or the target its entry of `points` gives."""
-    from ...algorithms.kinematics import placements
-
-    d = model.create_data()
-    placements(model.arrays, d, np.asarray(q0, float))
-    for c in range(pts.body.shape[0]):
-        point_position(d.oR, d.op, pts.body[c], pts.p[c], pts.radius[c], pts.normal, pts.target[c])
+    pts.target[:] = at_configuration(model, q0, points=pts).x  # (the set-up kernel every run compiles)
     if not isinstance(points, str):
         for c, pt in enumerate(points):
             tgt = pt.get("target") if isinstance(pt, dict) else getattr(pt, "target", None)

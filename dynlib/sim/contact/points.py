@@ -29,6 +29,14 @@ Compiled helpers (plain arrays, placements done: ``Data.oR, op``):
   ``local_world_aligned`` frame Jacobian at x, computed from the stored placements);
 - `add_point_force`: a world force at x as a body wrench;
 - `delassus`: ``D = Jc M⁻¹ Jcᵀ`` from the Cholesky factor of M.
+
+`at_configuration` gives what a simulation's set-up computes at one state, in Python, by one compiled
+entry (`setup_kernel`) that every run calls, so that the first run compiles it and no later scenario
+compiles a kernel of its own before its loop: M(q) (CRBA: rk4's friction-stiffness estimate,
+`dynlib.sim.simulate.friction_steps`, and the stiff-gains warning, `dynlib.sim.controllers`),
+RNEA(q, v, 0) (a state feedback's holding torque), the body placements (``offset_world`` points) and
+the contact points' world positions (bilateral targets, `dynlib.sim.contact.build`). It lives here,
+beside `point_position`, so that the contact package can call it too without an import cycle.
 """
 from __future__ import annotations
 
@@ -39,7 +47,10 @@ from typing import NamedTuple
 import numpy as np
 
 from ..._numba.decorators import kernel
+from ...algorithms import _args
+from ...algorithms.crba import crba_kernel
 from ...algorithms.linalg import ltdl_solve
+from ...algorithms.rnea import rnea_kernel
 from ...errors import InputError
 
 
@@ -141,11 +152,7 @@ def contact_points(model, points, q0=None) -> ContactPoints:
             if q0 is None:
                 raise InputError(f"points[{i}]: offset_world needs the initial configuration")
             if oR is None:
-                from ...algorithms.kinematics import placements
-
-                d = model.create_data()
-                placements(a, d, np.asarray(q0, float))
-                oR = d.oR
+                oR = at_configuration(model, q0).oR
             # the world offset at q0, carried by the body from then on
             p.append(a.frame_p[fid] + oR[b].T @ np.asarray(world, float).reshape(3))
     return ContactPoints(_unique(names), np.array(body, dtype=np.int64), np.array(p, float).reshape(-1, 3),
@@ -157,6 +164,46 @@ def point_position(oR, op, b, p, r, normal, x):
     """x = op_b + oR_b p - r n: the world position of a contact point."""
     for i in range(3):
         x[i] = op[b, i] + oR[b, i, 0] * p[0] + oR[b, i, 1] * p[1] + oR[b, i, 2] * p[2] - r * normal[i]
+
+
+class AtConfiguration(NamedTuple):
+    """The set-up quantities of one state (q, v) (`at_configuration`)."""
+
+    M: np.ndarray    # (nv, nv) the joint-space inertia matrix M(q), CRBA
+    tau: np.ndarray  # (nv,) RNEA(q, v, 0): the torque that holds (q, v) with zero acceleration
+    oR: np.ndarray   # (nb, 3, 3) body placements in the world at q, rotation
+    op: np.ndarray   # (nb, 3) body placements in the world at q, translation
+    x: np.ndarray    # (nc, 3) world positions of the points given, at q
+
+
+@kernel
+def setup_kernel(m, d, q, v, a0, fext, body, p, r, normal, M, tau, x):
+    """M = CRBA(q) (which leaves d's placements at q: oR, op), x[c] = `point_position` of each point at q,
+    tau = RNEA(q, v, a0, fext) (a0, fext: zeros; RNEA does not change the placements oR, op)."""
+    crba_kernel(m, d, q, M)
+    for c in range(body.shape[0]):
+        point_position(d.oR, d.op, body[c], p[c], r[c], normal, x[c])
+    rnea_kernel(m, d, q, v, a0, fext, m.gravity, tau)
+
+
+def at_configuration(model, q, v=None, points=None) -> AtConfiguration:
+    """M(q), RNEA(q, v, 0) (v default zero), the body placements at q and the world positions at q of
+    `points` (a `Points`: body, p, radius and the ground normal; None: no point), by the one set-up
+    kernel (see the module docstring). InputError naming q or v when it is not a finite vector of its size."""
+    nv = model.nv
+    v = np.zeros(nv) if v is None else v
+    (Q, V), _, _ = _args.vectors(model, q=(q, model.nq), v=(v, nv))
+    if points is None:
+        body, p, r, normal = np.zeros(0, np.int64), np.zeros((0, 3)), np.zeros(0), np.zeros(3)
+    else:
+        body, p, r = (np.ascontiguousarray(points.body, np.int64), np.ascontiguousarray(points.p, float),
+                      np.ascontiguousarray(points.radius, float))
+        normal = np.ascontiguousarray(points.normal, float)
+    d = model.create_data()
+    out = AtConfiguration(np.empty((nv, nv)), np.empty(nv), d.oR, d.op, np.empty((body.shape[0], 3)))
+    setup_kernel(model.arrays, d, np.ascontiguousarray(Q[0]), np.ascontiguousarray(V[0]), np.zeros(nv),
+                 _args.no_forces(model)[0], body, p, r, normal, out.M, out.tau, out.x)
+    return out
 
 
 @kernel

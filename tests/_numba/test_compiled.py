@@ -193,6 +193,18 @@ def test_the_kernel_sources_are_what_defines_and_feeds_the_kernels():
         assert texts[rel] == (sources._HERE / rel).read_bytes()
 
 
+def test_the_import_statements_are_found_where_the_pattern_finds_them():
+    """sources._import_statements tries the pattern at line starts only: the same matches as a scan of the
+    whole text, on every dynlib source and on the edge cases (a first line, a list in parentheses whose lines
+    begin with 'import', CRLF line ends, indented imports)."""
+    texts = [p.read_text(encoding="utf-8") for p in sources._HERE.rglob("*.py")]
+    texts += ["from .a import b\nimport c", "x = 1\nfrom . import (\nimport_this,\nimport x)\nimport numba\n",
+              "if x:\n    import numba\nfrom\t.b import c  # note\r\nimport d\r\n", "fromage = 1\nimportant = 2\n"]
+    for text in texts:
+        found = [m.span() for m in sources._import_statements(text)]
+        assert found == [m.span() for m in sources._IMPORT.finditer(text)]
+
+
 def _numba_records(t, seen):
     """The classes of the records (NamedTuples) inside numba type `t`."""
     from numba.core import types

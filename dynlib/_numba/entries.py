@@ -5,7 +5,8 @@
 - a locator (`_locator_class`) that puts every kernel in dyn's cache folder
   (`dynlib._numba.folder`), keyed by the hash of the kernels' sources (`dynlib._numba.sources`);
 - an implementation (`_impl_class`) that writes every entry with a checksum and its format, and
-  loads only what dyn wrote, once the symbols its code uses resolve (`dynlib._numba.symbols`);
+  loads only what dyn wrote, once the symbols its code uses resolve (`dynlib._numba.symbols`),
+  leaving the bitcode of its module for linking unparsed until it is used (`dynlib._numba.linking`);
 - the cache (`_cache_class`) that turns failures into a compile in memory: a damaged cache file
   (truncated, corrupt) is discarded and its kernel compiled again, with one `CacheWarning`; a
   cache that cannot be written is left alone for the rest of the run, with one `CacheWarning`.
@@ -109,8 +110,16 @@ def _impl_class(caching, serialize, locator):
         def rebuild_payload(self, target_context, payload):
             if not symbols.symbols_ready(payload, target_context, stats):
                 return None  # numba compiles it
-            return super().rebuild(target_context, payload)
+            if self.entry_library is None:
+                return super().rebuild(target_context, payload)
+            codegen = target_context.codegen()
+            codegen._library_class = self.entry_library  # (numba's compiler lock is held)
+            try:
+                return super().rebuild(target_context, payload)
+            finally:
+                del codegen._library_class
 
+    Impl.entry_library = None  # `dynlib._numba.linking`'s library, set by dynlib._numba.probes when it can be used
     return Impl
 
 

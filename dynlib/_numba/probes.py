@@ -5,6 +5,8 @@
   dyn's folder (``numba.core.config.CACHE_DIR``), or numba's own cache where numba puts it;
 - its loader calls numba's ``Cache._load_overload`` and resolves symbols itself
   (`dynlib._numba.symbols`); fallback: numba's own loading, with its full refresh;
+- a loaded kernel's module for linking is parsed only when something links it, its names read from
+  its object code (`dynlib._numba.linking`); fallback: numba's ``_unserialize``, which parses it;
 - `dynlib._numba.decorators.jit` (nrt=False) passes numba's private ``_nrt`` option;
   fallback: every kernel has the runtime;
 - a kernel called from compiled code is compiled by its twin (`dynlib._numba.callees`), cached
@@ -19,7 +21,7 @@ probe their own reaches where they are used.
 """
 from functools import lru_cache
 
-from . import entries, folder
+from . import entries, folder, linking
 
 
 def boundary() -> dict:
@@ -28,14 +30,16 @@ def boundary() -> dict:
     - ``cache``: "dyn" (dyn's cache locator), "numba" (numba's own cache, pointed at
       the same folder) or "numba-default" (numba's own cache where numba puts it);
     - ``fast_load``: dyn's loader (False: numba's own loading, with its full refresh);
+    - ``linking``: a cached kernel's module for linking parsed only when used (`dynlib._numba.linking`;
+      False: parsed as it is loaded, as numba does);
     - ``nrt_option``: numba's ``_nrt`` option (False: every kernel has the runtime);
     - ``callees``: kernels called from compiled code compiled as callees (`dynlib._numba.callees`);
     - ``lean``: kernels without the runtime lowered without its bookkeeping (`dynlib._numba.lean`);
     - ``notes``: why a part fell back.
     """
     b = checked()
-    return {"cache": b.cache, "fast_load": b.fast_load, "nrt_option": b.nrt_option, "callees": bool(b.callee_cache_class),
-            "lean": b.lean, "notes": list(b.notes)}
+    return {"cache": b.cache, "fast_load": b.fast_load, "linking": b.linking, "nrt_option": b.nrt_option,
+            "callees": bool(b.callee_cache_class), "lean": b.lean, "notes": list(b.notes)}
 
 
 class _Boundary:
@@ -46,6 +50,9 @@ class _Boundary:
         self.fast_load = self.cache == "dyn" and self._check(self._fast_load)
         if self.cache_class:
             self.cache_class.fast_load = self.fast_load
+        self.linking = bool(self.cache_class) and self._check(self._linking)
+        if self.linking:
+            self.cache_class._impl_class.entry_library = linking.entry_library_class()
         self.nrt_option = self._check(self._nrt_option)
         self.callee_cache_class = self.cache_class and self._check(self._callee_cache_class)
         self.lean = self.nrt_option and self._check(self._lean)
@@ -89,6 +96,10 @@ class _Boundary:
         if not callable(getattr(caching.CacheImpl, "get_filename_base", None)):
             raise AttributeError("numba.core.caching.CacheImpl.get_filename_base is missing")
         return entries.make_cache_class(caching, serialize, callees.callee_library_class())
+
+    @staticmethod
+    def _linking():
+        return linking.check()
 
     @staticmethod
     def _lean():

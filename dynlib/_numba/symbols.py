@@ -54,6 +54,20 @@ def _refresh(target_context, stats):
 def undefined_symbols(obj):
     """The names an ELF64 little-endian object file uses but does not define, or None
     for any other format."""
+    table = _symbol_table(obj)
+    return None if table is None else [name for name, kind, shndx in table if shndx == 0]
+
+
+def defined_symbols(obj):
+    """The names an ELF64 little-endian object file defines (its functions and data, global and local, not
+    its section and file names), as a set, or None for any other format (`dynlib._numba.linking`)."""
+    table = _symbol_table(obj)
+    return None if table is None else {name for name, kind, shndx in table if shndx != 0 and kind not in (3, 4)}
+
+
+def _symbol_table(obj):
+    """[(name, type, section index)] of the named symbols of an ELF64 little-endian object file (type:
+    STT_*, 3 a section, 4 a file; section index 0: undefined), or None for any other format."""
     if obj[:6] != b"\x7fELF\x02\x01":
         return None
     import struct
@@ -62,16 +76,16 @@ def undefined_symbols(obj):
         shoff, = struct.unpack_from("<Q", obj, 0x28)
         shentsize, shnum = struct.unpack_from("<HH", obj, 0x3A)
         sections = [struct.unpack_from("<IIQQQQIIQQ", obj, shoff + i * shentsize) for i in range(shnum)]
-        names = []
+        table = []
         for _, kind, _, _, offset, size, link, _, _, entsize in sections:
             if kind != 2 or not entsize:  # SHT_SYMTAB
                 continue
             strings = sections[link][4]
             for at in range(offset + entsize, offset + size, entsize):  # entry 0 is the null symbol
-                name, _, _, shndx = struct.unpack_from("<IBBH", obj, at)
-                if shndx == 0 and name:  # SHN_UNDEF
+                name, info, _, shndx = struct.unpack_from("<IBBH", obj, at)
+                if name:
                     start = strings + name
-                    names.append(obj[start:obj.index(b"\0", start)].decode())
-        return names
+                    table.append((obj[start:obj.index(b"\0", start)].decode(), info & 0xF, shndx))
+        return table
     except (struct.error, ValueError, IndexError, UnicodeDecodeError):
         return None

@@ -1,5 +1,5 @@
-"""dyn's kernel cache (dynlib._numba: folder, cache, sources, entries, symbols, probes, events, lean) -- where it
-lives, how it loads, and what happens when it cannot be used (damaged files, a full or read-only
+"""dyn's kernel cache (dynlib._numba: folder, cache, sources, entries, symbols, linking, probes, events, lean) --
+where it lives, how it loads, and what happens when it cannot be used (damaged files, a full or read-only
 disk, a numba whose internals changed).
 
 Commands run in subprocesses with a private cache folder, so that nothing here
@@ -193,6 +193,18 @@ def test_the_kernel_sources_are_what_defines_and_feeds_the_kernels():
         assert texts[rel] == (sources._HERE / rel).read_bytes()
 
 
+def test_the_import_statements_are_found_where_the_pattern_finds_them():
+    """sources._import_statements tries the pattern at line starts only: the same matches as a scan of the
+    whole text, on every dynlib source and on the edge cases (a first line, a list in parentheses whose lines
+    begin with 'import', CRLF line ends, indented imports)."""
+    texts = [p.read_text(encoding="utf-8") for p in sources._HERE.rglob("*.py")]
+    texts += ["from .a import b\nimport c", "x = 1\nfrom . import (\nimport_this,\nimport x)\nimport numba\n",
+              "if x:\n    import numba\nfrom\t.b import c  # note\r\nimport d\r\n", "fromage = 1\nimportant = 2\n"]
+    for text in texts:
+        found = [m.span() for m in sources._import_statements(text)]
+        assert found == [m.span() for m in sources._IMPORT.finditer(text)]
+
+
 def _numba_records(t, seen):
     """The classes of the records (NamedTuples) inside numba type `t`."""
     from numba.core import types
@@ -325,16 +337,17 @@ def test_the_warm_cache_check_reads_dyns_folder(tmp_path, monkeypatch):
     assert folder in list(cache.cache_folders()) and folder / "algorithms" in list(cache.cache_folders())
 
 
-def cached_object_code(folder, name):
-    """The object code of a cached kernel, read the way dyn's loader reads it."""
+def cached_object_code(folder, name, with_bitcode=False):
+    """The object code of a cached kernel, read the way dyn's loader reads it (with_bitcode: and the bitcode of
+    its module for linking)."""
     import pickle
 
     nbc = next(f for f in kernel_files(folder, name) if f.suffix == ".nbc")
     fmt, _, blob = pickle.loads(nbc.read_bytes())
     assert fmt == entries._FORMAT
-    (_, kind, (obj, _)) = pickle.loads(blob)[0]
+    (_, kind, (obj, bitcode)) = pickle.loads(blob)[0]
     assert kind == "object"
-    return obj
+    return (obj, bitcode) if with_bitcode else obj
 
 
 @pytest.mark.skipif(shutil.which("nm") is None, reason="needs binutils' nm to read the object file independently")
@@ -345,6 +358,71 @@ def test_the_undefined_symbols_of_cached_code_are_those_nm_lists(tmp_path, refer
     expected = {line.split()[0] for line in nm.stdout.splitlines() if line.strip()}
     assert set(symbols.undefined_symbols(obj)) == expected
     assert symbols.undefined_symbols(b"\xcf\xfa\xed\xfe not an ELF file") is None
+
+
+@pytest.mark.parametrize("name", ["rnea.rnea_batch", "simulate._run"])
+def test_the_names_cached_code_defines_are_those_numba_reads_from_its_module_for_linking(name, reference):
+    """dynlib._numba.linking takes them from the object file instead of parsing the module (numba's
+    JitEngine._load_defined_symbols: every function and global the module defines)."""
+    import llvmlite.binding as ll
+
+    if name == "simulate._run":
+        invoke("simulate", PENDULUM, "--steps", "2", "-o", "-", cwd=ROOT)  # (cached in the suite's folder)
+    obj, bitcode = cached_object_code(dyn_folder.cache_folder(), name, with_bitcode=True)
+    module = ll.parse_bitcode(bitcode)
+    numbas = {g.name for group in (module.functions, module.global_variables) for g in group if not g.is_declaration}
+    assert symbols.defined_symbols(obj) == numbas
+    assert symbols.defined_symbols(b"\xcf\xfa\xed\xfe not an ELF file") is None
+
+
+LINKING = """
+import json, sys
+import llvmlite.binding as ll
+parsed = []
+parse = ll.parse_bitcode
+ll.parse_bitcode = lambda data: parsed.append(len(data)) or parse(data)
+{patch}
+import numpy as np
+import dynlib
+from dynlib._numba import linking, probes
+from dynlib.algorithms import rnea
+
+pendulum = dynlib.load(sys.argv[1])
+q = np.array([[0.4, -0.2]] * 3)
+tau = dynlib.rnea(pendulum, q, q, q)
+library = next(iter(rnea.rnea_batch.overloads.values())).library
+out = {{"boundary": probes.boundary(), "tau": tau.tolist(), "lazy": type(library).__name__ == "EntryLibrary",
+        "parsed_at_load": len(parsed)}}
+if out["lazy"]:
+    out["unknown_name"] = library.get_pointer_to_function("no_such_function")  # numba's reading of the names
+    out["parsed_for_unknown_name"] = len(parsed) - out["parsed_at_load"]
+    module = library._get_module_for_linking()  # what a compiled caller links in: parsed once, kept
+    defined = [g.name for group in (module.functions, module.global_variables) for g in group if not g.is_declaration]
+    out["linkable"] = any("rnea_batch" in name for name in defined) and module is library._get_module_for_linking()
+    out["names_known"] = all(library._codegen._engine.is_symbol_defined(name) for name in defined)
+    out["parsed_in_all"] = len(parsed) - out["parsed_at_load"]
+print(json.dumps(out))
+"""
+
+
+def test_a_loaded_kernel_leaves_its_module_for_linking_unparsed_until_used(tmp_path, reference, warm_copy):
+    """And numba's own _unserialize where its internals changed: the same results either way."""
+    env = env_with(DYN_CACHE_DIR=warm_copy)
+    args = [ROOT / "robots" / "double_pendulum.urdf"]
+    runs = {}
+    changed = "import numba.core.codegen as cg\ncg.CPUCodeLibrary._shared_module = None"  # a numba that changed
+    for case, patch in (("dyn", ""), ("changed", changed)):
+        r = subprocess.run([sys.executable, "-c", LINKING.format(patch=patch), *map(str, args)], env=env,
+                           cwd=tmp_path, capture_output=True, text=True, timeout=900)
+        assert r.returncode == 0, r.stderr
+        runs[case] = json.loads(r.stdout.strip().splitlines()[-1])
+    on, off = runs["dyn"], runs["changed"]
+    assert on["boundary"]["linking"] and on["lazy"] and on["parsed_at_load"] == 0, on
+    assert on["unknown_name"] == 0 and on["parsed_for_unknown_name"] == 1
+    assert on["linkable"] and on["names_known"] and on["parsed_in_all"] == 1
+    assert not off["boundary"]["linking"] and not off["lazy"] and off["parsed_at_load"] >= 1, off
+    assert "_shared_module is no longer a plain attribute" in " ".join(off["boundary"]["notes"])
+    assert on["tau"] == off["tau"]
 
 
 # ---------------------------------------------------------------- import, and the fast path
@@ -380,8 +458,8 @@ def test_a_warm_start_loads_without_numbas_compiler(tmp_path, reference):
                  ["simulate", PENDULUM, "--steps", "40", "-o", tmp_path / "traj.csv"]):
         code, report, err = run_dyn(args, env)
         assert code == 0, err
-        assert report["boundary"] == {"cache": "dyn", "fast_load": True, "nrt_option": True, "callees": True,
-                                      "lean": True, "notes": []}
+        assert report["boundary"] == {"cache": "dyn", "fast_load": True, "linking": True, "nrt_option": True,
+                                      "callees": True, "lean": True, "notes": []}
         stats = report["stats"]
         assert stats["fast_loads"] >= 1 and stats["numba_loads"] == 0, stats
         assert stats["refreshes"] == 0 and stats["saved"] == 0 and stats["unsaved"] == 0, stats

@@ -35,6 +35,8 @@ def fits(names, data) -> bool:
 def number(x: float) -> str:
     """`x` (finite) as Arrow writes it (see the module docstring)."""
     r = repr(x)
+    if "e" not in r and r.index(".") <= 10 + (r[0] == "-"):  # fixed in both, under 1e10: repr's text, less '.0'
+        return r[:-2] if r.endswith(".0") else r
     sign = ""
     if r[0] == "-":
         sign, r = "-", r[1:]

@@ -663,16 +663,12 @@ def _rk4_stable(kp, kd, mii, dt) -> bool:
     return bool(np.all(np.abs(1 + z + z ** 2 / 2 + z ** 3 / 6 + z ** 4 / 24) <= 1.0 + 1e-12))
 
 
-def warn_stiff_gains(model, params, q, dt, M=None) -> list:
+def warn_stiff_gains(model, params, M, dt) -> list:
     """Warn (`StiffGainsWarning`) for every joint whose PD gains make classical RK4 unstable at dt, with
-    M_ii the joint's diagonal mass-matrix entry at q (its inertia with the rest of the robot held; M: M(q)
-    when the caller has it). Returns the messages. Only PD controllers are checked."""
+    M_ii the joint's diagonal entry of M = M(q0), the mass matrix at the start (its inertia with the rest of
+    the robot held). Returns the messages. Only PD controllers are checked."""
     if not isinstance(params, PDParams) or not (np.any(params.kd > 0) or np.any(params.kp > 0)):
         return []
-    if M is None:
-        from .contact.points import at_configuration  # (the set-up kernel every run compiles)
-
-        M = at_configuration(model, q).M
     diag = np.diag(M)
     messages = []
     for k, name in enumerate(model.v_names):

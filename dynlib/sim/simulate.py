@@ -552,7 +552,7 @@ def _pipeline(model, q, dt, o):
     gain_m, gain_v = C.implicit_gains(ctrl, model.nv, dt, o.integrator, o.gain_integration)
     implicit_gains = bool(np.any(gain_m != 0) or np.any(gain_v != 0))
     if o.integrator == "rk4":
-        C.warn_stiff_gains(model, ctrl, q, dt, M0)
+        C.warn_stiff_gains(model, ctrl, M0, dt)
     with _from_argument("contacts"):
         contact = None if o.contacts is None else build_contact(model, o.contacts, q)
         needs = getattr(contact.params, "integrator", None) if contact is not None else None
